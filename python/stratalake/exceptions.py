@@ -1,0 +1,62 @@
+"""Every error stratalake raises on purpose derives from :class:`StrataLakeError`.
+
+Messages name the table, column or option at fault and say what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class StrataLakeError(Exception):
+    """Base class of all stratalake errors."""
+
+
+class TableNotFoundError(StrataLakeError):
+    """The table does not exist in the catalog."""
+
+
+class TableAlreadyExistsError(StrataLakeError):
+    """A table with that name already exists."""
+
+
+class DatabaseNotFoundError(StrataLakeError):
+    """The database does not exist in the catalog."""
+
+
+class DatabaseAlreadyExistsError(StrataLakeError):
+    """A database with that name already exists."""
+
+
+class DatabaseNotEmptyError(StrataLakeError):
+    """Dropping a database that still holds tables without cascade."""
+
+
+class InvalidOptionError(StrataLakeError, ValueError):
+    """A table option is unknown or has a malformed value."""
+
+
+class SchemaError(StrataLakeError, ValueError):
+    """A schema, schema change or input batch does not fit the table."""
+
+
+class InvalidDataError(StrataLakeError, ValueError):
+    """Input rows violate the table's rules (e.g. a null primary-key value)."""
+
+
+class SnapshotNotFoundError(StrataLakeError):
+    """The requested snapshot does not exist or has expired."""
+
+
+class CorruptFileError(StrataLakeError):
+    """A metadata or data file cannot be decoded."""
+
+
+class CommitConflictError(StrataLakeError):
+    """A commit conflicts with a concurrent commit and cannot be retried."""
+
+
+class MergeError(StrataLakeError):
+    """Records cannot be merged under the table's merge engine (e.g. a delete it rejects)."""
+
+
+class UnsupportedError(StrataLakeError):
+    """A valid request that stratalake does not support (yet)."""

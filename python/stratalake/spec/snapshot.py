@@ -1,0 +1,100 @@
+"""Snapshot files (FORMAT.md section 3): a frozen object and its JSON codec. No I/O."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any
+
+from stratalake.exceptions import CorruptFileError
+
+BATCH_COMMIT_IDENTIFIER = 2**63 - 1  # Long.MAX_VALUE: batch commits
+NO_WATERMARK = -(2**63)
+
+
+class CommitKind(str, Enum):
+    APPEND = "APPEND"
+    COMPACT = "COMPACT"
+    OVERWRITE = "OVERWRITE"
+    ANALYZE = "ANALYZE"
+
+
+# (json key, attribute) in the order Java Paimon writes them.
+_FIELDS: tuple[tuple[str, str], ...] = (
+    ("version", "version"),
+    ("id", "id"),
+    ("schemaId", "schema_id"),
+    ("baseManifestList", "base_manifest_list"),
+    ("deltaManifestList", "delta_manifest_list"),
+    ("changelogManifestList", "changelog_manifest_list"),
+    ("indexManifest", "index_manifest"),
+    ("commitUser", "commit_user"),
+    ("commitIdentifier", "commit_identifier"),
+    ("commitKind", "commit_kind"),
+    ("timeMillis", "time_millis"),
+    ("logOffsets", "log_offsets"),
+    ("totalRecordCount", "total_record_count"),
+    ("deltaRecordCount", "delta_record_count"),
+    ("changelogRecordCount", "changelog_record_count"),
+    ("watermark", "watermark"),
+    ("statistics", "statistics"),
+    ("properties", "properties"),
+    ("nextRowId", "next_row_id"),
+    ("baseManifestListSize", "base_manifest_list_size"),
+    ("deltaManifestListSize", "delta_manifest_list_size"),
+    ("changelogManifestListSize", "changelog_manifest_list_size"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One committed version of a table."""
+
+    id: int
+    schema_id: int
+    base_manifest_list: str
+    delta_manifest_list: str
+    commit_user: str
+    commit_identifier: int
+    commit_kind: CommitKind
+    time_millis: int
+    total_record_count: int | None = None
+    delta_record_count: int | None = None
+    changelog_record_count: int | None = None
+    changelog_manifest_list: str | None = None
+    index_manifest: str | None = None
+    watermark: int | None = None
+    log_offsets: dict[str, int] | None = None
+    statistics: str | None = None
+    properties: dict[str, str] | None = None
+    next_row_id: int | None = None
+    base_manifest_list_size: int | None = None
+    delta_manifest_list_size: int | None = None
+    changelog_manifest_list_size: int | None = None
+    version: int = 3
+
+    def to_json(self) -> str:
+        out: dict[str, Any] = {}
+        for key, attr in _FIELDS:
+            value = getattr(self, attr)
+            if value is None:
+                continue
+            out[key] = value.value if isinstance(value, CommitKind) else value
+        return json.dumps(out, indent=2)
+
+    @staticmethod
+    def from_json(text: str, origin: str = "snapshot") -> Snapshot:
+        try:
+            raw = json.loads(text)
+            kwargs: dict[str, Any] = {}
+            for key, attr in _FIELDS:
+                if key in raw and raw[key] is not None:
+                    kwargs[attr] = raw[key]
+            kwargs["commit_kind"] = CommitKind(kwargs["commit_kind"])
+            return Snapshot(**kwargs)
+        except (ValueError, KeyError, TypeError) as e:
+            raise CorruptFileError(f"{origin} is not a valid snapshot file: {e}") from e
+
+    def with_id(self, new_id: int) -> Snapshot:
+        return replace(self, id=new_id)

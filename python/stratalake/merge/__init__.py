@@ -1,1 +1,79 @@
+"""Merge functions: how rows with the same primary key combine.
 
+One protocol, one module per engine, and one factory (:func:`create_merge_function`) used by the
+write buffer, the merge-on-read reader and compaction alike, so the three can never disagree.
+
+All engines work on a *KV table* (table columns + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND``) sorted by
+(trimmed key, merge order) with the start index of every key group, and are vectorized: sort, group
+boundaries and grouped kernels, never a Python loop per row.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from stratalake.merge.context import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    MergeContext,
+    RowKind,
+)
+from stratalake.merge.sort import key_group_starts, sort_kv
+
+
+class MergeFunction(Protocol):
+    """Folds every key group of a sorted KV table into one row."""
+
+    def merge(self, sorted_kv: pa.Table, starts: np.ndarray) -> pa.Table:
+        """Return one row per key group, in the KV layout and in key order.
+
+        ``sorted_kv`` is sorted by key, then merge order (oldest first); ``starts`` holds the index
+        of each group's first row. The result's ``_VALUE_KIND`` says whether the key is live
+        (+I/+U) or retracted (-U/-D); groups that merge to nothing may be omitted.
+        """
+        ...
+
+
+def create_merge_function(ctx: MergeContext) -> MergeFunction:
+    """The one factory of merge functions, chosen by the table's ``merge-engine`` option."""
+    from stratalake.merge.registry import create
+
+    return create(ctx)
+
+
+def merge_kv(kv: pa.Table, ctx: MergeContext, mf: MergeFunction | None = None) -> pa.Table:
+    """Sort ``kv`` into merge order and fold every key to one row with the table's engine."""
+    if kv.num_rows == 0:
+        return kv
+    fn = mf if mf is not None else create_merge_function(ctx)
+    sorted_kv = sort_kv(kv, ctx)
+    starts = key_group_starts(sorted_kv, ctx.key_names)
+    return fn.merge(sorted_kv, starts)
+
+
+def drop_retracted(kv: pa.Table) -> pa.Table:
+    """Keep only live rows (+I/+U): what a batch read returns after the merge."""
+    if kv.num_rows == 0:
+        return kv
+    kinds = kv.column(VALUE_KIND).to_numpy()
+    live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
+    if live.all():
+        return kv
+    return kv.filter(pa.array(live))
+
+
+__all__ = [
+    "SEQUENCE_NUMBER",
+    "VALUE_KIND",
+    "MergeContext",
+    "MergeFunction",
+    "RowKind",
+    "create_merge_function",
+    "drop_retracted",
+    "key_group_starts",
+    "merge_kv",
+    "sort_kv",
+]

@@ -1,0 +1,272 @@
+"""The filesystem catalog: ``<warehouse>/<db>.db/<table>``, as Paimon lays it out."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
+
+import pyarrow as pa
+
+from stratalake.catalog.schema_change import SchemaChange, apply_changes
+from stratalake.exceptions import (
+    CommitConflictError,
+    DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
+    DatabaseNotFoundError,
+    SchemaError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from stratalake.io import FileIO
+from stratalake.merge import MergeContext
+from stratalake.options import CoreOptions
+from stratalake.spec.schema import TableSchema
+from stratalake.table.table import Table
+from stratalake.types import DataField, DataType, from_arrow
+
+DB_SUFFIX = ".db"
+SchemaLike: TypeAlias = pa.Schema | Sequence[tuple[str, str | DataType] | tuple[str, str | DataType, str | None]]
+
+
+def parse_identifier(identifier: str) -> tuple[str, str]:
+    """Split ``"db.table"``; a bare name means database ``default``."""
+    parts = identifier.split(".")
+    if len(parts) == 1:
+        return "default", parts[0]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1]
+    raise SchemaError(f"'{identifier}' is not a table identifier; use 'database.table'")
+
+
+class Catalog:
+    """Databases and tables in a warehouse directory (local path or any pyarrow filesystem URI).
+
+    Example::
+
+        cat = stratalake.Catalog("/tmp/warehouse")
+        cat.create_database("db", ignore_if_exists=True)
+        t = cat.create_table("db.orders", schema=pa.schema([("id", pa.int64()), ("v", pa.string())]),
+                             primary_key=["id"], options={"bucket": "2"})
+    """
+
+    def __init__(self, warehouse: str, options: Mapping[str, str] | None = None) -> None:
+        self.options = dict(options or {})
+        self.file_io = FileIO.get(warehouse, self.options)
+        self.warehouse = warehouse.rstrip("/")
+
+    # -- databases ---------------------------------------------------------------------------------
+    def database_path(self, name: str) -> str:
+        return f"{self.warehouse}/{name}{DB_SUFFIX}"
+
+    def list_databases(self) -> list[str]:
+        return sorted(
+            s.name[: -len(DB_SUFFIX)]
+            for s in self.file_io.list_status(self.warehouse)
+            if s.is_dir and s.name.endswith(DB_SUFFIX)
+        )
+
+    def database_exists(self, name: str) -> bool:
+        return self.file_io.exists(self.database_path(name))
+
+    def create_database(
+        self, name: str, ignore_if_exists: bool = False, properties: Mapping[str, str] | None = None
+    ) -> None:
+        if self.database_exists(name):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExistsError(f"database '{name}' already exists")
+        self.file_io.mkdirs(self.database_path(name))
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        if not self.database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotFoundError(f"database '{name}' does not exist")
+        tables = self.list_tables(name)
+        if tables and not cascade:
+            raise DatabaseNotEmptyError(
+                f"database '{name}' still holds tables {tables}; drop them first or use cascade"
+            )
+        self.file_io.delete_dir(self.database_path(name))
+
+    # -- tables -----------------------------------------------------------------------------------
+    def table_path(self, identifier: str) -> str:
+        db, name = parse_identifier(identifier)
+        return f"{self.database_path(db)}/{name}"
+
+    def list_tables(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise DatabaseNotFoundError(f"database '{database}' does not exist")
+        out = []
+        for s in self.file_io.list_status(self.database_path(database)):
+            if s.is_dir and self.file_io.exists(f"{s.path}/schema"):
+                out.append(s.name)
+        return sorted(out)
+
+    def table_exists(self, identifier: str) -> bool:
+        return self.file_io.exists(f"{self.table_path(identifier)}/schema/schema-0") or bool(
+            self.file_io.list_status(f"{self.table_path(identifier)}/schema")
+        )
+
+    def get_table(self, identifier: str) -> Table:
+        """Open a table; :class:`TableNotFoundError` if it does not exist."""
+        db, name = parse_identifier(identifier)
+        if not self.table_exists(identifier):
+            raise TableNotFoundError(f"table {db}.{name} does not exist in warehouse {self.warehouse}")
+        return Table(self.file_io, self.table_path(identifier), f"{db}.{name}")
+
+    def create_table(
+        self,
+        identifier: str,
+        schema: SchemaLike,
+        primary_key: Sequence[str] | None = None,
+        partition_keys: Sequence[str] | None = None,
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        ignore_if_exists: bool = False,
+    ) -> Table:
+        """Create a primary-key table and return it.
+
+        ``schema`` is an Arrow schema or a list of ``(name, paimon_type[, comment])``. The primary key
+        may also come from the ``primary-key`` option. Options are validated here, so a table with a
+        bad option is never created.
+        """
+        db, name = parse_identifier(identifier)
+        full = f"{db}.{name}"
+        if not self.database_exists(db):
+            raise DatabaseNotFoundError(f"database '{db}' does not exist; create it before table {full}")
+        if self.table_exists(full):
+            if ignore_if_exists:
+                return self.get_table(full)
+            raise TableAlreadyExistsError(f"table {full} already exists")
+        table_schema = build_schema(full, schema, primary_key, partition_keys, options, comment)
+        path = self.table_path(full)
+        if not Table(self.file_io, path, full, table_schema).schema_manager.try_commit(table_schema):
+            if ignore_if_exists:
+                return self.get_table(full)
+            raise TableAlreadyExistsError(f"table {full} already exists (created concurrently)")
+        return Table(self.file_io, path, full, table_schema)
+
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        if not self.table_exists(identifier):
+            if ignore_if_not_exists:
+                return
+            raise TableNotFoundError(f"table {identifier} does not exist")
+        self.file_io.delete_dir(self.table_path(identifier))
+
+    def rename_table(self, identifier: str, new_identifier: str) -> None:
+        if not self.table_exists(identifier):
+            raise TableNotFoundError(f"table {identifier} does not exist")
+        if self.table_exists(new_identifier):
+            raise TableAlreadyExistsError(f"table {new_identifier} already exists")
+        if not self.file_io.rename(self.table_path(identifier), self.table_path(new_identifier)):
+            raise TableAlreadyExistsError(f"cannot rename {identifier} to {new_identifier}")
+
+    def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
+        """Apply schema changes as a new schema version; old files stay readable by field id."""
+        for _ in range(10):
+            table = self.get_table(identifier)
+            new_schema = apply_changes(table.schema(), changes, table.identifier)
+            _validate(table.identifier, new_schema)
+            if table.schema_manager.try_commit(new_schema):
+                return Table(self.file_io, table.location, table.identifier, new_schema)
+        raise CommitConflictError(f"table {identifier}: schema change kept conflicting with concurrent changes")
+
+
+def build_schema(
+    table: str,
+    schema: SchemaLike,
+    primary_key: Sequence[str] | None,
+    partition_keys: Sequence[str] | None,
+    options: Mapping[str, str] | None,
+    comment: str | None,
+) -> TableSchema:
+    """The schema-0 of a new table, validated (keys, options, merge engine)."""
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    pk = list(primary_key or [])
+    if not pk and opts.get("primary-key"):
+        pk = [p.strip() for p in opts["primary-key"].split(",") if p.strip()]
+    opts.pop("primary-key", None)
+    parts = list(partition_keys or [])
+    if not parts and opts.get("partition"):
+        parts = [p.strip() for p in opts["partition"].split(",") if p.strip()]
+    opts.pop("partition", None)
+    if not pk:
+        raise SchemaError(
+            f"table {table}: a primary key is required (primary_key=[...], PRIMARY KEY (...) NOT ENFORCED "
+            "or the 'primary-key' option); append-only tables are not supported"
+        )
+    opts.setdefault("bucket", "1")
+    columns: list[tuple[str, DataType, str | None]] = []
+    if isinstance(schema, pa.Schema):
+        for f in schema:
+            columns.append((f.name, from_arrow(f.type, f.nullable), None))
+    else:
+        for item in schema:
+            name, type_ = item[0], item[1]
+            desc: str | None = item[2] if len(item) > 2 else None  # type: ignore[misc]
+            dt = type_ if isinstance(type_, DataType) else DataType.parse(str(type_))
+            columns.append((name, dt, desc))
+    names = [c[0] for c in columns]
+    for kind, keys in (("primary key", pk), ("partition", parts)):
+        missing = [k for k in keys if k not in names]
+        if missing:
+            raise SchemaError(f"table {table}: {kind} column(s) {missing} are not columns of the table {names}")
+    fields = tuple(
+        DataField(i, name, dt.copy(nullable=False) if name in pk else dt, desc)
+        for i, (name, dt, desc) in enumerate(columns)
+    )
+    table_schema = TableSchema(
+        id=0,
+        fields=fields,
+        highest_field_id=len(fields) - 1,
+        partition_keys=tuple(parts),
+        primary_keys=tuple(pk),
+        options=opts,
+        comment=comment,
+        time_millis=int(time.time() * 1000),
+    )
+    _validate(table, table_schema)
+    return table_schema
+
+
+def _validate(table: str, schema: TableSchema) -> None:
+    options = CoreOptions(schema.options, table)
+    options.validate()
+    pk = set(schema.primary_keys)
+    missing = [p for p in schema.partition_keys if p not in pk]
+    if missing:
+        raise SchemaError(
+            f"table {table}: with fixed buckets the primary key {list(schema.primary_keys)} must include "
+            f"every partition column; add {missing} to the primary key"
+        )
+    if not schema.trimmed_primary_keys:
+        raise SchemaError(
+            f"table {table}: the primary key {list(schema.primary_keys)} must have a column besides the "
+            "partition columns"
+        )
+    for k in schema.bucket_keys:
+        if k not in schema.field_names:
+            raise SchemaError(f"table {table}: option 'bucket-key' names unknown column '{k}'")
+        if k not in schema.trimmed_primary_keys:
+            raise SchemaError(
+                f"table {table}: option 'bucket-key' column '{k}' must be part of the primary key "
+                "(without partition columns) so every version of a key lands in one bucket"
+            )
+    for f in (*options.sequence_fields, *([options.rowkind_field] if options.rowkind_field else [])):
+        if f not in schema.field_names:
+            raise SchemaError(f"table {table}: option names unknown column '{f}'")
+    ctx = MergeContext.of(schema, options, table)
+    validator: Any = None
+    try:
+        from stratalake.merge import validate_merge_options  # type: ignore[attr-defined]
+
+        validator = validate_merge_options
+    except ImportError:
+        validator = None
+    if validator is not None:
+        validator(ctx)
+    from stratalake.merge import create_merge_function
+
+    create_merge_function(ctx)

@@ -1,0 +1,326 @@
+"""Table options (Paimon's names and defaults), parsed and validated in one place.
+
+Options arrive as strings (schema files, TBLPROPERTIES, ``WITH (...)``). :class:`CoreOptions` gives
+typed access; :meth:`CoreOptions.validate` rejects malformed values with an error that names the
+table and the option. Unknown keys are kept and ignored, as Paimon does, so tables written by newer
+Paimon versions stay readable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import Any
+
+from stratalake.exceptions import InvalidOptionError, UnsupportedError
+
+
+class MergeEngine(StrEnum):
+    DEDUPLICATE = "deduplicate"
+    PARTIAL_UPDATE = "partial-update"
+    AGGREGATE = "aggregation"
+    FIRST_ROW = "first-row"
+
+
+class ChangelogProducer(StrEnum):
+    NONE = "none"
+    INPUT = "input"
+    LOOKUP = "lookup"
+    FULL_COMPACTION = "full-compaction"
+
+
+class SortOrder(StrEnum):
+    ASCENDING = "ascending"
+    DESCENDING = "descending"
+
+
+_MEMORY_UNITS = {
+    "": 1,
+    "b": 1,
+    "bytes": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tb": 1 << 40,
+    "tib": 1 << 40,
+}
+
+_DURATION_UNITS_MS = {
+    "": 1,
+    "ms": 1,
+    "milli": 1,
+    "millis": 1,
+    "millisecond": 1,
+    "milliseconds": 1,
+    "s": 1000,
+    "sec": 1000,
+    "secs": 1000,
+    "second": 1000,
+    "seconds": 1000,
+    "min": 60_000,
+    "mins": 60_000,
+    "minute": 60_000,
+    "minutes": 60_000,
+    "h": 3_600_000,
+    "hour": 3_600_000,
+    "hours": 3_600_000,
+    "d": 86_400_000,
+    "day": 86_400_000,
+    "days": 86_400_000,
+}
+
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_memory_size(text: str) -> int:
+    """Parse Paimon memory sizes such as ``128 mb`` or ``1gb`` into bytes."""
+    m = _SIZE_RE.match(text)
+    if not m or m.group(2).lower() not in _MEMORY_UNITS:
+        raise ValueError(f"'{text}' is not a memory size (e.g. '128 mb')")
+    return int(m.group(1)) * _MEMORY_UNITS[m.group(2).lower()]
+
+
+def parse_duration_ms(text: str) -> int:
+    """Parse Paimon durations such as ``1 h``, ``30 min`` or ``500 ms`` into milliseconds."""
+    m = _SIZE_RE.match(text)
+    if not m or m.group(2).lower() not in _DURATION_UNITS_MS:
+        raise ValueError(f"'{text}' is not a duration (e.g. '1 h', '30 min')")
+    return int(m.group(1)) * _DURATION_UNITS_MS[m.group(2).lower()]
+
+
+def _parse_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    raise ValueError(f"'{text}' is not a boolean (true or false)")
+
+
+def _parse_int(text: str) -> int:
+    return int(text.strip())
+
+
+@dataclass(frozen=True)
+class _Spec:
+    parse: object  # Callable[[str], object]; kept loose to allow enums
+    default: str | None
+    doc: str
+
+
+def _enum_parser(enum: type[Enum]) -> object:
+    def parse(text: str) -> Enum:
+        try:
+            return enum(text.strip().lower())
+        except ValueError:
+            allowed = ", ".join(str(e.value) for e in enum)
+            raise ValueError(f"'{text}' is not one of: {allowed}") from None
+
+    return parse
+
+
+# Options stratalake interprets, with Paimon's defaults. Values are validated on create/alter/load.
+KNOWN_OPTIONS: dict[str, _Spec] = {
+    "bucket": _Spec(_parse_int, "1", "number of fixed buckets (> 0)"),
+    "bucket-key": _Spec(str, None, "comma-separated bucket key columns (default: trimmed primary key)"),
+    "merge-engine": _Spec(_enum_parser(MergeEngine), "deduplicate", "how rows with the same key merge"),
+    "ignore-delete": _Spec(_parse_bool, "false", "drop -U/-D input records"),
+    "sequence.field": _Spec(str, None, "columns ordering records of a key before the system sequence"),
+    "sequence.field.sort-order": _Spec(_enum_parser(SortOrder), "ascending", "order of sequence.field"),
+    "rowkind.field": _Spec(str, None, "string column holding +I/-U/+U/-D of each input row"),
+    "changelog-producer": _Spec(_enum_parser(ChangelogProducer), "none", "changelog production"),
+    "changelog-producer.row-deduplicate": _Spec(_parse_bool, "false", "drop -U/+U pairs with equal rows"),
+    "target-file-size": _Spec(parse_memory_size, "128 mb", "rolling size of data files"),
+    "write-buffer-size": _Spec(parse_memory_size, "256 mb", "memory of the write buffer before a flush"),
+    "file.format": _Spec(str, "parquet", "data file format (parquet)"),
+    "file.compression": _Spec(str, "zstd", "Parquet compression codec"),
+    "metadata.stats-mode": _Spec(str, "truncate(16)", "none, counts, full or truncate(N)"),
+    "num-levels": _Spec(_parse_int, "5", "LSM levels"),
+    "num-sorted-run.compaction-trigger": _Spec(_parse_int, "5", "sorted runs that trigger compaction"),
+    "num-sorted-run.stop-trigger": _Spec(_parse_int, None, "sorted runs that stall writes"),
+    "compaction.size-ratio": _Spec(_parse_int, "1", "universal compaction size ratio (percent)"),
+    "compaction.max-size-amplification-percent": _Spec(_parse_int, "200", "size amplification bound"),
+    "write-only": _Spec(_parse_bool, "false", "skip compaction on write"),
+    "full-compaction.delta-commits": _Spec(_parse_int, None, "full compaction every N commits"),
+    "deletion-vectors.enabled": _Spec(_parse_bool, "false", "produce deletion vectors on compaction"),
+    "snapshot.num-retained.min": _Spec(_parse_int, "10", "snapshots always kept"),
+    "snapshot.num-retained.max": _Spec(_parse_int, str(2**31 - 1), "snapshots kept at most"),
+    "snapshot.time-retained": _Spec(parse_duration_ms, "1 h", "age before a snapshot may expire"),
+    "partition.default-name": _Spec(str, "__DEFAULT_PARTITION__", "directory name of a null partition"),
+    "commit.max-retries": _Spec(_parse_int, "10", "retries of a commit that lost a race"),
+    "manifest.target-file-size": _Spec(parse_memory_size, "8 mb", "target size of manifest files"),
+    "manifest.merge-min-count": _Spec(_parse_int, "30", "manifests that trigger a merge"),
+    "partial-update.remove-record-on-delete": _Spec(_parse_bool, "false", "a -D removes the row"),
+    "partial-update.remove-record-on-sequence-group": _Spec(str, None, "sequence groups whose -D removes"),
+    "aggregation.remove-record-on-delete": _Spec(_parse_bool, "false", "a -D removes the row"),
+    "fields.default-aggregate-function": _Spec(str, None, "aggregate function of unnamed columns"),
+    "scan.mode": _Spec(str, "default", "startup mode of scans"),
+    "scan.snapshot-id": _Spec(_parse_int, None, "snapshot of from-snapshot scans"),
+    "scan.timestamp-millis": _Spec(_parse_int, None, "timestamp of from-timestamp scans"),
+    "primary-key": _Spec(str, None, "primary key columns, when given as a table property"),
+}
+
+
+class CoreOptions(Mapping[str, str]):
+    """Typed, validated view over a table's string options."""
+
+    def __init__(self, options: Mapping[str, str] | None = None, table: str = "table") -> None:
+        self._raw: dict[str, str] = {str(k): str(v) for k, v in (options or {}).items()}
+        self._table = table
+
+    # Mapping protocol over the raw strings.
+    def __getitem__(self, key: str) -> str:
+        return self._raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def to_dict(self) -> dict[str, str]:
+        return dict(self._raw)
+
+    def _parsed(self, key: str) -> Any:
+        spec = KNOWN_OPTIONS[key]
+        text = self._raw.get(key, spec.default)
+        if text is None:
+            return None
+        try:
+            return spec.parse(text)  # type: ignore[operator]
+        except (ValueError, TypeError) as e:
+            raise InvalidOptionError(
+                f"table {self._table}: option '{key}' has an invalid value: {e}. "
+                f"Expected {spec.doc}."
+            ) from None
+
+    def validate(self) -> None:
+        """Parse every known option; raise :class:`InvalidOptionError` on the first bad one."""
+        for key in KNOWN_OPTIONS:
+            self._parsed(key)
+        if self.bucket == -1 or self.bucket == -2:
+            raise UnsupportedError(
+                f"table {self._table}: 'bucket'={self.bucket} (dynamic/postpone bucket mode) is not "
+                "supported yet; set 'bucket' to a fixed number of buckets > 0"
+            )
+        if self.bucket <= 0:
+            raise InvalidOptionError(
+                f"table {self._table}: option 'bucket' must be a number of buckets > 0, got {self.bucket}"
+            )
+        if self.file_format != "parquet":
+            raise UnsupportedError(
+                f"table {self._table}: 'file.format'='{self.file_format}' is not supported; use 'parquet'"
+            )
+        mode = self.stats_mode
+        if mode not in ("none", "counts", "full") and not re.fullmatch(r"truncate\(\d+\)", mode):
+            raise InvalidOptionError(
+                f"table {self._table}: option 'metadata.stats-mode'='{mode}' must be none, counts, "
+                "full or truncate(N)"
+            )
+        if self.num_levels < 2:
+            raise InvalidOptionError(f"table {self._table}: option 'num-levels' must be >= 2")
+
+    # Typed accessors. Each parses on access; options are small and accessed rarely per batch.
+    @property
+    def table_name(self) -> str:
+        return self._table
+
+    @property
+    def bucket(self) -> int:
+        return int(self._parsed("bucket"))
+
+    @property
+    def bucket_key(self) -> list[str]:
+        return _split_names(self._raw.get("bucket-key"))
+
+    @property
+    def merge_engine(self) -> MergeEngine:
+        value = self._parsed("merge-engine")
+        assert isinstance(value, MergeEngine)
+        return value
+
+    @property
+    def ignore_delete(self) -> bool:
+        return bool(self._parsed("ignore-delete"))
+
+    @property
+    def sequence_fields(self) -> list[str]:
+        return _split_names(self._raw.get("sequence.field"))
+
+    @property
+    def sequence_descending(self) -> bool:
+        return self._parsed("sequence.field.sort-order") is SortOrder.DESCENDING
+
+    @property
+    def rowkind_field(self) -> str | None:
+        value = self._raw.get("rowkind.field")
+        return value.strip() if value else None
+
+    @property
+    def changelog_producer(self) -> ChangelogProducer:
+        value = self._parsed("changelog-producer")
+        assert isinstance(value, ChangelogProducer)
+        return value
+
+    @property
+    def target_file_size(self) -> int:
+        return int(self._parsed("target-file-size"))
+
+    @property
+    def write_buffer_size(self) -> int:
+        return int(self._parsed("write-buffer-size"))
+
+    @property
+    def file_format(self) -> str:
+        return str(self._parsed("file.format")).lower()
+
+    @property
+    def file_compression(self) -> str:
+        return str(self._parsed("file.compression")).lower()
+
+    @property
+    def stats_mode(self) -> str:
+        return str(self._parsed("metadata.stats-mode")).strip().lower()
+
+    @property
+    def num_levels(self) -> int:
+        return int(self._parsed("num-levels"))
+
+    @property
+    def partition_default_name(self) -> str:
+        return str(self._parsed("partition.default-name"))
+
+    @property
+    def commit_max_retries(self) -> int:
+        return int(self._parsed("commit.max-retries"))
+
+    @property
+    def deletion_vectors_enabled(self) -> bool:
+        return bool(self._parsed("deletion-vectors.enabled"))
+
+    def get_int(self, key: str) -> int | None:
+        value = self._parsed(key)
+        return None if value is None else int(value)
+
+    def get_bool(self, key: str) -> bool:
+        return bool(self._parsed(key))
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        return self._raw.get(key, default)
+
+    def field_option(self, column: str, name: str) -> str | None:
+        """``fields.<column>.<name>``, e.g. ``fields.price.aggregate-function``."""
+        return self._raw.get(f"fields.{column}.{name}")
+
+
+def _split_names(text: str | None) -> list[str]:
+    if not text:
+        return []
+    return [part.strip() for part in text.split(",") if part.strip()]

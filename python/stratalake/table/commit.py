@@ -1,0 +1,258 @@
+"""Optimistic snapshot commits: APPEND, OVERWRITE and COMPACT, with conflict checks and retries."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from stratalake.exceptions import CommitConflictError
+from stratalake.spec.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
+from stratalake.spec.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
+from stratalake.table.manifests import ManifestIO, ManifestNamer, fold_entries
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+
+@dataclass(frozen=True)
+class CommitMessage:
+    """What one writer (e.g. a Spark task) produced for one (partition, bucket). Picklable."""
+
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    new_files: tuple[DataFileMeta, ...] = ()
+    compact_before: tuple[DataFileMeta, ...] = ()
+    compact_after: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
+    compact_changelog_files: tuple[DataFileMeta, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (
+            self.new_files
+            or self.compact_before
+            or self.compact_after
+            or self.changelog_files
+            or self.compact_changelog_files
+        )
+
+
+@dataclass
+class _Plan:
+    """The entries of one snapshot to commit, derived from the current latest snapshot."""
+
+    kind: CommitKind
+    delta: list[ManifestEntry]
+    changelog: list[ManifestEntry] = field(default_factory=list)
+
+
+class TableCommit:
+    """Commits writers' messages as one snapshot with optimistic concurrency.
+
+    A commit never leaves a visible partial state: data and manifest files are written first; the
+    snapshot file, created atomically only if its id is free, is what makes them visible. On a
+    lost race it re-reads the latest snapshot, re-checks conflicts and retries with the next id.
+    """
+
+    def __init__(self, table: Table, commit_user: str | None = None) -> None:
+        self.table = table
+        self.commit_user = commit_user or str(uuid.uuid4())
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage | None],
+        overwrite: bool = False,
+        overwrite_partitions: Sequence[dict[str, Any]] | None = None,
+        commit_identifier: int | None = None,
+    ) -> int | None:
+        """Commit ``messages``; returns the new snapshot id (or the last one written).
+
+        ``overwrite=True`` replaces the whole table, or only ``overwrite_partitions`` when given
+        (a list of partition specs such as ``{"dt": "2024-01-01"}``). A streaming writer passes a
+        ``commit_identifier``; a commit already recorded for (commit user, identifier) is skipped.
+        """
+        msgs = [m for m in messages if m is not None]
+        identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
+        if commit_identifier is not None:
+            done = self._find_committed(identifier)
+            if done is not None:
+                return done
+        new_files = [
+            self._entry(FileKind.ADD, m, f) for m in msgs for f in m.new_files
+        ]
+        changelog = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.changelog_files]
+        compact_changelog = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.compact_changelog_files]
+        compact = [self._entry(FileKind.DELETE, m, f) for m in msgs for f in m.compact_before] + [
+            self._entry(FileKind.ADD, m, f) for m in msgs for f in m.compact_after
+        ]
+        last: int | None = None
+        if overwrite:
+            partition_filter = self._partition_filter(overwrite_partitions)
+            last = self._commit_with_retry(
+                lambda live: _Plan(
+                    CommitKind.OVERWRITE,
+                    [
+                        ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                        for e in live.values()
+                        if partition_filter(e.partition)
+                    ]
+                    + new_files,
+                    changelog,
+                ),
+                identifier,
+                check_deletes=False,
+            )
+        elif new_files or changelog:
+            last = self._commit_with_retry(
+                lambda live: _Plan(CommitKind.APPEND, new_files, changelog), identifier, check_deletes=False
+            )
+        if compact:
+            last = self._commit_with_retry(
+                lambda live: _Plan(CommitKind.COMPACT, compact, compact_changelog), identifier, check_deletes=True
+            )
+        return last if last is not None else self.table.snapshot_manager.latest_snapshot_id()
+
+    # -- internals ------------------------------------------------------------------------------
+    @staticmethod
+    def _entry(kind: FileKind, m: CommitMessage, f: DataFileMeta) -> ManifestEntry:
+        return ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
+
+    def _partition_filter(self, specs: Sequence[dict[str, Any]] | None) -> Callable[[bytes], bool]:
+        if not specs:
+            return lambda _p: True
+        codec = self.table.partition_codec
+        wanted = {codec.to_bytes(codec.spec_to_values(s, self.table.identifier)) for s in specs}
+        return lambda p: p in wanted
+
+    def _find_committed(self, identifier: int) -> int | None:
+        sm = self.table.snapshot_manager
+        latest = sm.latest_snapshot_id()
+        earliest = sm.earliest_snapshot_id()
+        if latest is None or earliest is None:
+            return None
+        for sid in range(latest, earliest - 1, -1):
+            try:
+                snap = sm.snapshot(sid)
+            except Exception:
+                break
+            if snap.commit_user == self.commit_user:
+                if snap.commit_identifier == identifier:
+                    return snap.id
+                if snap.commit_identifier < identifier:
+                    return None  # this user's commits are ordered: older ones cannot match
+        return None
+
+    def _commit_with_retry(
+        self,
+        plan_for: Callable[[dict[tuple[bytes, int, str], ManifestEntry]], _Plan],
+        identifier: int,
+        check_deletes: bool,
+    ) -> int | None:
+        table = self.table
+        sm = table.snapshot_manager
+        retries = table.core_options.commit_max_retries
+        for attempt in range(retries + 1):
+            latest = sm.latest_snapshot()
+            base_metas = self._all_metas(latest)
+            live = self._live(base_metas)
+            plan = plan_for(live)
+            if not plan.delta and not plan.changelog:
+                return None
+            if check_deletes:
+                self._check_deletes(plan.delta, live)
+            written: list[str] = []
+            snapshot = self._build(latest, base_metas, plan, identifier, written)
+            if sm.try_commit(snapshot):
+                return snapshot.id
+            for path in written:  # lost the race: our lists are based on a stale snapshot
+                table.file_io.delete_quietly(path)
+            time.sleep(min(0.01 * (2**attempt), 1.0) * (0.5 + random.random()))
+        raise CommitConflictError(
+            f"table {table.identifier}: commit failed after {retries} retries because other "
+            "writers kept committing; retry the write or raise 'commit.max-retries'"
+        )
+
+    def _all_metas(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
+        if latest is None:
+            return []
+        mio = self.table.manifest_io
+        return mio.read_list(latest.base_manifest_list) + mio.read_list(latest.delta_manifest_list)
+
+    def _live(self, metas: Sequence[ManifestFileMeta]) -> dict[tuple[bytes, int, str], ManifestEntry]:
+        mio = self.table.manifest_io
+        return fold_entries(e for m in metas for e in mio.read_entries(m.file_name))
+
+    def _check_deletes(self, delta: Sequence[ManifestEntry], live: dict[tuple[bytes, int, str], ManifestEntry]) -> None:
+        for e in delta:
+            if e.kind is FileKind.DELETE and e.identifier() not in live:
+                raise CommitConflictError(
+                    f"table {self.table.identifier}: file {e.file.file_name} (bucket {e.bucket}) was "
+                    "already removed by a concurrent commit (e.g. another compaction); this commit "
+                    "was abandoned and the table is unchanged. Re-run the compaction."
+                )
+
+    def _build(
+        self,
+        latest: Snapshot | None,
+        base_metas: list[ManifestFileMeta],
+        plan: _Plan,
+        identifier: int,
+        written: list[str],
+    ) -> Snapshot:
+        table = self.table
+        mio: ManifestIO = table.manifest_io
+        namer = ManifestNamer()
+        base_metas = self._maybe_merge(base_metas, namer, written)
+        delta_metas = mio.write_entries(plan.delta, namer)
+        written += [mio.path(m.file_name) for m in delta_metas]
+        base_name, base_size = mio.write_list(base_metas, namer)
+        delta_name, delta_size = mio.write_list(delta_metas, namer)
+        written += [mio.path(base_name), mio.path(delta_name)]
+        changelog_name = changelog_size = changelog_count = None
+        if plan.changelog:
+            cl_metas = mio.write_entries(plan.changelog, namer)
+            written += [mio.path(m.file_name) for m in cl_metas]
+            changelog_name, changelog_size = mio.write_list(cl_metas, namer)
+            written.append(mio.path(changelog_name))
+            changelog_count = sum(e.file.row_count for e in plan.changelog)
+        delta_count = sum(
+            e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in plan.delta
+        )
+        previous_total = (latest.total_record_count or 0) if latest is not None else 0
+        return Snapshot(
+            id=(latest.id + 1) if latest is not None else 1,
+            schema_id=table.schema().id,
+            base_manifest_list=base_name,
+            delta_manifest_list=delta_name,
+            changelog_manifest_list=changelog_name,
+            index_manifest=latest.index_manifest if latest is not None else None,
+            commit_user=self.commit_user,
+            commit_identifier=identifier,
+            commit_kind=plan.kind,
+            time_millis=int(time.time() * 1000),
+            total_record_count=previous_total + delta_count,
+            delta_record_count=delta_count,
+            changelog_record_count=changelog_count if changelog_count is not None else 0,
+            watermark=latest.watermark if latest is not None else None,
+            base_manifest_list_size=base_size,
+            delta_manifest_list_size=delta_size,
+            changelog_manifest_list_size=changelog_size,
+        )
+
+    def _maybe_merge(
+        self, metas: list[ManifestFileMeta], namer: ManifestNamer, written: list[str]
+    ) -> list[ManifestFileMeta]:
+        """Merge manifests once there are many, so the base list (and every scan) stays bounded."""
+        opts = self.table.core_options
+        min_count = opts.get_int("manifest.merge-min-count") or 30
+        if len(metas) < min_count:
+            return metas
+        mio = self.table.manifest_io
+        live = self._live(metas)
+        merged = mio.write_entries(list(live.values()), namer)
+        written += [mio.path(m.file_name) for m in merged]
+        return merged

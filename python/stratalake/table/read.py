@@ -1,0 +1,110 @@
+"""Merge-on-read of splits: read a bucket's files, merge by key, drop retractions, filter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from stratalake.exceptions import SchemaError
+from stratalake.expressions import FilterLike, Predicate, conjunction, split_conjuncts, to_predicate
+from stratalake.lsm.data_file import bucket_dir, read_kv_file
+from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, drop_retracted, merge_kv
+from stratalake.options import MergeEngine
+from stratalake.table.scan import Split
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+
+class TableRead:
+    """Reads splits into Arrow batches of the requested columns."""
+
+    def __init__(self, table: Table, columns: Sequence[str] | None = None, filter: FilterLike = None) -> None:
+        self.table = table
+        schema = table.schema()
+        names = [f.name for f in schema.fields]
+        if columns is not None:
+            unknown = [c for c in columns if c not in names]
+            if unknown:
+                raise SchemaError(f"table {table.identifier}: unknown column(s) {unknown}; columns are {names}")
+        self.columns: list[str] = list(columns) if columns is not None else names
+        self.predicate: Predicate | None = to_predicate(filter)
+        if self.predicate is not None:
+            unknown = sorted(self.predicate.columns() - set(names))
+            if unknown:
+                raise SchemaError(f"table {table.identifier}: filter uses unknown column(s) {unknown}")
+        conjuncts = split_conjuncts(self.predicate)
+        safe = set(schema.trimmed_primary_keys) | set(schema.partition_keys)
+        # Key and partition filters may run before the merge: all versions of a key share them.
+        self._pre_merge = conjunction([p for p in conjuncts if p.columns() <= safe])
+        self._post_merge = conjunction([p for p in conjuncts if not p.columns() <= safe])
+        self._read_columns = self._columns_to_read(schema.fields)
+
+    def _columns_to_read(self, fields: Sequence[object]) -> list[str] | None:
+        table = self.table
+        schema = table.schema()
+        if table.core_options.merge_engine is not MergeEngine.DEDUPLICATE:
+            return None  # other engines merge value columns with each other (sequence groups)
+        needed = set(self.columns) | set(schema.primary_keys) | set(table.core_options.sequence_fields)
+        if self.predicate is not None:
+            needed |= self.predicate.columns()
+        return [f.name for f in schema.fields if f.name in needed]
+
+    def output_schema(self) -> pa.Schema:
+        full = self.table.arrow_schema()
+        return pa.schema([full.field(c) for c in self.columns])
+
+    def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
+        """Merged, filtered rows of one split as record batches of :meth:`output_schema`."""
+        result = self.read_split_table(split)
+        yield from result.to_batches(max_chunksize=64 * 1024)
+
+    def read_split_table(self, split: Split) -> pa.Table:
+        table = self.table
+        schema = table.schema()
+        directory = bucket_dir(table.location, table.partition_codec.path(split.partition_values), split.bucket)
+        parts = []
+        for f in split.files:
+            kv = read_kv_file(
+                table.file_io,
+                f"{directory}/{f.file_name}",
+                table.file_schema(f.schema_id),
+                schema,
+                self._read_columns,
+            )
+            if self._pre_merge is not None:
+                kv = kv.filter(self._pre_merge.to_arrow())
+            parts.append(kv)
+        if not parts:
+            return self.output_schema().empty_table()
+        kv = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        if split.needs_merge:
+            kv = merge_kv(kv, table.merge_context)
+        kv = drop_retracted(kv)
+        if self._post_merge is not None:
+            kv = kv.filter(self._post_merge.to_arrow())
+        out = kv.select(self.columns)
+        return out.cast(self.output_schema())
+
+    def read_kv_split(self, split: Split) -> pa.Table:
+        """The merged KV rows of a split including retractions (for changelog and compaction)."""
+        table = self.table
+        schema = table.schema()
+        directory = bucket_dir(table.location, table.partition_codec.path(split.partition_values), split.bucket)
+        parts = [
+            read_kv_file(table.file_io, f"{directory}/{f.file_name}", table.file_schema(f.schema_id), schema)
+            for f in split.files
+        ]
+        kv = pa.concat_tables(parts)
+        return merge_kv(kv, table.merge_context)
+
+    def read_splits(self, splits: Sequence[Split]) -> pa.Table:
+        tables = [self.read_split_table(s) for s in splits]
+        if not tables:
+            return self.output_schema().empty_table()
+        return pa.concat_tables(tables)
+
+
+__all__ = ["SEQUENCE_NUMBER", "VALUE_KIND", "TableRead"]

@@ -1,0 +1,142 @@
+"""Reads and commits snapshot files; keeps the LATEST/EARLIEST hints (which may be stale)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+from stratalake.exceptions import CorruptFileError, SnapshotNotFoundError
+from stratalake.io import FileIO
+from stratalake.spec.snapshot import Snapshot
+
+_SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
+
+
+class SnapshotManager:
+    """All snapshot-file I/O of one table. Snapshot files are immutable, so they are cached."""
+
+    def __init__(self, file_io: FileIO, table_path: str, table_name: str = "table") -> None:
+        self.file_io = file_io
+        self.table_path = table_path.rstrip("/")
+        self.table_name = table_name
+        self.snapshot_dir = f"{self.table_path}/snapshot"
+        self._cache: dict[int, Snapshot] = {}
+
+    def snapshot_path(self, snapshot_id: int) -> str:
+        return f"{self.snapshot_dir}/snapshot-{snapshot_id}"
+
+    def _read_hint(self, name: str) -> int | None:
+        path = f"{self.snapshot_dir}/{name}"
+        try:
+            text = self.file_io.read_text(path).strip()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return None
+        return int(text) if text.isdigit() else None
+
+    def _list_ids(self) -> list[int]:
+        ids = []
+        for status in self.file_io.list_status(self.snapshot_dir):
+            m = _SNAPSHOT_RE.match(status.name)
+            if m:
+                ids.append(int(m.group(1)))
+        return sorted(ids)
+
+    def latest_snapshot_id(self) -> int | None:
+        """The newest committed snapshot id. The LATEST hint is checked, never trusted."""
+        hint = self._read_hint("LATEST")
+        if hint is not None and self.file_io.exists(self.snapshot_path(hint)):
+            next_id = hint + 1
+            while self.file_io.exists(self.snapshot_path(next_id)):
+                next_id += 1
+            return next_id - 1
+        ids = self._list_ids()
+        return ids[-1] if ids else None
+
+    def earliest_snapshot_id(self) -> int | None:
+        hint = self._read_hint("EARLIEST")
+        if hint is not None and self.file_io.exists(self.snapshot_path(hint)):
+            prev = hint - 1
+            while prev > 0 and self.file_io.exists(self.snapshot_path(prev)):
+                prev -= 1
+            return prev + 1
+        ids = self._list_ids()
+        return ids[0] if ids else None
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        """Read snapshot ``snapshot_id``; :class:`SnapshotNotFoundError` if missing or expired."""
+        cached = self._cache.get(snapshot_id)
+        if cached is not None:
+            return cached
+        path = self.snapshot_path(snapshot_id)
+        try:
+            text = self.file_io.read_text(path)
+        except (FileNotFoundError, OSError):
+            earliest, latest = self.earliest_snapshot_id(), self.latest_snapshot_id()
+            if latest is None:
+                raise SnapshotNotFoundError(
+                    f"table {self.table_name}: snapshot {snapshot_id} does not exist (the table has no snapshots)"
+                ) from None
+            why = "has expired" if earliest is not None and snapshot_id < earliest else "does not exist"
+            raise SnapshotNotFoundError(
+                f"table {self.table_name}: snapshot {snapshot_id} {why}; "
+                f"available snapshots are {earliest}..{latest}"
+            ) from None
+        snap = Snapshot.from_json(text, origin=path)
+        if snap.id != snapshot_id:
+            raise CorruptFileError(f"{path}: holds snapshot id {snap.id}, expected {snapshot_id}")
+        self._cache[snapshot_id] = snap
+        return snap
+
+    def latest_snapshot(self) -> Snapshot | None:
+        latest = self.latest_snapshot_id()
+        return None if latest is None else self.snapshot(latest)
+
+    def snapshots(self) -> Iterator[Snapshot]:
+        """Every retained snapshot, oldest first."""
+        for sid in self._list_ids():
+            try:
+                yield self.snapshot(sid)
+            except SnapshotNotFoundError:
+                continue  # expired while listing
+
+    def snapshot_at_or_before(self, timestamp_ms: int) -> Snapshot:
+        """The newest snapshot committed at or before ``timestamp_ms`` (time travel by time)."""
+        earliest, latest = self.earliest_snapshot_id(), self.latest_snapshot_id()
+        if latest is None or earliest is None:
+            raise SnapshotNotFoundError(f"table {self.table_name}: no snapshot exists yet")
+        lo, hi, found = earliest, latest, None
+        while lo <= hi:  # snapshot times are monotonic in id
+            mid = (lo + hi) // 2
+            snap = self.snapshot(mid)
+            if snap.time_millis <= timestamp_ms:
+                found, lo = snap, mid + 1
+            else:
+                hi = mid - 1
+        if found is None:
+            first = self.snapshot(earliest)
+            raise SnapshotNotFoundError(
+                f"table {self.table_name}: no snapshot at or before timestamp {timestamp_ms}; the "
+                f"earliest retained snapshot {earliest} was committed at {first.time_millis}"
+            )
+        return found
+
+    def try_commit(self, snapshot: Snapshot) -> bool:
+        """Atomically create ``snapshot-<id>`` if absent; False if another writer won the id."""
+        ok = self.file_io.try_create_atomic(self.snapshot_path(snapshot.id), snapshot.to_json().encode())
+        if ok:
+            self._cache[snapshot.id] = snapshot
+            self.commit_hint("LATEST", snapshot.id)
+            if snapshot.id == 1 or self._read_hint("EARLIEST") is None:
+                self.commit_hint("EARLIEST", self.earliest_snapshot_id() or snapshot.id)
+        return ok
+
+    def commit_hint(self, name: str, snapshot_id: int) -> None:
+        """Best-effort hint update: readers verify hints, so a failure here is harmless."""
+        with contextlib.suppress(OSError):
+            self.file_io.write_bytes(f"{self.snapshot_dir}/{name}", str(snapshot_id).encode())
+
+    def forget(self, snapshot_id: int) -> None:
+        self._cache.pop(snapshot_id, None)

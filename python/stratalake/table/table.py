@@ -1,0 +1,165 @@
+"""The Table handle: schema, snapshots, and the entry points of scans, reads, writes and commits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+import pyarrow as pa
+
+from stratalake.expressions import FilterLike
+from stratalake.io import FileIO
+from stratalake.lsm.data_file import bucket_dir
+from stratalake.merge import MergeContext
+from stratalake.options import CoreOptions
+from stratalake.spec.manifest import ManifestEntry
+from stratalake.spec.schema import TableSchema
+from stratalake.spec.snapshot import Snapshot
+from stratalake.table.commit import CommitMessage, TableCommit
+from stratalake.table.manifests import ManifestIO, fold_entries
+from stratalake.table.partition import PartitionCodec
+from stratalake.table.read import TableRead
+from stratalake.table.scan import TableScan
+from stratalake.table.schema_manager import SchemaManager
+from stratalake.table.snapshot_manager import SnapshotManager
+from stratalake.table.write import TableWrite
+
+
+class Table:
+    """A primary-key table at ``location``, bound to the schema that was current when loaded.
+
+    Example::
+
+        t = stratalake.Catalog("/tmp/wh").get_table("db.orders")
+        t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}))
+        t.read(filter=field("id") == 1)
+    """
+
+    def __init__(self, file_io: FileIO, location: str, identifier: str, schema: TableSchema | None = None) -> None:
+        self.file_io = file_io
+        self.location = location.rstrip("/")
+        self.identifier = identifier
+        self.schema_manager = SchemaManager(file_io, self.location, identifier)
+        self.snapshot_manager = SnapshotManager(file_io, self.location, identifier)
+        self._schema = schema if schema is not None else self.schema_manager.latest()
+
+    # -- metadata ---------------------------------------------------------------------------------
+    def schema(self) -> TableSchema:
+        """The table schema this handle is bound to."""
+        return self._schema
+
+    def file_schema(self, schema_id: int) -> TableSchema:
+        """The schema a data file was written with (for field-id based reading)."""
+        if schema_id == self._schema.id:
+            return self._schema
+        return self.schema_manager.schema(schema_id)
+
+    def options(self) -> dict[str, str]:
+        return dict(self._schema.options)
+
+    @cached_property
+    def core_options(self) -> CoreOptions:
+        return CoreOptions(self._schema.options, self.identifier)
+
+    @cached_property
+    def partition_codec(self) -> PartitionCodec:
+        return PartitionCodec(self._schema, self.core_options.partition_default_name)
+
+    @cached_property
+    def merge_context(self) -> MergeContext:
+        return MergeContext.of(self._schema, self.core_options, self.identifier)
+
+    @cached_property
+    def manifest_io(self) -> ManifestIO:
+        return ManifestIO(self.file_io, self.location, self.partition_codec, self._schema.id)
+
+    def arrow_schema(self) -> pa.Schema:
+        """Arrow schema of the table's columns (primary-key columns non-nullable)."""
+        return self._schema.logical_arrow_schema()
+
+    def refresh(self) -> Table:
+        """A handle bound to the latest schema."""
+        return Table(self.file_io, self.location, self.identifier)
+
+    # -- snapshots ------------------------------------------------------------------------------
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest_snapshot()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshot_manager.snapshot(snapshot_id)
+
+    def snapshot_at(self, timestamp_ms: int) -> Snapshot:
+        return self.snapshot_manager.snapshot_at_or_before(timestamp_ms)
+
+    def snapshots(self) -> list[Snapshot]:
+        return list(self.snapshot_manager.snapshots())
+
+    def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """ADD entries of every live data file at ``snapshot``."""
+        mio = self.manifest_io
+        metas = mio.read_list(snapshot.base_manifest_list) + mio.read_list(snapshot.delta_manifest_list)
+        return list(fold_entries(e for m in metas for e in mio.read_entries(m.file_name)).values())
+
+    def max_sequence_numbers(self) -> dict[tuple[bytes, int], int]:
+        """Highest ``_SEQUENCE_NUMBER`` per (partition, bucket) over the latest live files."""
+        snap = self.latest_snapshot()
+        out: dict[tuple[bytes, int], int] = {}
+        if snap is None:
+            return out
+        for e in self.live_entries(snap):
+            key = (e.partition, e.bucket)
+            out[key] = max(out.get(key, -1), e.file.max_sequence_number)
+        return out
+
+    # -- operations -----------------------------------------------------------------------------
+    def new_scan(
+        self, filter: FilterLike = None, snapshot_id: int | None = None, timestamp_ms: int | None = None
+    ) -> TableScan:
+        return TableScan(self, filter, snapshot_id, timestamp_ms)
+
+    def new_read(self, columns: Sequence[str] | None = None, filter: FilterLike = None) -> TableRead:
+        return TableRead(self, columns, filter)
+
+    def new_write(self, commit_user: str | None = None) -> TableWrite:
+        return TableWrite(self, commit_user)
+
+    def new_commit(self, commit_user: str | None = None) -> TableCommit:
+        return TableCommit(self, commit_user)
+
+    def write(
+        self,
+        data: pa.Table | pa.RecordBatch,
+        row_kind: str | None = None,
+        overwrite: bool = False,
+        overwrite_partitions: Sequence[dict[str, Any]] | None = None,
+    ) -> int | None:
+        """Write ``data`` and commit it as one snapshot; returns the snapshot id.
+
+        ``row_kind`` names a column of '+I'/'-U'/'+U'/'-D' strings giving each row's kind.
+        """
+        with self.new_write() as w:
+            w.write(data, row_kind=row_kind)
+            return w.commit(overwrite=overwrite, overwrite_partitions=overwrite_partitions)
+
+    def read(
+        self,
+        columns: Sequence[str] | None = None,
+        filter: FilterLike = None,
+        snapshot_id: int | None = None,
+        timestamp_ms: int | None = None,
+    ) -> pa.Table:
+        """The merged rows of the table (or of a past snapshot) as an Arrow table."""
+        splits = self.new_scan(filter, snapshot_id, timestamp_ms).plan()
+        return self.new_read(columns, filter).read_splits(splits)
+
+    def delete_uncommitted(self, messages: Sequence[CommitMessage]) -> None:
+        """Remove the files of messages whose commit failed (they were never visible)."""
+        codec = self.partition_codec
+        for m in messages:
+            directory = bucket_dir(self.location, codec.path(codec.from_bytes(m.partition)), m.bucket)
+            for f in (*m.new_files, *m.changelog_files, *m.compact_after, *m.compact_changelog_files):
+                self.file_io.delete_quietly(f"{directory}/{f.file_name}")
+
+    def __repr__(self) -> str:
+        return f"Table({self.identifier!r}, location={self.location!r}, schema_id={self._schema.id})"

@@ -1,0 +1,257 @@
+"""Table writes: validate input, assign (partition, bucket), buffer, fold, flush level-0 files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stratalake.exceptions import InvalidDataError, SchemaError
+from stratalake.lsm.data_file import DataFileWriter, FileNamer, bucket_dir
+from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, merge_kv
+from stratalake.options import ChangelogProducer
+from stratalake.spec.bucket import bucket_ids
+from stratalake.spec.manifest import DataFileMeta
+from stratalake.table.commit import CommitMessage
+from stratalake.table.partition import group_rows
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+_KIND_STRINGS = pa.array(["+I", "-U", "+U", "-D"])
+
+
+@dataclass
+class _BucketBuffer:
+    partition: bytes
+    partition_values: tuple[Any, ...]
+    bucket: int
+    next_sequence: int
+    tables: list[pa.Table] = field(default_factory=list)
+    nbytes: int = 0
+    new_files: list[DataFileMeta] = field(default_factory=list)
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
+
+
+class TableWrite:
+    """Writes batches into a table's buckets; :meth:`prepare_commit` returns commit messages.
+
+    Usable as a context manager: ``with t.new_write() as w: w.write(b1); w.write(b2); w.commit()``.
+    Leaving the block with an exception (or without ``commit()``) deletes the files written.
+    """
+
+    def __init__(self, table: Table, commit_user: str | None = None) -> None:
+        self.table = table
+        self.commit_user = commit_user
+        schema = table.schema()
+        self._schema = schema
+        self._options = table.core_options
+        self._arrow_schema = table.arrow_schema()
+        self._num_buckets = self._options.bucket
+        self._bucket_keys = schema.bucket_keys
+        self._bucket_types = [schema.field(k).type for k in self._bucket_keys]
+        self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
+        self._max_sequences: dict[tuple[bytes, int], int] | None = None
+        self._data_namer = FileNamer("data")
+        self._changelog_namer = FileNamer("changelog")
+        self._buffered_bytes = 0
+        self._written: list[str] = []
+        self._committed = False
+
+    # -- input ----------------------------------------------------------------------------------
+    def write(self, data: pa.Table | pa.RecordBatch, row_kind: str | None = None) -> None:
+        """Buffer ``data``; ``row_kind`` names a column of '+I'/'-U'/'+U'/'-D' strings (not stored)."""
+        if isinstance(data, pa.RecordBatch):
+            data = pa.Table.from_batches([data])
+        if data.num_rows == 0:
+            return
+        kinds = self._row_kinds(data, row_kind)
+        rows = self._conform(data, row_kind)
+        self._check_keys(rows)
+        codes = self._bucket_codes(rows)
+        for indices, bucket in group_rows(rows, self._schema.partition_keys, codes, max(self._num_buckets, 1)):
+            part = rows.take(indices)
+            self._add(part, kinds.take(pa.array(indices)) if kinds is not None else None, bucket)
+        if self._buffered_bytes > self._options.write_buffer_size:
+            self._flush_largest()
+
+    def _row_kinds(self, data: pa.Table, row_kind: str | None) -> pa.Array | None:
+        column = row_kind or self._options.rowkind_field
+        if column is None:
+            return None
+        if column not in data.column_names:
+            raise SchemaError(
+                f"table {self.table.identifier}: row kind column '{column}' is missing from the input"
+            )
+        values = data.column(column)
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            raise SchemaError(
+                f"table {self.table.identifier}: row kind column '{column}' must hold strings "
+                f"'+I', '-U', '+U', '-D', not {values.type}"
+            )
+        idx = pc.index_in(values, value_set=_KIND_STRINGS)
+        if idx.null_count:
+            bad = pc.filter(values, pc.is_null(idx)).unique().to_pylist()[:5]
+            raise InvalidDataError(
+                f"table {self.table.identifier}: row kind column '{column}' has invalid values {bad}; "
+                "use '+I', '-U', '+U' or '-D'"
+            )
+        return pc.cast(idx, pa.int8()).combine_chunks()
+
+    def _conform(self, data: pa.Table, row_kind: str | None) -> pa.Table:
+        target = self._arrow_schema
+        names = set(data.column_names)
+        missing = [f.name for f in target if f.name not in names]
+        if missing:
+            raise SchemaError(
+                f"table {self.table.identifier}: input lacks column(s) {missing}; "
+                f"expected columns {target.names}"
+            )
+        extra = [n for n in data.column_names if n not in target.names and n != row_kind]
+        if extra:
+            raise SchemaError(
+                f"table {self.table.identifier}: input has unknown column(s) {extra}; "
+                f"expected columns {target.names}"
+            )
+        arrays = []
+        for f in target:
+            col = data.column(f.name)
+            if col.type != f.type:
+                try:
+                    col = col.cast(f.type, safe=True)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                    raise SchemaError(
+                        f"table {self.table.identifier}: column '{f.name}' has type {col.type} "
+                        f"which cannot be safely cast to the table's {f.type}: {e}"
+                    ) from None
+            arrays.append(col)
+        return pa.Table.from_arrays(arrays, schema=pa.schema([f.with_nullable(True) for f in target]))
+
+    def _check_keys(self, rows: pa.Table) -> None:
+        for k in self._schema.primary_keys:
+            nulls = rows.column(k).null_count
+            if nulls:
+                raise InvalidDataError(
+                    f"table {self.table.identifier}: primary-key column '{k}' has {nulls} null value(s); "
+                    "primary-key values must not be null"
+                )
+
+    def _bucket_codes(self, rows: pa.Table) -> np.ndarray:
+        if self._num_buckets == 1:
+            return np.zeros(rows.num_rows, dtype=np.int64)
+        cols = [rows.column(k) for k in self._bucket_keys]
+        return bucket_ids(cols, self._bucket_types, self._num_buckets).astype(np.int64)
+
+    def _add(self, part: pa.Table, kinds: pa.Array | None, bucket: int) -> None:
+        codec = self.table.partition_codec
+        values = tuple(part.column(k)[0].as_py() for k in codec.keys)
+        partition = codec.to_bytes(values)
+        key = (partition, bucket)
+        buf = self._buffers.get(key)
+        if buf is None:
+            buf = _BucketBuffer(partition, values, bucket, self._restore_sequence(key))
+            self._buffers[key] = buf
+        n = part.num_rows
+        seq = pa.array(np.arange(buf.next_sequence, buf.next_sequence + n, dtype=np.int64))
+        buf.next_sequence += n
+        kind_col = kinds if kinds is not None else pa.array(np.zeros(n, dtype=np.int8))
+        kv = part.append_column(SEQUENCE_NUMBER, seq).append_column(VALUE_KIND, kind_col)
+        buf.tables.append(kv)
+        buf.nbytes += kv.nbytes
+        self._buffered_bytes += kv.nbytes
+
+    def _restore_sequence(self, key: tuple[bytes, int]) -> int:
+        """A bucket continues after the highest sequence number of its live files."""
+        if self._max_sequences is None:
+            self._max_sequences = self.table.max_sequence_numbers()
+        return self._max_sequences.get(key, -1) + 1
+
+    # -- flushing ---------------------------------------------------------------------------------
+    def _flush_largest(self) -> None:
+        while self._buffered_bytes > self._options.write_buffer_size // 2:
+            buf = max(self._buffers.values(), key=lambda b: b.nbytes)
+            if buf.nbytes == 0:
+                break
+            self._flush(buf)
+
+    def _flush(self, buf: _BucketBuffer) -> None:
+        if not buf.tables:
+            return
+        kv = pa.concat_tables(buf.tables) if len(buf.tables) > 1 else buf.tables[0]
+        self._buffered_bytes -= buf.nbytes
+        buf.tables, buf.nbytes = [], 0
+        table = self.table
+        directory = bucket_dir(table.location, table.partition_codec.path(buf.partition_values), buf.bucket)
+        if self._options.changelog_producer is ChangelogProducer.INPUT:
+            writer = DataFileWriter(table.file_io, self._schema, self._options, directory, self._changelog_namer)
+            files = writer.write(kv, level=0, is_changelog=True)
+            buf.changelog_files += files
+            self._written += [f"{directory}/{f.file_name}" for f in files]
+        folded = merge_kv(kv, table.merge_context)
+        writer = DataFileWriter(table.file_io, self._schema, self._options, directory, self._data_namer)
+        files = writer.write(folded, level=0)
+        buf.new_files += files
+        self._written += [f"{directory}/{f.file_name}" for f in files]
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush every buffer and describe the new files; nothing is visible until committed."""
+        messages = []
+        for buf in self._buffers.values():
+            self._flush(buf)
+            if buf.new_files or buf.changelog_files:
+                messages.append(
+                    CommitMessage(
+                        partition=buf.partition,
+                        bucket=buf.bucket,
+                        total_buckets=self._num_buckets,
+                        new_files=tuple(buf.new_files),
+                        changelog_files=tuple(buf.changelog_files),
+                    )
+                )
+            buf.new_files, buf.changelog_files = [], []
+        # From here on the messages own the files: whoever commits (or abandons) them decides.
+        self._written = []
+        return messages
+
+    def commit(
+        self,
+        overwrite: bool = False,
+        overwrite_partitions: Sequence[dict[str, Any]] | None = None,
+        commit_identifier: int | None = None,
+    ) -> int | None:
+        """Flush and commit everything written as one snapshot; returns its id."""
+        messages = self.prepare_commit()
+        try:
+            snapshot_id = self.table.new_commit(self.commit_user).commit(
+                messages,
+                overwrite=overwrite,
+                overwrite_partitions=overwrite_partitions,
+                commit_identifier=commit_identifier,
+            )
+        except BaseException:
+            self.table.delete_uncommitted(messages)
+            raise
+        self._committed = True
+        return snapshot_id
+
+    def abort(self) -> None:
+        """Delete every file this writer wrote that was not committed."""
+        for path in self._written:
+            self.table.file_io.delete_quietly(path)
+        self._written = []
+        self._buffers.clear()
+        self._buffered_bytes = 0
+
+    def __enter__(self) -> TableWrite:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is not None or not self._committed:
+            self.abort()

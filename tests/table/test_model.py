@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 
 import pyarrow as pa
@@ -39,7 +40,7 @@ def test_dedupe_matches_dict_model(
         )
         model: dict[tuple[int, str] | int, tuple[int, str, int]] = {}
         bounds = sorted({c for c in cuts if c < len(history)} | {0, len(history)})
-        for lo, hi in zip(bounds, bounds[1:], strict=False):
+        for lo, hi in itertools.pairwise(bounds):
             commit = history[lo:hi]
             with t.new_write() as w:
                 step = max(1, len(commit) // batch_split)

@@ -123,6 +123,18 @@ class DeletionVectorRange:
 
 
 @dataclass(frozen=True, slots=True)
+class GlobalIndexMeta:
+    """``_GLOBAL_INDEX``: row range and field of a global index file (Java ``GlobalIndexMeta``)."""
+
+    row_range_start: int  # _ROW_RANGE_START
+    row_range_end: int  # _ROW_RANGE_END
+    index_field_id: int  # _INDEX_FIELD_ID
+    extra_field_ids: tuple[int, ...] | None = None  # _EXTRA_FIELD_IDS
+    index_meta: bytes | None = None  # _INDEX_META
+    source_meta: bytes | None = None  # _SOURCE_META
+
+
+@dataclass(frozen=True, slots=True)
 class IndexManifestEntry:
     """One record of an index manifest (deletion vectors or hash index)."""
 
@@ -135,6 +147,6 @@ class IndexManifestEntry:
     row_count: int  # _ROW_COUNT
     dv_ranges: tuple[DeletionVectorRange, ...] | None = None  # _DELETIONS_VECTORS_RANGES
     external_path: str | None = None  # _EXTERNAL_PATH
-    global_index: bytes | None = None  # _GLOBAL_INDEX
+    global_index: GlobalIndexMeta | None = None  # _GLOBAL_INDEX
     version: int = 1  # _VERSION
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)

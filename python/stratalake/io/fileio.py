@@ -1,0 +1,400 @@
+"""File access over :mod:`pyarrow.fs`.
+
+A :class:`FileIO` is bound to one filesystem (chosen from a path or URI by :meth:`FileIO.get`) and
+takes paths as the user spells them: ``/tmp/wh/db.db/t/snapshot/snapshot-1``,
+``file:///tmp/wh/...`` or ``s3://bucket/wh/...``. :meth:`FileIO.to_fs_path` turns such a path into
+the form the pyarrow filesystem expects, so ``pyarrow.parquet`` can be handed
+``(io.filesystem, io.to_fs_path(path))``.
+
+Atomic create-if-absent (:meth:`FileIO.try_create_atomic`) is what the commit protocol rests on
+(FORMAT.md section 3); only :class:`LocalFileIO` provides it today.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import posixpath
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from stratalake.exceptions import InvalidOptionError, UnsupportedError
+
+__all__ = ["FileIO", "FileStatus", "LocalFileIO", "s3_filesystem_kwargs"]
+
+_S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+
+
+@dataclass(frozen=True, slots=True)
+class FileStatus:
+    """One entry of :meth:`FileIO.list_status`."""
+
+    path: str  # the listed directory joined with ``name``, in the caller's spelling
+    name: str
+    size: int
+    mtime_ms: int
+    is_dir: bool
+
+
+def _join(parent: str, name: str) -> str:
+    return parent.rstrip("/") + "/" + name
+
+
+def _parent(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[0]
+
+
+def _scheme(path: str) -> str:
+    """The URI scheme of ``path`` ('' for a plain path, including Windows drive letters)."""
+    head, sep, _ = path.partition(":")
+    if not sep or len(head) < 2 or not head.replace("+", "").replace(".", "").replace("-", "").isalnum():
+        return ""
+    return head.lower()
+
+
+class FileIO:
+    """Reads and writes files of one pyarrow filesystem.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> io = FileIO.get(d)
+    >>> io.try_create_atomic(d + "/snapshot/snapshot-1", b"{}")
+    True
+    >>> io.try_create_atomic(d + "/snapshot/snapshot-1", b"{}")
+    False
+    >>> [s.name for s in io.list_status(d + "/snapshot")]
+    ['snapshot-1']
+    """
+
+    def __init__(self, filesystem: pafs.FileSystem, uri_prefix: str = "") -> None:
+        # ``uri_prefix`` is what a URI has in front of the filesystem path: "s3://" for S3
+        # ("s3://b/k" -> "b/k"), "hdfs://nn:8020" for HDFS ("hdfs://nn:8020/a" -> "/a").
+        self._fs = filesystem
+        self._uri_prefix = uri_prefix
+
+    # ---------------------------------------------------------------- construction
+
+    @staticmethod
+    def get(path_or_uri: str, options: Mapping[str, str] | None = None) -> FileIO:
+        """The FileIO for ``path_or_uri``: local for plain paths and ``file:``, S3 for
+        ``s3://``/``s3a://`` (configured by ``s3.*`` / ``fs.s3a.*`` options), otherwise whatever
+        :meth:`pyarrow.fs.FileSystem.from_uri` supports."""
+        options = options or {}
+        scheme = _scheme(path_or_uri)
+        if scheme in ("", "file"):
+            return LocalFileIO()
+        if scheme in _S3_SCHEMES:
+            # Built directly: from_uri would take no credentials and probes the bucket's region.
+            return FileIO(pafs.S3FileSystem(**s3_filesystem_kwargs(options)), f"{scheme}://")
+        try:
+            fs, fs_path = pafs.FileSystem.from_uri(path_or_uri)
+        except (ValueError, NotImplementedError) as e:  # ArrowInvalid, ArrowNotImplementedError
+            raise UnsupportedError(
+                f"no filesystem for {path_or_uri!r} ({e}); use a local path, file://, s3:// or "
+                "another URI scheme pyarrow supports"
+            ) from e
+        uri = path_or_uri.split("?", 1)[0].rstrip("/")
+        fs_path = fs_path.rstrip("/")
+        if not fs_path or not uri.endswith(fs_path):
+            raise UnsupportedError(f"cannot map paths of {path_or_uri!r} onto its filesystem")
+        return FileIO(fs, uri[: len(uri) - len(fs_path)])
+
+    # ---------------------------------------------------------------- accessors
+
+    @property
+    def filesystem(self) -> pafs.FileSystem:
+        """The pyarrow filesystem, to pass along with :meth:`to_fs_path` to pyarrow readers."""
+        return self._fs
+
+    def to_fs_path(self, path: str) -> str:
+        """``path`` as the pyarrow filesystem names it."""
+        if self._uri_prefix and path.startswith(self._uri_prefix):
+            return path[len(self._uri_prefix) :]
+        if _scheme(path):
+            raise UnsupportedError(
+                f"{path!r} is not on this filesystem (expected paths starting {self._uri_prefix!r})"
+            )
+        return path
+
+    def _info(self, path: str) -> pafs.FileInfo:
+        return self._fs.get_file_info(self.to_fs_path(path))
+
+    # ---------------------------------------------------------------- queries
+
+    def exists(self, path: str) -> bool:
+        return bool(self._info(path).type != pafs.FileType.NotFound)
+
+    def file_size(self, path: str) -> int:
+        """Size in bytes; FileNotFoundError if absent."""
+        info = self._info(path)
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(errno.ENOENT, "no such file", path)
+        return int(info.size)
+
+    def list_status(self, path: str) -> list[FileStatus]:
+        """The direct children of a directory, sorted by name; [] if the directory is missing."""
+        selector = pafs.FileSelector(self.to_fs_path(path), allow_not_found=True)
+        try:
+            infos = self._fs.get_file_info(selector)
+        except (NotADirectoryError, FileNotFoundError):
+            return []
+        out = [
+            FileStatus(
+                path=_join(path, info.base_name),
+                name=info.base_name,
+                size=int(info.size or 0),
+                mtime_ms=int(info.mtime_ns or 0) // 1_000_000,
+                is_dir=info.type == pafs.FileType.Directory,
+            )
+            for info in infos
+        ]
+        out.sort(key=lambda s: s.name)
+        return out
+
+    # ---------------------------------------------------------------- reading
+
+    def read_bytes(self, path: str) -> bytes:
+        """The whole file; FileNotFoundError if absent."""
+        with self._fs.open_input_stream(self.to_fs_path(path)) as f:
+            data: bytes = f.read()
+        return data
+
+    def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8")
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        """A seekable file (``pyarrow.RandomAccessFile``), e.g. for ``pyarrow.parquet``."""
+        return self._fs.open_input_file(self.to_fs_path(path))
+
+    # ---------------------------------------------------------------- writing
+
+    def open_output_stream(self, path: str) -> pa.NativeFile:
+        """A new file (overwriting); the file is complete once the stream is closed."""
+        return self._fs.open_output_stream(self.to_fs_path(path))
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Write ``data`` to ``path``, replacing any existing file.
+
+        Object stores make a PUT visible all at once; :class:`LocalFileIO` writes a temp file
+        and renames it over the target.
+        """
+        with self.open_output_stream(path) as out:
+            out.write(data)
+
+    def try_create_atomic(self, path: str, data: bytes) -> bool:
+        """Create ``path`` holding ``data`` only if it does not exist; False if it does.
+
+        Readers never see a partial file and of concurrent callers exactly one succeeds. Object
+        stores need a conditional PUT (``If-None-Match: *``) that pyarrow 19 cannot send, so only
+        local filesystems support this for now.
+        """
+        raise UnsupportedError(
+            f"atomic create-if-absent is not supported on {self._fs.type_name} ({path}); "
+            "commits need a local filesystem for now"
+        )
+
+    def mkdirs(self, path: str) -> None:
+        self._fs.create_dir(self.to_fs_path(path), recursive=True)
+
+    def rename(self, src: str, dst: str) -> bool:
+        """Move ``src`` to ``dst``; False if ``src`` is missing or ``dst`` already exists.
+
+        The existence check and the move are separate steps here; use :meth:`try_create_atomic`
+        when two writers may race for ``dst``.
+        """
+        if not self.exists(src) or self.exists(dst):
+            return False
+        self._fs.move(self.to_fs_path(src), self.to_fs_path(dst))
+        return True
+
+    # ---------------------------------------------------------------- deleting
+
+    def delete(self, path: str) -> None:
+        """Delete a file; FileNotFoundError if absent."""
+        self._fs.delete_file(self.to_fs_path(path))
+
+    def delete_quietly(self, path: str) -> bool:
+        """Delete a file if possible; True if it was deleted. Never raises an I/O error."""
+        try:
+            self.delete(path)
+        except OSError:
+            return False
+        return True
+
+    def delete_dir(self, path: str) -> None:
+        """Delete a directory and everything below it; nothing happens if it is missing."""
+        info = self._info(path)
+        if info.type == pafs.FileType.NotFound:
+            return
+        self._fs.delete_dir(self.to_fs_path(path))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._fs.type_name}, prefix={self._uri_prefix!r})"
+
+
+class LocalFileIO(FileIO):
+    """The local filesystem, with atomic overwrite and atomic create-if-absent."""
+
+    def __init__(self) -> None:
+        super().__init__(pafs.LocalFileSystem(), "file://")
+
+    def to_fs_path(self, path: str) -> str:
+        if path.startswith("file:"):
+            # file:///tmp/x (URI) and file:/tmp/x (Hadoop's spelling) both mean /tmp/x
+            path = urlsplit(path).path
+        elif _scheme(path):
+            raise UnsupportedError(f"{path!r} is not a local path")
+        return os.path.abspath(path)
+
+    def open_output_stream(self, path: str) -> pa.NativeFile:
+        self._make_parent(path)
+        return super().open_output_stream(path)
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        target = self.to_fs_path(path)
+        tmp = self._write_temp(target, data)
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+
+    def try_create_atomic(self, path: str, data: bytes) -> bool:
+        target = self.to_fs_path(path)
+        tmp = self._write_temp(target, data)
+        try:
+            # link(2) fails with EEXIST if the target exists and publishes a complete file.
+            os.link(tmp, target)
+            return True
+        except FileExistsError:
+            return False
+        except OSError as e:
+            if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                raise
+            return self._create_exclusive(target, data)
+        finally:
+            _unlink_quietly(tmp)
+
+    def rename(self, src: str, dst: str) -> bool:
+        s, d = self.to_fs_path(src), self.to_fs_path(dst)
+        if os.path.isfile(s):
+            # For files, link + unlink never replaces an existing dst, even under a race.
+            try:
+                os.link(s, d)
+            except FileExistsError:
+                return False
+            except FileNotFoundError:
+                return False
+            os.unlink(s)
+            return True
+        return super().rename(src, dst)
+
+    # ---------------------------------------------------------------- helpers
+
+    def _make_parent(self, path: str) -> None:
+        os.makedirs(posixpath.dirname(self.to_fs_path(path)), exist_ok=True)
+
+    @staticmethod
+    def _write_temp(target: str, data: bytes) -> str:
+        """Write ``data`` durably to a hidden temp file beside ``target`` (same filesystem)."""
+        directory, name = os.path.split(target)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+        return tmp
+
+    @staticmethod
+    def _create_exclusive(target: str, data: bytes) -> bool:
+        # Filesystems without hard links: O_EXCL still lets exactly one writer win, but a
+        # reader may briefly see a partial file.
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return True
+
+
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+# -------------------------------------------------------------------- S3 options
+
+# option key -> S3FileSystem keyword. Paimon's own `s3.*` names and Hadoop's `fs.s3a.*` names.
+_S3_KEYS: dict[str, str] = {
+    "s3.access-key": "access_key",
+    "s3.access.key": "access_key",
+    "fs.s3a.access.key": "access_key",
+    "s3.secret-key": "secret_key",
+    "s3.secret.key": "secret_key",
+    "fs.s3a.secret.key": "secret_key",
+    "s3.session-token": "session_token",
+    "s3.session.token": "session_token",
+    "fs.s3a.session.token": "session_token",
+    "s3.region": "region",
+    "fs.s3a.endpoint.region": "region",
+    "fs.s3a.region": "region",
+    "s3.endpoint": "endpoint_override",
+    "fs.s3a.endpoint": "endpoint_override",
+    "s3.path.style.access": "path_style",
+    "s3.path-style-access": "path_style",
+    "fs.s3a.path.style.access": "path_style",
+    "s3.anonymous": "anonymous",
+    "s3.role-arn": "role_arn",
+    "fs.s3a.assumed.role.arn": "role_arn",
+}
+
+
+def _bool_option(key: str, value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise InvalidOptionError(f"option {key!r} must be true or false, got {value!r}")
+
+
+def s3_filesystem_kwargs(options: Mapping[str, str]) -> dict[str, Any]:
+    """Keyword arguments for :class:`pyarrow.fs.S3FileSystem` from catalog/table options.
+
+    >>> s3_filesystem_kwargs({"s3.endpoint": "http://localhost:9000", "s3.access-key": "k"})
+    {'endpoint_override': 'localhost:9000', 'scheme': 'http', 'access_key': 'k'}
+    """
+    kwargs: dict[str, Any] = {}
+    for key, value in options.items():
+        target = _S3_KEYS.get(key)
+        if target is None:
+            continue
+        if target == "endpoint_override":
+            parts = urlsplit(value if "://" in value else f"//{value}")
+            kwargs["endpoint_override"] = parts.netloc + parts.path.rstrip("/")
+            if parts.scheme:
+                kwargs["scheme"] = parts.scheme
+        elif target == "path_style":
+            # pyarrow addresses buckets path-style unless virtual addressing is forced.
+            kwargs["force_virtual_addressing"] = not _bool_option(key, value)
+        elif target == "anonymous":
+            kwargs["anonymous"] = _bool_option(key, value)
+        else:
+            kwargs[target] = value
+    return kwargs

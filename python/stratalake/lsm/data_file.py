@@ -7,6 +7,7 @@ columns; the reader accepts both because it only ever reads the value columns.
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 from collections.abc import Sequence
@@ -35,13 +36,11 @@ class FileNamer:
 
     def __init__(self, prefix: str = "data") -> None:
         self._uuid = str(uuid.uuid4())
-        self._n = 0
+        self._counter = itertools.count()  # atomic under the GIL: buckets flush in parallel
         self._prefix = prefix
 
     def next(self) -> str:
-        name = f"{self._prefix}-{self._uuid}-{self._n}.parquet"
-        self._n += 1
-        return name
+        return f"{self._prefix}-{self._uuid}-{next(self._counter)}.parquet"
 
 
 def bucket_dir(table_path: str, partition_path: str, bucket: int) -> str:
@@ -95,7 +94,7 @@ class DataFileWriter:
                 physical,
                 sink,
                 compression=self.options.file_compression,
-                use_dictionary=True,
+                use_dictionary=_dictionary_columns(physical),
                 write_statistics=False,
             )
         size = self.file_io.file_size(path)
@@ -147,6 +146,28 @@ class DataFileWriter:
             arrays.append(kv.column(f.name))
             fields.append(pa.field(f.name, to_arrow(f.type), nullable=f.type.nullable))
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _dictionary_columns(table: pa.Table) -> list[str]:
+    """Columns worth dictionary-encoding: few distinct values in a sample.
+
+    Dictionary-encoding a high-cardinality column costs twice the write time and makes the file
+    larger; for low-cardinality columns (row kinds, partition-like strings) it is a big win.
+    """
+    out = [VALUE_KIND]
+    n = table.num_rows
+    sample = table.slice(0, 4096) if n > 4096 else table
+    for name in table.column_names:
+        col = sample.column(name)
+        t = col.type
+        if name == VALUE_KIND or not (
+            pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_boolean(t)
+        ):
+            continue
+        distinct = pc.count_distinct(col).as_py() or 0
+        if distinct <= max(sample.num_rows // 4, 1):
+            out.append(name)
+    return out
 
 
 def read_kv_file(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -101,7 +103,13 @@ class TableRead:
         return merge_kv(kv, table.merge_context)
 
     def read_splits(self, splits: Sequence[Split]) -> pa.Table:
-        tables = [self.read_split_table(s) for s in splits]
+        """Read splits concurrently: Parquet decoding, sorting and takes release the GIL."""
+        workers = min(len(splits), os.cpu_count() or 1)
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                tables = list(pool.map(self.read_split_table, splits))
+        else:
+            tables = [self.read_split_table(s) for s in splits]
         if not tables:
             return self.output_schema().empty_table()
         return pa.concat_tables(tables)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -62,6 +65,7 @@ class TableWrite:
         self._buffered_bytes = 0
         self._written: list[str] = []
         self._committed = False
+        self._lock = threading.Lock()
 
     # -- input ----------------------------------------------------------------------------------
     def write(self, data: pa.Table | pa.RecordBatch, row_kind: str | None = None) -> None:
@@ -183,7 +187,8 @@ class TableWrite:
         if not buf.tables:
             return
         kv = pa.concat_tables(buf.tables) if len(buf.tables) > 1 else buf.tables[0]
-        self._buffered_bytes -= buf.nbytes
+        with self._lock:
+            self._buffered_bytes -= buf.nbytes
         buf.tables, buf.nbytes = [], 0
         table = self.table
         directory = bucket_dir(table.location, table.partition_codec.path(buf.partition_values), buf.bucket)
@@ -191,18 +196,27 @@ class TableWrite:
             writer = DataFileWriter(table.file_io, self._schema, self._options, directory, self._changelog_namer)
             files = writer.write(kv, level=0, is_changelog=True)
             buf.changelog_files += files
-            self._written += [f"{directory}/{f.file_name}" for f in files]
+            with self._lock:
+                self._written += [f"{directory}/{f.file_name}" for f in files]
         folded = merge_kv(kv, table.merge_context)
         writer = DataFileWriter(table.file_io, self._schema, self._options, directory, self._data_namer)
         files = writer.write(folded, level=0)
         buf.new_files += files
-        self._written += [f"{directory}/{f.file_name}" for f in files]
+        with self._lock:
+            self._written += [f"{directory}/{f.file_name}" for f in files]
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush every buffer and describe the new files; nothing is visible until committed."""
+        buffers = [b for b in self._buffers.values() if b.tables]
+        if len(buffers) > 1:
+            # Parquet encoding and compression release the GIL: flush buckets in parallel.
+            with ThreadPoolExecutor(min(len(buffers), os.cpu_count() or 1)) as pool:
+                list(pool.map(self._flush, buffers))
+        else:
+            for buf in buffers:
+                self._flush(buf)
         messages = []
         for buf in self._buffers.values():
-            self._flush(buf)
             if buf.new_files or buf.changelog_files:
                 messages.append(
                     CommitMessage(

@@ -1,0 +1,1 @@
+"""Interoperability tests against pypaimon, Apache Paimon's Python implementation."""

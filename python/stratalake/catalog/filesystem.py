@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -23,7 +24,7 @@ from stratalake.merge import MergeContext
 from stratalake.options import CoreOptions
 from stratalake.spec.schema import TableSchema
 from stratalake.table.table import Table
-from stratalake.types import DataField, DataType, from_arrow
+from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, from_arrow
 
 DB_SUFFIX = ".db"
 SchemaLike: TypeAlias = pa.Schema | Sequence[tuple[str, str | DataType] | tuple[str, str | DataType, str | None]]
@@ -217,10 +218,13 @@ def build_schema(
         DataField(i, name, dt.copy(nullable=False) if name in pk else dt, desc)
         for i, (name, dt, desc) in enumerate(columns)
     )
+    # Nested ROW members get table-wide ids after the top-level columns, as Paimon assigns them.
+    counter = [len(fields) - 1]
+    fields = tuple(replace(f, type=_assign_nested_ids(f.type, counter)) for f in fields)
     table_schema = TableSchema(
         id=0,
         fields=fields,
-        highest_field_id=len(fields) - 1,
+        highest_field_id=counter[0],
         partition_keys=tuple(parts),
         primary_keys=tuple(pk),
         options=opts,
@@ -229,6 +233,20 @@ def build_schema(
     )
     _validate(table, table_schema)
     return table_schema
+
+
+def _assign_nested_ids(dt: DataType, counter: list[int]) -> DataType:
+    if isinstance(dt, RowType):
+        members = []
+        for f in dt.fields:
+            counter[0] += 1
+            members.append(replace(f, id=counter[0], type=_assign_nested_ids(f.type, counter)))
+        return replace(dt, fields=tuple(members))
+    if isinstance(dt, (ArrayType, MultisetType)):
+        return replace(dt, element=_assign_nested_ids(dt.element, counter))
+    if isinstance(dt, MapType):
+        return replace(dt, key=_assign_nested_ids(dt.key, counter), value=_assign_nested_ids(dt.value, counter))
+    return dt
 
 
 def _validate(table: str, schema: TableSchema) -> None:

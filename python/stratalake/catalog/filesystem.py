@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from dataclasses import replace
+from typing import TypeAlias
 
 import pyarrow as pa
 
@@ -20,7 +20,7 @@ from stratalake.exceptions import (
     TableNotFoundError,
 )
 from stratalake.io import FileIO
-from stratalake.merge import MergeContext
+from stratalake.merge import MergeContext, create_merge_function, validate_merge_options
 from stratalake.options import CoreOptions
 from stratalake.spec.schema import TableSchema
 from stratalake.table.table import Table
@@ -276,15 +276,5 @@ def _validate(table: str, schema: TableSchema) -> None:
         if f not in schema.field_names:
             raise SchemaError(f"table {table}: option names unknown column '{f}'")
     ctx = MergeContext.of(schema, options, table)
-    validator: Any = None
-    try:
-        from stratalake.merge import validate_merge_options  # type: ignore[attr-defined]
-
-        validator = validate_merge_options
-    except ImportError:
-        validator = None
-    if validator is not None:
-        validator(ctx)
-    from stratalake.merge import create_merge_function
-
+    validate_merge_options(ctx)
     create_merge_function(ctx)

@@ -54,6 +54,23 @@ def merge_kv(kv: pa.Table, ctx: MergeContext, mf: MergeFunction | None = None) -
     return fn.merge(sorted_kv, starts)
 
 
+def validate_merge_options(ctx: MergeContext) -> None:
+    """Check the table's merge options at CREATE/ALTER TABLE (raises InvalidOptionError)."""
+    from stratalake.merge.validation import validate_merge_options as validate
+
+    validate(ctx)
+
+
+def prepare_input(kv: pa.Table, ctx: MergeContext) -> pa.Table:
+    """Normalize raw input rows before the write buffer folds them (``count`` columns -> 1/0).
+
+    Rows read back from data files must not pass through here: they already hold partial results.
+    """
+    from stratalake.merge.aggregation import prepare_input as prepare
+
+    return prepare(kv, ctx)
+
+
 def drop_retracted(kv: pa.Table) -> pa.Table:
     """Keep only live rows (+I/+U): what a batch read returns after the merge."""
     if kv.num_rows == 0:
@@ -75,5 +92,7 @@ __all__ = [
     "drop_retracted",
     "key_group_starts",
     "merge_kv",
+    "prepare_input",
     "sort_kv",
+    "validate_merge_options",
 ]

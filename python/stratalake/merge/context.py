@@ -29,7 +29,12 @@ class RowKind(IntEnum):
         return _BY_SHORT[text]
 
 
-_BY_SHORT = {"+I": RowKind.INSERT, "-U": RowKind.UPDATE_BEFORE, "+U": RowKind.UPDATE_AFTER, "-D": RowKind.DELETE}
+_BY_SHORT = {
+    "+I": RowKind.INSERT,
+    "-U": RowKind.UPDATE_BEFORE,
+    "+U": RowKind.UPDATE_AFTER,
+    "-D": RowKind.DELETE,
+}
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,9 @@ class MergeContext:
     sequence_descending: bool
 
     @staticmethod
-    def of(schema: TableSchema, options: CoreOptions | None = None, table_name: str = "table") -> MergeContext:
+    def of(
+        schema: TableSchema, options: CoreOptions | None = None, table_name: str = "table"
+    ) -> MergeContext:
         opts = options if options is not None else CoreOptions(schema.options, table_name)
         return MergeContext(
             table_name=table_name,

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from stratalake.merge.context import VALUE_KIND, MergeContext, RowKind
+from stratalake.merge.field_options import ignore_delete
 from stratalake.merge.sort import group_ends
 
 
@@ -13,7 +14,7 @@ class DeduplicateMergeFunction:
     """Keeps the newest row per key; with ``ignore-delete``, retractions are skipped."""
 
     def __init__(self, ctx: MergeContext) -> None:
-        self._ignore_delete = ctx.options.ignore_delete
+        self._ignore_delete = ignore_delete(ctx)
 
     def merge(self, sorted_kv: pa.Table, starts: np.ndarray) -> pa.Table:
         n = sorted_kv.num_rows

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stratalake.exceptions import UnsupportedError
+from stratalake.merge.aggregation import AggregateMergeFunction
 from stratalake.merge.context import MergeContext
 from stratalake.merge.deduplicate import DeduplicateMergeFunction
+from stratalake.merge.first_row import FirstRowMergeFunction
+from stratalake.merge.partial_update import PartialUpdateMergeFunction
 from stratalake.options import MergeEngine
 
 if TYPE_CHECKING:
@@ -15,6 +17,10 @@ if TYPE_CHECKING:
 
 def create(ctx: MergeContext) -> MergeFunction:
     engine = ctx.options.merge_engine
-    if engine is MergeEngine.DEDUPLICATE:
-        return DeduplicateMergeFunction(ctx)
-    raise UnsupportedError(f"table {ctx.table_name}: merge-engine '{engine.value}' is not available yet")
+    if engine is MergeEngine.PARTIAL_UPDATE:
+        return PartialUpdateMergeFunction(ctx)
+    if engine is MergeEngine.AGGREGATE:
+        return AggregateMergeFunction(ctx)
+    if engine is MergeEngine.FIRST_ROW:
+        return FirstRowMergeFunction(ctx)
+    return DeduplicateMergeFunction(ctx)

@@ -46,6 +46,14 @@ class SnapshotNotFoundError(StrataLakeError):
     """The requested snapshot does not exist or has expired."""
 
 
+class TagNotFoundError(SnapshotNotFoundError):
+    """The requested tag does not exist."""
+
+
+class TagAlreadyExistsError(StrataLakeError):
+    """A tag with that name already exists."""
+
+
 class CorruptFileError(StrataLakeError):
     """A metadata or data file cannot be decoded."""
 

@@ -142,17 +142,26 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "file.format": _Spec(str, "parquet", "data file format (parquet)"),
     "file.compression": _Spec(str, "zstd", "Parquet compression codec"),
     "metadata.stats-mode": _Spec(str, "truncate(16)", "none, counts, full or truncate(N)"),
-    "num-levels": _Spec(_parse_int, "5", "LSM levels"),
+    "num-levels": _Spec(_parse_int, None, "LSM levels (default: num-sorted-run.compaction-trigger + 1)"),
     "num-sorted-run.compaction-trigger": _Spec(_parse_int, "5", "sorted runs that trigger compaction"),
     "num-sorted-run.stop-trigger": _Spec(_parse_int, None, "sorted runs that stall writes"),
     "compaction.size-ratio": _Spec(_parse_int, "1", "universal compaction size ratio (percent)"),
     "compaction.max-size-amplification-percent": _Spec(_parse_int, "200", "size amplification bound"),
-    "write-only": _Spec(_parse_bool, "false", "skip compaction on write"),
+    "write-only": _Spec(_parse_bool, "false", "skip compaction and snapshot expiration on write"),
+    "compaction.force-up-level-0": _Spec(_parse_bool, "false", "always compact every level-0 file"),
+    "force-lookup": _Spec(_parse_bool, "false", "compact with lookup even without a lookup changelog"),
+    "lookup.cache-max-memory-size": _Spec(parse_memory_size, "256 mb", "memory of the lookup cache"),
+    "lookup.cache-max-disk-size": _Spec(parse_memory_size, str(2**63 - 1), "local disk of the lookup cache"),
+    "lookup.cache-file-retention": _Spec(parse_duration_ms, "1 h", "how long local lookup copies live"),
     "full-compaction.delta-commits": _Spec(_parse_int, None, "full compaction every N commits"),
     "deletion-vectors.enabled": _Spec(_parse_bool, "false", "produce deletion vectors on compaction"),
     "snapshot.num-retained.min": _Spec(_parse_int, "10", "snapshots always kept"),
     "snapshot.num-retained.max": _Spec(_parse_int, str(2**31 - 1), "snapshots kept at most"),
     "snapshot.time-retained": _Spec(parse_duration_ms, "1 h", "age before a snapshot may expire"),
+    "snapshot.expire.limit": _Spec(_parse_int, "50", "snapshots one expiration may delete at most"),
+    "changelog.num-retained.min": _Spec(_parse_int, None, "changelogs always kept (default: snapshot's)"),
+    "changelog.num-retained.max": _Spec(_parse_int, None, "changelogs kept at most (default: snapshot's)"),
+    "changelog.time-retained": _Spec(parse_duration_ms, None, "age before a changelog may expire"),
     "partition.default-name": _Spec(str, "__DEFAULT_PARTITION__", "directory name of a null partition"),
     "commit.max-retries": _Spec(_parse_int, "10", "retries of a commit that lost a race"),
     "manifest.target-file-size": _Spec(parse_memory_size, "8 mb", "target size of manifest files"),
@@ -291,7 +300,11 @@ class CoreOptions(Mapping[str, str]):
 
     @property
     def num_levels(self) -> int:
-        return int(self._parsed("num-levels"))
+        # Paimon: one more than the compaction trigger, so compaction never has to output level 0.
+        value = self._parsed("num-levels")
+        if value is None:
+            return int(self._parsed("num-sorted-run.compaction-trigger")) + 1
+        return int(value)
 
     @property
     def partition_default_name(self) -> str:

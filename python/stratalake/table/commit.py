@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from stratalake.exceptions import CommitConflictError
 from stratalake.spec.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
 from stratalake.spec.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
+from stratalake.table.expire import expire_after_commit
 from stratalake.table.manifests import ManifestIO, ManifestNamer, fold_entries
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -111,9 +115,25 @@ class TableCommit:
                 lambda live: _Plan(CommitKind.APPEND, new_files, changelog), identifier, check_deletes=False
             )
         if compact:
-            last = self._commit_with_retry(
-                lambda live: _Plan(CommitKind.COMPACT, compact, compact_changelog), identifier, check_deletes=True
-            )
+            try:
+                last = self._commit_with_retry(
+                    lambda live: _Plan(CommitKind.COMPACT, compact, compact_changelog), identifier, check_deletes=True
+                )
+            except CommitConflictError:
+                if last is None:
+                    raise  # nothing is committed: the caller removes the files
+                # The data is committed; only a writer's own compaction lost a race (e.g. with a
+                # compaction job). Compaction is optional, so drop it instead of failing the write.
+                self.table.delete_uncommitted([replace(m, new_files=(), changelog_files=()) for m in msgs])
+                _LOG.warning(
+                    "table %s: compaction after snapshot %s was abandoned: a concurrent commit "
+                    "removed some of its input files",
+                    self.table.identifier,
+                    last,
+                )
+        if last is not None:
+            # As Paimon's committer: expire once a new snapshot exists (skipped when write-only).
+            expire_after_commit(self.table)
         return last if last is not None else self.table.snapshot_manager.latest_snapshot_id()
 
     # -- internals ------------------------------------------------------------------------------

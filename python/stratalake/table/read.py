@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from stratalake.changelog.producers import lookup_merge_enabled
 from stratalake.exceptions import SchemaError
 from stratalake.expressions import FilterLike, Predicate, conjunction, split_conjuncts, to_predicate
 from stratalake.lsm.data_file import bucket_dir, read_kv_file
-from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, drop_retracted, merge_kv
+from stratalake.lsm.lookup import LookupMergeFunction, with_level
+from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, create_merge_function, drop_retracted, merge_kv
 from stratalake.options import MergeEngine
 from stratalake.table.scan import Split
 
@@ -43,6 +45,8 @@ class TableRead:
         self._pre_merge = conjunction([p for p in conjuncts if p.columns() <= safe])
         self._post_merge = conjunction([p for p in conjuncts if not p.columns() <= safe])
         self._read_columns = self._columns_to_read(schema.fields)
+        # Lookup tables merge only a key's newest high-level record with its level-0 records.
+        self._lookup_merge = lookup_merge_enabled(table.merge_context)
 
     def _columns_to_read(self, fields: Sequence[object]) -> list[str] | None:
         table = self.table
@@ -78,12 +82,12 @@ class TableRead:
             )
             if self._pre_merge is not None:
                 kv = kv.filter(self._pre_merge.to_arrow())
-            parts.append(kv)
+            parts.append(with_level(kv, f.level) if self._lookup_merge and split.needs_merge else kv)
         if not parts:
             return self.output_schema().empty_table()
         kv = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if split.needs_merge:
-            kv = merge_kv(kv, table.merge_context)
+            kv = self._merge(kv)
         kv = drop_retracted(kv)
         if self._post_merge is not None:
             kv = kv.filter(self._post_merge.to_arrow())
@@ -99,8 +103,15 @@ class TableRead:
             read_kv_file(table.file_io, f"{directory}/{f.file_name}", table.file_schema(f.schema_id), schema)
             for f in split.files
         ]
-        kv = pa.concat_tables(parts)
-        return merge_kv(kv, table.merge_context)
+        if self._lookup_merge:
+            parts = [with_level(kv, f.level) for kv, f in zip(parts, split.files, strict=True)]
+        return self._merge(pa.concat_tables(parts))
+
+    def _merge(self, kv: pa.Table) -> pa.Table:
+        ctx = self.table.merge_context
+        if self._lookup_merge:
+            return merge_kv(kv, ctx, LookupMergeFunction(create_merge_function(ctx)))
+        return merge_kv(kv, ctx)
 
     def read_splits(self, splits: Sequence[Split]) -> pa.Table:
         """Read splits concurrently: Parquet decoding, sorting and takes release the GIL."""

@@ -16,6 +16,8 @@ from stratalake.options import CoreOptions
 from stratalake.spec.manifest import ManifestEntry
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.snapshot import Snapshot
+from stratalake.table import changelog_read, expire, orphan, tags
+from stratalake.table.changelog_manager import ChangelogManager
 from stratalake.table.commit import CommitMessage, TableCommit
 from stratalake.table.manifests import ManifestIO, fold_entries
 from stratalake.table.partition import PartitionCodec
@@ -42,6 +44,8 @@ class Table:
         self.identifier = identifier
         self.schema_manager = SchemaManager(file_io, self.location, identifier)
         self.snapshot_manager = SnapshotManager(file_io, self.location, identifier)
+        self.tag_manager = tags.TagManager(file_io, self.location, identifier)
+        self.changelog_manager = ChangelogManager(file_io, self.location, identifier)
         self._schema = schema if schema is not None else self.schema_manager.latest()
 
     # -- metadata ---------------------------------------------------------------------------------
@@ -153,13 +157,75 @@ class Table:
         splits = self.new_scan(filter, snapshot_id, timestamp_ms).plan()
         return self.new_read(columns, filter).read_splits(splits)
 
+    def compact(self, full: bool = False, partitions: Sequence[dict[str, Any]] | None = None) -> int | None:
+        """Compact the table's buckets (all files into the top level with ``full``) as one
+        COMPACT snapshot; returns its id, or None when nothing needed compacting.
+
+        Raises :class:`~stratalake.exceptions.CommitConflictError` (leaving the table unchanged)
+        when a concurrent compaction removed some of the same files first.
+        """
+        from stratalake.table.compact import compact
+
+        messages = compact(self, full=full, partitions=partitions)
+        if not messages:
+            return None
+        try:
+            return self.new_commit().commit(messages)
+        except BaseException:
+            self.delete_uncommitted(messages)
+            raise
+
     def delete_uncommitted(self, messages: Sequence[CommitMessage]) -> None:
         """Remove the files of messages whose commit failed (they were never visible)."""
         codec = self.partition_codec
         for m in messages:
             directory = bucket_dir(self.location, codec.path(codec.from_bytes(m.partition)), m.bucket)
-            for f in (*m.new_files, *m.changelog_files, *m.compact_after, *m.compact_changelog_files):
+            # An upgraded file keeps its name: it is still the committed input, never delete it.
+            inputs = {f.file_name for f in m.compact_before}
+            outputs = [f for f in m.compact_after if f.file_name not in inputs]
+            for f in (*m.new_files, *m.changelog_files, *outputs, *m.compact_changelog_files):
                 self.file_io.delete_quietly(f"{directory}/{f.file_name}")
+
+    # -- lifecycle: expiration, orphans, tags, change records -----------------------------------
+    def expire_snapshots(
+        self,
+        retain_max: int | None = None,
+        retain_min: int | None = None,
+        older_than_ms: int | None = None,
+        max_deletes: int | None = None,
+    ) -> int:
+        """Expire old snapshots and delete the files only they referenced; returns how many expired.
+
+        Unset arguments come from ``snapshot.num-retained.max``/``.min``, ``snapshot.time-retained``
+        (``older_than_ms`` is an epoch-millis bound instead) and ``snapshot.expire.limit``.
+        """
+        cfg = expire.ExpireConfig.from_options(self.core_options, retain_max, retain_min, max_deletes)
+        return expire.expire_snapshots(self, cfg, older_than_ms=older_than_ms)
+
+    def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
+        """Delete files no snapshot, tag or changelog uses, older than ``older_than_ms``
+        (default: one day ago); returns their paths."""
+        return orphan.remove_orphan_files(self, older_than_ms, dry_run)
+
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> Snapshot:
+        """Tag a snapshot (default: the latest) so that its files survive expiration."""
+        return tags.create_tag(self, name, snapshot_id)
+
+    def delete_tag(self, name: str) -> list[str]:
+        """Delete a tag and the files only it referenced; returns the deleted paths."""
+        return tags.delete_tag(self, name)
+
+    def tags(self) -> dict[str, Snapshot]:
+        """Every tag of the table, by name, with the snapshot it points at."""
+        return self.tag_manager.tags()
+
+    def changelog(self, start_snapshot: int | None = None, end_snapshot: int | None = None) -> pa.Table:
+        """Change records of snapshots ``(start_snapshot, end_snapshot]``, ``_row_kind`` first."""
+        return changelog_read.read_changelog(self, start_snapshot, end_snapshot)
+
+    def audit_log(self, snapshot_id: int | None = None, filter: FilterLike = None) -> pa.Table:
+        """Paimon's ``$audit_log``: the merged rows with their row kind in a ``rowkind`` column."""
+        return changelog_read.read_audit_log(self, snapshot_id, filter)
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, location={self.location!r}, schema_id={self._schema.id})"

@@ -15,11 +15,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.exceptions import InvalidDataError, SchemaError
+from stratalake.lsm.compaction import CompactIncrement, MergeTreeCompactManager
 from stratalake.lsm.data_file import DataFileWriter, FileNamer, bucket_dir
-from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, merge_kv
+from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, merge_kv, prepare_input
 from stratalake.options import ChangelogProducer
 from stratalake.spec.bucket import bucket_ids
 from stratalake.spec.manifest import DataFileMeta
+from stratalake.spec.snapshot import CommitKind
 from stratalake.table.commit import CommitMessage
 from stratalake.table.partition import group_rows
 
@@ -39,6 +41,8 @@ class _BucketBuffer:
     nbytes: int = 0
     new_files: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
+    manager: MergeTreeCompactManager | None = None  # None: no compaction (write-only)
+    increment: CompactIncrement | None = None
 
 
 class TableWrite:
@@ -59,7 +63,8 @@ class TableWrite:
         self._bucket_keys = schema.bucket_keys
         self._bucket_types = [schema.field(k).type for k in self._bucket_keys]
         self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
-        self._max_sequences: dict[tuple[bytes, int], int] | None = None
+        self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+        self._full_compaction: bool | None = None
         self._data_namer = FileNamer("data")
         self._changelog_namer = FileNamer("changelog")
         self._buffered_bytes = 0
@@ -158,7 +163,7 @@ class TableWrite:
         key = (partition, bucket)
         buf = self._buffers.get(key)
         if buf is None:
-            buf = _BucketBuffer(partition, values, bucket, self._restore_sequence(key))
+            buf = self._new_buffer(partition, values, bucket)
             self._buffers[key] = buf
         n = part.num_rows
         seq = pa.array(np.arange(buf.next_sequence, buf.next_sequence + n, dtype=np.int64))
@@ -169,11 +174,22 @@ class TableWrite:
         buf.nbytes += kv.nbytes
         self._buffered_bytes += kv.nbytes
 
-    def _restore_sequence(self, key: tuple[bytes, int]) -> int:
-        """A bucket continues after the highest sequence number of its live files."""
-        if self._max_sequences is None:
-            self._max_sequences = self.table.max_sequence_numbers()
-        return self._max_sequences.get(key, -1) + 1
+    def _new_buffer(self, partition: bytes, values: tuple[Any, ...], bucket: int) -> _BucketBuffer:
+        """A bucket continues after the highest sequence number of its live files; unless
+        ``write-only``, its files are also restored into levels for compaction."""
+        if self._restored is None:
+            snap = self.table.latest_snapshot()
+            self._restored = {}
+            for e in self.table.live_entries(snap) if snap is not None else []:
+                self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
+        files = self._restored.get((partition, bucket), [])
+        buf = _BucketBuffer(partition, values, bucket, max((f.max_sequence_number for f in files), default=-1) + 1)
+        if not self._options.get_bool("write-only"):
+            from stratalake.table.compact import bucket_manager
+
+            buf.manager = bucket_manager(self.table, values, bucket, files)
+            buf.increment = CompactIncrement(buf.manager.rewriter.files.delete)
+        return buf
 
     # -- flushing ---------------------------------------------------------------------------------
     def _flush_largest(self) -> None:
@@ -198,26 +214,80 @@ class TableWrite:
             buf.changelog_files += files
             with self._lock:
                 self._written += [f"{directory}/{f.file_name}" for f in files]
-        folded = merge_kv(kv, table.merge_context)
+        # Raw input becomes mergeable partial results (e.g. `count` columns -> 1/0) before the fold.
+        folded = merge_kv(prepare_input(kv, table.merge_context), table.merge_context)
         writer = DataFileWriter(table.file_io, self._schema, self._options, directory, self._data_namer)
         files = writer.write(folded, level=0)
         buf.new_files += files
         with self._lock:
             self._written += [f"{directory}/{f.file_name}" for f in files]
+        if buf.manager is not None:
+            # As Paimon's writers: new level-0 files may trigger a compaction of the bucket.
+            for f in files:
+                buf.manager.add_new_file(f)
+            self._compact(buf, full=False)
+
+    def _compact(self, buf: _BucketBuffer, full: bool) -> bool:
+        assert buf.manager is not None and buf.increment is not None
+        result = buf.manager.trigger_compaction(full)
+        if result is None:
+            return False
+        buf.increment.add(result)
+        return True
+
+    def _finish(self, buf: _BucketBuffer, full: bool) -> None:
+        """Flush, then compact as a commit requires: fully when due, and for lookup tables all of
+        level 0 (whose changelog is produced by that compaction)."""
+        self._flush(buf)
+        manager = buf.manager
+        if manager is None:
+            return
+        if full:
+            self._compact(buf, full=True)
+        for _ in range(manager.levels.number_of_levels):
+            if not manager.compaction_not_completed() or not self._compact(buf, full=False):
+                break
+
+    def _full_compaction_due(self) -> bool:
+        """Every ``full-compaction.delta-commits`` commits (default 1 with the full-compaction
+        producer), counted as APPEND snapshots since the last full compaction."""
+        if self._full_compaction is None:
+            delta = self._options.get_int("full-compaction.delta-commits")
+            if delta is None and self._options.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+                delta = 1
+            self._full_compaction = delta is not None and self._commits_since_full_compaction() + 1 >= delta
+        return self._full_compaction
+
+    def _commits_since_full_compaction(self) -> int:
+        sm = self.table.snapshot_manager
+        latest, earliest = sm.latest_snapshot_id(), sm.earliest_snapshot_id()
+        count = 0
+        if latest is None or earliest is None:
+            return count
+        producer = self._options.changelog_producer is ChangelogProducer.FULL_COMPACTION
+        for sid in range(latest, earliest - 1, -1):
+            snap = sm.snapshot(sid)
+            if snap.commit_kind is CommitKind.COMPACT and (not producer or snap.changelog_manifest_list):
+                break
+            count += snap.commit_kind is CommitKind.APPEND
+        return count
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush every buffer and describe the new files; nothing is visible until committed."""
-        buffers = [b for b in self._buffers.values() if b.tables]
+        compacting = any(b.manager is not None for b in self._buffers.values())
+        buffers = [b for b in self._buffers.values() if b.tables or compacting]
+        full = compacting and self._full_compaction_due()
         if len(buffers) > 1:
-            # Parquet encoding and compression release the GIL: flush buckets in parallel.
+            # Parquet encoding and compression release the GIL: flush (and compact) buckets in parallel.
             with ThreadPoolExecutor(min(len(buffers), os.cpu_count() or 1)) as pool:
-                list(pool.map(self._flush, buffers))
+                list(pool.map(lambda b: self._finish(b, full), buffers))
         else:
             for buf in buffers:
-                self._flush(buf)
+                self._finish(buf, full)
         messages = []
         for buf in self._buffers.values():
-            if buf.new_files or buf.changelog_files:
+            before, after, compact_changelog = buf.increment.drain() if buf.increment else ((), (), ())
+            if buf.new_files or buf.changelog_files or before or after or compact_changelog:
                 messages.append(
                     CommitMessage(
                         partition=buf.partition,
@@ -225,11 +295,17 @@ class TableWrite:
                         total_buckets=self._num_buckets,
                         new_files=tuple(buf.new_files),
                         changelog_files=tuple(buf.changelog_files),
+                        compact_before=before,
+                        compact_after=after,
+                        compact_changelog_files=compact_changelog,
                     )
                 )
             buf.new_files, buf.changelog_files = [], []
+            if buf.manager is not None:
+                buf.manager.rewriter.files.written.clear()  # now owned by the messages
         # From here on the messages own the files: whoever commits (or abandons) them decides.
         self._written = []
+        self._full_compaction = None  # the next commit counts again
         return messages
 
     def commit(
@@ -257,6 +333,10 @@ class TableWrite:
         """Delete every file this writer wrote that was not committed."""
         for path in self._written:
             self.table.file_io.delete_quietly(path)
+        for buf in self._buffers.values():
+            if buf.manager is not None:  # compaction outputs (never the committed inputs)
+                for path in buf.manager.rewriter.files.written:
+                    self.table.file_io.delete_quietly(path)
         self._written = []
         self._buffers.clear()
         self._buffered_bytes = 0

@@ -1,0 +1,107 @@
+"""``changelog-producer = lookup``: changelog from compacting level 0 with a lookup of old values.
+
+At every commit the writer compacts its level-0 files up (see ``ForceUpLevel0Compaction``). For each
+key written, the old value is the newest record of that key in a higher level: either among the
+compacted files or, if none, looked up in the levels above the output. New records are merged with
+it, and the difference becomes the changelog (Paimon's ``LookupChangelogMergeFunctionWrapper``).
+Everything is done for all keys at once: one sort, one lookup join, one merge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from stratalake.changelog.diff import align_results, diff_changelog
+from stratalake.lsm.compaction.rewriter import (
+    BucketFiles,
+    CompactResult,
+    MergeTreeCompactRewriter,
+    section_files,
+    sort_runs,
+)
+from stratalake.lsm.levels import SortedRun
+from stratalake.lsm.lookup import LEVEL, GroupLevels, LookupLevels, filter_groups, without_level
+from stratalake.merge import MergeContext, drop_retracted, key_group_starts, sort_kv
+from stratalake.options import MergeEngine
+from stratalake.spec.manifest import DataFileMeta
+
+
+class LookupChangelogRewriter(MergeTreeCompactRewriter):
+    """Compaction rewriter that emits changelog whenever level-0 records take part."""
+
+    def __init__(
+        self, files: BucketFiles, ctx: MergeContext, lookup_levels: LookupLevels, row_deduplicate: bool
+    ) -> None:
+        first_row = ctx.options.merge_engine is MergeEngine.FIRST_ROW
+        # first-row keeps the oldest record anyway; it needs no "newest high-level" filter.
+        super().__init__(files, ctx, lookup_merge=not first_row)
+        self.first_row = first_row
+        self.lookup_levels = lookup_levels
+        self.row_deduplicate = row_deduplicate
+
+    def rewrite(
+        self, output_level: int, drop_delete: bool, sections: Sequence[Sequence[SortedRun]]
+    ) -> CompactResult:
+        files = section_files(sections)
+        if output_level == 0 or all(f.level != 0 for f in files):
+            return super().rewrite(output_level, drop_delete, sections)
+        return self._rewrite_with_changelog(output_level, drop_delete, files)
+
+    def upgrade(self, output_level: int, file: DataFileMeta) -> CompactResult:
+        if file.level == 0:
+            return self._rewrite_with_changelog(output_level, False, (file,))
+        return super().upgrade(output_level, file)
+
+    def _rewrite_with_changelog(
+        self, output_level: int, drop_delete: bool, files: Sequence[DataFileMeta]
+    ) -> CompactResult:
+        ctx = self.ctx
+        kv = sort_runs(self.files.read_all(files, levels=True), ctx)
+        starts = key_group_starts(kv, ctx.key_names)
+        groups = GroupLevels.of(kv.column(LEVEL).to_numpy(), starts)
+        missing = groups.has_level0 & (groups.high < 0)
+        looked_up = np.zeros(len(starts), dtype=bool)
+        if missing.any():
+            keys = kv.take(pa.array(starts[missing])).select(list(ctx.key_names))
+            found = self.lookup_levels.lookup(keys, output_level + 1)
+            if found is not None:
+                found = found.select(kv.column_names).cast(kv.schema)
+                kv = sort_kv(pa.concat_tables([kv, found]), ctx)
+                starts = key_group_starts(kv, ctx.key_names)
+                levels = kv.column(LEVEL).to_numpy()
+                groups = GroupLevels.of(levels, starts)
+                # Groups whose only high-level record came from the lookup (above the output).
+                high_level = np.where(groups.high >= 0, levels[np.maximum(groups.high, 0)], 0)
+                looked_up = groups.high >= 0
+                looked_up &= high_level > output_level
+        if self.first_row:
+            merge_kv_, merge_starts = kv, starts
+        else:
+            merge_kv_, merge_starts = filter_groups(kv, starts, groups.keep)
+        merged = without_level(self.merge_function.merge(without_level(merge_kv_), merge_starts))
+        after_idx = align_results(kv, starts, merged, ctx.key_names)
+        changelog = diff_changelog(
+            kv,
+            groups.high,
+            merged,
+            after_idx,
+            groups.has_level0,
+            ctx.value_names,
+            self.row_deduplicate,
+            inserts_only=self.first_row,
+        )
+        result = merged
+        if self.first_row and looked_up.any():
+            # The kept record already lives in a higher level; do not write it twice.
+            keep = np.ones(merged.num_rows, dtype=bool)
+            idx = after_idx[looked_up]
+            keep[idx[idx >= 0]] = False
+            result = merged.filter(pa.array(keep))
+        if drop_delete:
+            result = drop_retracted(result)
+        after = self.files.write(result, output_level)
+        cl = self.files.write(changelog, output_level, changelog=True) if changelog is not None else ()
+        return CompactResult(tuple(files), after, cl)

@@ -1,0 +1,162 @@
+"""The I/O of compaction: read the picked runs, merge them with the table's merge function, and
+write the result at the output level (``_FILE_SOURCE`` = COMPACT).
+
+Changelog producers subclass :class:`MergeTreeCompactRewriter` (see :mod:`stratalake.changelog`)
+and return changelog files along with the compacted ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stratalake.io import FileIO
+from stratalake.lsm.data_file import DataFileWriter, FileNamer, read_kv_file
+from stratalake.lsm.levels import SortedRun
+from stratalake.lsm.lookup import LookupMergeFunction, with_level
+from stratalake.merge import (
+    SEQUENCE_NUMBER,
+    MergeContext,
+    MergeFunction,
+    create_merge_function,
+    drop_retracted,
+    key_group_starts,
+    sort_kv,
+)
+from stratalake.options import CoreOptions
+from stratalake.spec.manifest import DataFileMeta, FileSource
+from stratalake.spec.schema import TableSchema
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    """Files a compaction removed and added, and the changelog files it produced."""
+
+    before: tuple[DataFileMeta, ...] = ()
+    after: tuple[DataFileMeta, ...] = ()
+    changelog: tuple[DataFileMeta, ...] = ()
+
+    def merge(self, other: CompactResult) -> CompactResult:
+        return CompactResult(
+            self.before + other.before, self.after + other.after, self.changelog + other.changelog
+        )
+
+
+@dataclass
+class BucketFiles:
+    """Reading and writing the data files of one (partition, bucket)."""
+
+    file_io: FileIO
+    directory: str
+    schema: TableSchema  # files are read into and written with this schema
+    options: CoreOptions
+    schema_of: Callable[[int], TableSchema]  # the schema a file was written with
+    data_namer: FileNamer = dataclasses.field(default_factory=lambda: FileNamer("data"))
+    changelog_namer: FileNamer = dataclasses.field(default_factory=lambda: FileNamer("changelog"))
+    written: list[str] = dataclasses.field(default_factory=list)  # paths, for cleanup on failure
+    # Reads files through another path (e.g. a local copy of a remote file) when set.
+    local_path: Callable[[str], str] | None = None
+
+    def path(self, f: DataFileMeta) -> str:
+        return f"{self.directory}/{f.file_name}"
+
+    def read(self, f: DataFileMeta) -> pa.Table:
+        """The KV table of a data file, in :attr:`schema`."""
+        path = self.path(f)
+        if self.local_path is not None:
+            from stratalake.io import LocalFileIO
+
+            return read_kv_file(
+                LocalFileIO(), self.local_path(path), self.schema_of(f.schema_id), self.schema
+            )
+        return read_kv_file(self.file_io, path, self.schema_of(f.schema_id), self.schema)
+
+    def read_all(self, files: Iterable[DataFileMeta], levels: bool = False) -> pa.Table:
+        """Files concatenated oldest first (see :func:`sort_runs`); with ``levels``, each row also
+        carries its file's level."""
+        ordered = sorted(files, key=lambda f: (-f.level, f.max_sequence_number, f.file_name))
+        parts = [with_level(self.read(f), f.level) if levels else self.read(f) for f in ordered]
+        if not parts:
+            raise ValueError("no files to read")
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def write(self, kv: pa.Table, level: int, changelog: bool = False) -> tuple[DataFileMeta, ...]:
+        namer = self.changelog_namer if changelog else self.data_namer
+        writer = DataFileWriter(self.file_io, self.schema, self.options, self.directory, namer)
+        metas = writer.write(kv, level=level, file_source=FileSource.COMPACT, is_changelog=changelog)
+        self.written += [self.path(m) for m in metas]
+        return tuple(metas)
+
+    def delete(self, f: DataFileMeta) -> None:
+        self.file_io.delete_quietly(self.path(f))
+
+
+def sort_runs(kv: pa.Table, ctx: MergeContext) -> pa.Table:
+    """Sort rows of whole sorted runs, concatenated oldest first, into merge order.
+
+    For a key, a higher level holds older records than a lower one, and older level-0 files hold
+    older records than newer ones; so a stable sort by the key alone yields merge order, much
+    faster than also sorting by sequence number. The order is verified and, where it does not hold
+    (``sequence.field``, concurrent writers' interleaved level-0 files), the full sort is used.
+    """
+    if kv.num_rows == 0 or ctx.sequence_fields:
+        return sort_kv(kv, ctx)
+    names = list(ctx.key_names)
+    col = kv.column(names[0]) if len(names) == 1 else None
+    if col is not None and pa.types.is_integer(col.type) and col.null_count == 0:
+        idx = np.argsort(col.to_numpy(), kind="stable")
+    else:
+        idx = pc.sort_indices(kv, sort_keys=[(k, "ascending") for k in names]).to_numpy()
+    out = kv if bool(np.all(idx[1:] > idx[:-1])) else kv.take(pa.array(idx))
+    seq = out.column(SEQUENCE_NUMBER).to_numpy()
+    starts = key_group_starts(out, ctx.key_names)
+    same_key = np.ones(len(seq) - 1, dtype=bool)
+    same_key[starts[1:] - 1] = False
+    if bool(np.any(same_key & (seq[1:] < seq[:-1]))):
+        return sort_kv(kv, ctx)
+    return out
+
+
+def merge_runs(kv: pa.Table, ctx: MergeContext, mf: MergeFunction) -> pa.Table:
+    """:func:`sort_runs`, then fold every key with ``mf``."""
+    if kv.num_rows == 0:
+        return kv
+    sorted_kv = sort_runs(kv, ctx)
+    return mf.merge(sorted_kv, key_group_starts(sorted_kv, ctx.key_names))
+
+
+def section_files(sections: Sequence[Sequence[SortedRun]]) -> tuple[DataFileMeta, ...]:
+    return tuple(f for section in sections for run in section for f in run.files)
+
+
+class MergeTreeCompactRewriter:
+    """Merges runs into files of the output level; upgrades only change a file's level.
+
+    With ``lookup_merge`` (lookup tables) only the newest high-level record of a key and its
+    level-0 records are merged, as every reader of such a table does.
+    """
+
+    def __init__(self, files: BucketFiles, ctx: MergeContext, lookup_merge: bool = False) -> None:
+        self.files = files
+        self.ctx = ctx
+        self.lookup_merge = lookup_merge
+        inner = create_merge_function(ctx)
+        self.merge_function: MergeFunction = LookupMergeFunction(inner) if lookup_merge else inner
+
+    def rewrite(
+        self, output_level: int, drop_delete: bool, sections: Sequence[Sequence[SortedRun]]
+    ) -> CompactResult:
+        before = section_files(sections)
+        kv = self.files.read_all(before, levels=self.lookup_merge)
+        merged = merge_runs(kv, self.ctx, self.merge_function)
+        if drop_delete:
+            merged = drop_retracted(merged)
+        return CompactResult(before, self.files.write(merged, output_level))
+
+    def upgrade(self, output_level: int, file: DataFileMeta) -> CompactResult:
+        return CompactResult((file,), (dataclasses.replace(file, level=output_level),))

@@ -1,0 +1,274 @@
+"""Lookup in the higher levels of a bucket, and the merge rule of lookup tables.
+
+Tables that "need lookup" (``changelog-producer=lookup``, deletion vectors, ``force-lookup``)
+push level-0 files up at every commit, merging each key with its old value found in the higher
+levels. The newest high-level record of a key is therefore its complete merged value, and every
+merge (read, compaction) must use only that record plus the level-0 records:
+:class:`LookupMergeFunction`. Merging all high-level records would, e.g., sum an aggregate twice.
+
+Lookups are vectorized: a batch of keys is joined against whole decoded files, which are kept in a
+process-wide cache bounded by ``lookup.cache-max-memory-size`` (files are immutable, so the file
+path is a safe cache key). For remote filesystems, files are first copied to a local directory
+bounded by ``lookup.cache-max-disk-size`` and ``lookup.cache-file-retention``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stratalake.io import FileIO
+from stratalake.lsm.levels import Levels
+from stratalake.merge import MergeFunction
+from stratalake.spec.manifest import DataFileMeta
+
+LEVEL = "_LEVEL"
+"""Transient int32 column: the level of the file a KV row was read from (never written)."""
+
+_ROW = "__lookup_row"
+
+
+def with_level(kv: pa.Table, level: int) -> pa.Table:
+    """``kv`` plus a constant :data:`LEVEL` column."""
+    return kv.append_column(LEVEL, pa.array(np.full(kv.num_rows, level, dtype=np.int32)))
+
+
+def without_level(kv: pa.Table) -> pa.Table:
+    return kv.drop_columns([LEVEL]) if LEVEL in kv.column_names else kv
+
+
+@dataclass(frozen=True)
+class GroupLevels:
+    """Per key group of a sorted KV table with :data:`LEVEL`: level-0 presence and the high record."""
+
+    has_level0: npt.NDArray[np.bool_]  # a record from level 0 (or the write buffer) is in the group
+    high: npt.NDArray[np.int64]  # row of the newest record from a level >= 1, or -1
+    keep: npt.NDArray[np.bool_]  # per row: level <= 0 or the group's high record
+
+    @staticmethod
+    def of(levels: npt.NDArray[np.int32], starts: npt.NDArray[np.int64]) -> GroupLevels:
+        n = len(levels)
+        counts = np.diff(np.append(starts, n))
+        gid = np.repeat(np.arange(len(starts)), counts)
+        high_level = levels > 0
+        # Lower level = newer: the lowest level >= 1 holds the key's latest merged value.
+        masked = np.where(high_level, levels, np.iinfo(np.int32).max)
+        min_level = np.minimum.reduceat(masked, starts) if n else masked
+        is_high = high_level & (levels == min_level[gid])
+        rows = np.arange(n, dtype=np.int64)
+        high = np.maximum.reduceat(np.where(is_high, rows, -1), starts) if n else rows
+        has_level0 = (
+            np.maximum.reduceat((~high_level).astype(np.int8), starts).astype(bool) if n else high_level
+        )
+        return GroupLevels(has_level0, high.astype(np.int64), ~high_level | is_high)
+
+
+def filter_groups(
+    sorted_kv: pa.Table, starts: npt.NDArray[np.int64], keep: npt.NDArray[np.bool_]
+) -> tuple[pa.Table, npt.NDArray[np.int64]]:
+    """Keep rows of ``sorted_kv`` where ``keep`` (every group keeps at least one row)."""
+    if keep.all():
+        return sorted_kv, starts
+    kept = np.add.reduceat(keep.astype(np.int64), starts)
+    new_starts = np.concatenate(([0], np.cumsum(kept)[:-1])).astype(np.int64)
+    return sorted_kv.filter(pa.array(keep)), new_starts
+
+
+class LookupMergeFunction:
+    """Wraps a merge function for lookup tables: per key, only the newest high-level record and
+    the level-0 records are merged. Input rows carry :data:`LEVEL`; the result does not."""
+
+    def __init__(self, inner: MergeFunction) -> None:
+        self.inner = inner
+
+    def merge(self, sorted_kv: pa.Table, starts: np.ndarray) -> pa.Table:
+        if sorted_kv.num_rows == 0 or LEVEL not in sorted_kv.column_names:
+            return self.inner.merge(without_level(sorted_kv), starts)
+        levels = sorted_kv.column(LEVEL).to_numpy()
+        groups = GroupLevels.of(levels, starts)
+        kv, new_starts = filter_groups(sorted_kv, starts, groups.keep)
+        return without_level(self.inner.merge(without_level(kv), new_starts))
+
+
+# -- caches ---------------------------------------------------------------------------------------
+class LookupCache:
+    """Decoded data files by path, least recently used evicted beyond ``max_bytes``."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._data: OrderedDict[str, pa.Table] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get_or_load(self, key: str, load: Callable[[], pa.Table]) -> pa.Table:
+        with self._lock:
+            table = self._data.get(key)
+            if table is not None:
+                self._data.move_to_end(key)
+                self.hits += 1
+                return table
+            self.misses += 1
+        table = load()
+        with self._lock:
+            if key not in self._data and table.nbytes <= self.max_bytes:
+                self._data[key] = table
+                self._bytes += table.nbytes
+                while self._bytes > self.max_bytes and self._data:
+                    _, old = self._data.popitem(last=False)
+                    self._bytes -= old.nbytes
+        return table
+
+    def resize(self, max_bytes: int) -> None:
+        with self._lock:
+            self.max_bytes = max_bytes
+            while self._bytes > self.max_bytes and self._data:
+                _, old = self._data.popitem(last=False)
+                self._bytes -= old.nbytes
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+
+_MEMORY_CACHE = LookupCache(256 * 1024 * 1024)
+
+
+def memory_cache(max_bytes: int) -> LookupCache:
+    """The process-wide cache, grown to ``max_bytes`` if a table asks for more."""
+    if max_bytes > _MEMORY_CACHE.max_bytes:
+        _MEMORY_CACHE.resize(max_bytes)
+    return _MEMORY_CACHE
+
+
+class LocalCopies:
+    """Local copies of remote data files, so repeated lookups do not re-download them."""
+
+    def __init__(self, directory: str, max_bytes: int, retention_ms: int) -> None:
+        self.directory = directory
+        self.max_bytes = max_bytes
+        self.retention_ms = retention_ms
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def default(max_bytes: int, retention_ms: int) -> LocalCopies:
+        return LocalCopies(os.path.join(tempfile.gettempdir(), "stratalake-lookup"), max_bytes, retention_ms)
+
+    def local_path(self, file_io: FileIO, path: str) -> str:
+        name = hashlib.sha1(path.encode()).hexdigest() + "-" + os.path.basename(path)
+        local = os.path.join(self.directory, name)
+        with self._lock:
+            if os.path.exists(local):
+                os.utime(local)
+                return local
+            os.makedirs(self.directory, exist_ok=True)
+            data = file_io.read_bytes(path)
+            tmp = f"{local}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "wb") as out:
+                out.write(data)
+            os.replace(tmp, local)
+            self._evict(keep=local)
+        return local
+
+    def _evict(self, keep: str) -> None:
+        entries = []
+        for e in os.scandir(self.directory):
+            if e.is_file() and not e.name.endswith(".tmp"):
+                st = e.stat()
+                entries.append((st.st_mtime, st.st_size, e.path))
+        entries.sort()
+        total = sum(size for _, size, _ in entries)
+        deadline = time.time() - self.retention_ms / 1000.0
+        for mtime, size, path in entries:
+            if total <= self.max_bytes and mtime >= deadline:
+                break
+            if path == keep:  # about to be read
+                continue
+            with contextlib.suppress(OSError):
+                os.remove(path)
+            total -= size
+
+
+# -- lookup ---------------------------------------------------------------------------------------
+class LookupLevels:
+    """Finds the newest record of many keys in the levels of one bucket, level by level."""
+
+    def __init__(
+        self,
+        levels: Levels,
+        key_names: Sequence[str],
+        read: Callable[[DataFileMeta], pa.Table],
+        cache: LookupCache | None,
+        cache_prefix: str = "",
+    ) -> None:
+        self.levels = levels
+        self.key_names = list(key_names)
+        self._read = read
+        self._cache = cache
+        self._prefix = cache_prefix
+
+    def _file(self, f: DataFileMeta) -> pa.Table:
+        if self._cache is None:
+            return self._read(f)
+        return self._cache.get_or_load(f"{self._prefix}/{f.file_name}", lambda: self._read(f))
+
+    def lookup(self, keys: pa.Table, start_level: int) -> pa.Table | None:
+        """Records (KV + :data:`LEVEL`) of ``keys`` from the first level >= ``start_level`` holding
+        them; at most one per key. None when nothing is found."""
+        names = self.key_names
+        remaining = keys.select(names)
+        found: list[pa.Table] = []
+        key_of = self.levels.key_of
+        for level in range(max(start_level, 1), self.levels.number_of_levels):
+            if remaining.num_rows == 0:
+                break
+            run = self.levels.run_of_level(level)
+            if run.is_empty():
+                continue
+            lo, hi = _key_bounds(remaining, names)
+            hits: list[pa.Table] = []
+            for f in run.files:
+                if key_of(f.max_key) < lo or key_of(f.min_key) > hi:
+                    continue
+                data = self._file(f)
+                rows = _semi_join_rows(data, remaining, names)
+                if len(rows):
+                    hits.append(data.take(pa.array(rows)))
+            if hits:
+                level_rows = pa.concat_tables(hits)
+                found.append(with_level(level_rows, level))
+                remaining = remaining.join(level_rows.select(names), keys=names, join_type="left anti")
+        if not found:
+            return None
+        return pa.concat_tables(found) if len(found) > 1 else found[0]
+
+
+def _key_bounds(keys: pa.Table, names: Sequence[str]) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    order = pc.sort_indices(keys, sort_keys=[(n, "ascending") for n in names])
+    first = keys.take(order[:1]).to_pylist()[0]
+    last = keys.take(order[-1:]).to_pylist()[0]
+    return tuple(first[n] for n in names), tuple(last[n] for n in names)
+
+
+def _semi_join_rows(data: pa.Table, keys: pa.Table, names: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Row indices of ``data`` whose key is in ``keys`` (only key columns enter the join, so any
+    value column type is fine)."""
+    slim = data.select(list(names)).append_column(_ROW, pa.array(np.arange(data.num_rows, dtype=np.int64)))
+    if len(names) == 1:
+        mask = pc.is_in(slim.column(names[0]), value_set=keys.column(names[0]).combine_chunks())
+        return np.flatnonzero(mask.to_numpy(zero_copy_only=False)).astype(np.int64)
+    joined = slim.join(keys, keys=list(names), join_type="left semi")
+    return np.sort(joined.column(_ROW).to_numpy()).astype(np.int64)

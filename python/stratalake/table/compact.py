@@ -1,0 +1,162 @@
+"""Compaction of a table: the dedicated compaction job, and the per-bucket managers writers use.
+
+The job is planned on the driver (one picklable :class:`CompactTask` per bucket with files) and run
+per bucket anywhere (e.g. one Spark task per bucket); the commit messages it returns commit as one
+COMPACT snapshot, which fails with :class:`~stratalake.exceptions.CommitConflictError` if another
+compaction removed any of the same files first.
+
+Example::
+
+    msgs = compact(t, full=True)                    # or: [run_task(t, task, True) for task in plan(t)]
+    t.new_commit().commit(msgs)                     # what t.compact(full=True) does
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from stratalake.changelog.producers import create_rewriter
+from stratalake.exceptions import UnsupportedError
+from stratalake.io import LocalFileIO
+from stratalake.lsm.compaction import (
+    BucketFiles,
+    CompactIncrement,
+    CompactionOptions,
+    MergeTreeCompactManager,
+    create_strategy,
+)
+from stratalake.lsm.data_file import bucket_dir
+from stratalake.lsm.levels import Levels, key_decoder
+from stratalake.lsm.lookup import LocalCopies
+from stratalake.options import ChangelogProducer
+from stratalake.spec.manifest import DataFileMeta
+from stratalake.table.commit import CommitMessage
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+
+@dataclass(frozen=True)
+class CompactTask:
+    """The live files of one (partition, bucket) to compact. Picklable."""
+
+    snapshot_id: int
+    partition: bytes
+    partition_values: tuple[Any, ...]
+    bucket: int
+    total_buckets: int
+    files: tuple[DataFileMeta, ...]
+
+
+def bucket_files(table: Table, partition_values: tuple[Any, ...], bucket: int) -> BucketFiles:
+    """Reading and writing files of one bucket of ``table``."""
+    opts = table.core_options
+    directory = bucket_dir(table.location, table.partition_codec.path(partition_values), bucket)
+    files = BucketFiles(table.file_io, directory, table.schema(), opts, table.file_schema)
+    if not isinstance(table.file_io, LocalFileIO) and opts.changelog_producer is ChangelogProducer.LOOKUP:
+        # Lookups read higher-level files again and again: keep local copies of remote ones.
+        copies = LocalCopies.default(
+            opts.get_int("lookup.cache-max-disk-size") or 0, opts.get_int("lookup.cache-file-retention") or 0
+        )
+        files.local_path = lambda path: copies.local_path(table.file_io, path)
+    return files
+
+
+def bucket_manager(
+    table: Table, partition_values: tuple[Any, ...], bucket: int, restored: Sequence[DataFileMeta]
+) -> MergeTreeCompactManager:
+    """The compaction manager of one bucket, its levels restored from ``restored`` files."""
+    if table.core_options.deletion_vectors_enabled:
+        # Readers of such tables skip level 0 and trust deletion vectors instead of merging;
+        # compacting without producing them would show stale rows to those readers.
+        raise UnsupportedError(
+            f"table {table.identifier}: writing and compacting with 'deletion-vectors.enabled'='true' "
+            "is not supported yet; set it to 'false'"
+        )
+    opts = CompactionOptions.of(table.core_options)
+    levels = Levels(key_decoder(table.schema()), restored, opts.num_levels)
+    files = bucket_files(table, partition_values, bucket)
+    rewriter = create_rewriter(files, table.merge_context, levels)
+    return MergeTreeCompactManager(
+        levels,
+        create_strategy(opts),
+        rewriter,
+        opts,
+        deletion_vectors=False,
+    )
+
+
+def plan(table: Table, partitions: Sequence[dict[str, Any]] | None = None) -> list[CompactTask]:
+    """One task per bucket with live files at the latest snapshot (optionally some partitions)."""
+    snap = table.latest_snapshot()
+    if snap is None:
+        return []
+    codec = table.partition_codec
+    wanted = None
+    if partitions:
+        wanted = {codec.to_bytes(codec.spec_to_values(p, table.identifier)) for p in partitions}
+    groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
+    totals: dict[tuple[bytes, int], int] = {}
+    for e in table.live_entries(snap):
+        if wanted is not None and e.partition not in wanted:
+            continue
+        groups[(e.partition, e.bucket)].append(e.file)
+        totals[(e.partition, e.bucket)] = e.total_buckets
+    return [
+        CompactTask(snap.id, p, codec.from_bytes(p), b, totals[(p, b)], tuple(files))
+        for (p, b), files in sorted(groups.items(), key=lambda kv: kv[0])
+    ]
+
+
+def run_task(table: Table, task: CompactTask, full: bool = False) -> CommitMessage | None:
+    """Compact one bucket; the message describes the files to swap (nothing is visible yet)."""
+    manager = bucket_manager(table, task.partition_values, task.bucket, task.files)
+    rewriter_files = manager.rewriter.files
+    increment = CompactIncrement(rewriter_files.delete)
+    try:
+        result = manager.trigger_compaction(full)
+        if result is not None:
+            increment.add(result)
+        # Lookup tables: level 0 must be empty afterwards, or its changelog is never produced.
+        for _ in range(manager.levels.number_of_levels):
+            if not manager.compaction_not_completed():
+                break
+            result = manager.trigger_compaction(False)
+            if result is None:
+                break
+            increment.add(result)
+    except BaseException:
+        for path in rewriter_files.written:
+            table.file_io.delete_quietly(path)
+        raise
+    if increment.is_empty():
+        return None
+    before, after, changelog = increment.drain()
+    return CommitMessage(
+        partition=task.partition,
+        bucket=task.bucket,
+        total_buckets=task.total_buckets,
+        compact_before=before,
+        compact_after=after,
+        compact_changelog_files=changelog,
+    )
+
+
+def compact(
+    table: Table, full: bool = False, partitions: Sequence[dict[str, Any]] | None = None
+) -> list[CommitMessage]:
+    """Compact every bucket (of ``partitions``) of the latest snapshot; returns commit messages."""
+    tasks = plan(table, partitions)
+    workers = min(len(tasks), os.cpu_count() or 1)
+    if workers > 1:
+        # Parquet decoding/encoding, sorting and takes release the GIL: buckets run in parallel.
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(lambda task: run_task(table, task, full), tasks))
+    else:
+        results = [run_task(table, task, full) for task in tasks]
+    return [m for m in results if m is not None]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the JVM shim without Maven: compiles against the Spark jars shipped inside the pyspark wheel.
+# Usage: bash jvm-shim/build.sh [python]   (or PYTHON=/path/to/python bash jvm-shim/build.sh)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+python="${1:-${PYTHON:-python3}}"
+
+pyspark_dir="$("$python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+jars="$pyspark_dir/jars"
+if [ ! -d "$jars" ]; then
+  echo "build.sh: no jars under $jars (is pyspark installed for $python?)" >&2
+  exit 1
+fi
+
+out="$root/python/stratalake/jars/stratalake-spark-shim.jar"
+classes="$(mktemp -d)"
+trap 'rm -rf "$classes"' EXIT
+
+find "$here/src/main/java" -name '*.java' > "$classes/sources.txt"
+javac --release 17 -nowarn -encoding UTF-8 -cp "$jars/*" -d "$classes" @"$classes/sources.txt"
+rm "$classes/sources.txt"
+mkdir -p "$(dirname "$out")"
+jar --create --file "$out" -C "$classes" .
+echo "built $out"

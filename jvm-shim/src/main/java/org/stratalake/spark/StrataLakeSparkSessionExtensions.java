@@ -1,0 +1,31 @@
+package org.stratalake.spark;
+
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.catalyst.parser.ParserInterface;
+import scala.runtime.AbstractFunction1;
+import scala.runtime.AbstractFunction2;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Entry point for
+ * {@code spark.sql.extensions=org.stratalake.spark.StrataLakeSparkSessionExtensions}: installs
+ * the parser that accepts Flink/Paimon style {@code WITH (...)} table options.
+ */
+public class StrataLakeSparkSessionExtensions
+    extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
+
+  @Override
+  public BoxedUnit apply(SparkSessionExtensions extensions) {
+    extensions.injectParser(new ParserBuilder());
+    return BoxedUnit.UNIT;
+  }
+
+  private static final class ParserBuilder
+      extends AbstractFunction2<SparkSession, ParserInterface, ParserInterface> {
+    @Override
+    public ParserInterface apply(SparkSession session, ParserInterface delegate) {
+      return new StrataLakeSqlParser(delegate);
+    }
+  }
+}

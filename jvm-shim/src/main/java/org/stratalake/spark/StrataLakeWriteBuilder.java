@@ -1,0 +1,233 @@
+package org.stratalake.spark;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.distributions.Distribution;
+import org.apache.spark.sql.connector.distributions.Distributions;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Literal;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.expressions.filter.AlwaysTrue;
+import org.apache.spark.sql.connector.expressions.filter.And;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
+import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
+import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Collects the overwrite mode Spark chooses, then builds the Python source's write with that mode
+ * in its options ("stratalake.write.mode": append | truncate | static | dynamic, plus the static
+ * partition spec as JSON). Python's writer only sees an overwrite flag, so the mode travels as an
+ * option; the Python commit turns it into one snapshot.
+ */
+final class StrataLakeWriteBuilder
+    implements WriteBuilder, SupportsOverwriteV2, SupportsDynamicOverwrite {
+  static final String MODE = "stratalake.write.mode";
+  static final String STATIC_PARTITION = "stratalake.write.static-partition";
+
+  private final StrataLakeTable table;
+  private final LogicalWriteInfo info;
+  private String mode = "append";
+  private String staticPartition = null;
+
+  StrataLakeWriteBuilder(StrataLakeTable table, LogicalWriteInfo info) {
+    this.table = table;
+    this.info = info;
+  }
+
+  @Override
+  public WriteBuilder truncate() {
+    mode = "truncate";
+    return this;
+  }
+
+  @Override
+  public WriteBuilder overwriteDynamicPartitions() {
+    mode = "dynamic";
+    return this;
+  }
+
+  /** Only "partition column = literal" conjunctions map onto Paimon partition overwrite. */
+  @Override
+  public boolean canOverwrite(Predicate[] predicates) {
+    return partitionSpec(predicates) != null;
+  }
+
+  @Override
+  public WriteBuilder overwrite(Predicate[] predicates) {
+    ObjectNode spec = partitionSpec(predicates);
+    if (spec == null) {
+      throw new UnsupportedOperationException(
+          "stratalake: overwrite is only supported by partition values, not by "
+              + java.util.Arrays.toString(predicates));
+    }
+    if (spec.isEmpty()) {
+      mode = "truncate";
+    } else {
+      mode = "static";
+      staticPartition = spec.toString();
+    }
+    return this;
+  }
+
+  private ObjectNode partitionSpec(Predicate[] predicates) {
+    ObjectNode spec = PythonBridge.JSON.createObjectNode();
+    for (Predicate p : predicates) {
+      if (!addToSpec(p, spec)) {
+        return null;
+      }
+    }
+    return spec;
+  }
+
+  private boolean addToSpec(Predicate p, ObjectNode spec) {
+    if (p instanceof AlwaysTrue) {
+      return true;
+    }
+    if (p instanceof And) {
+      return addToSpec(((And) p).left(), spec) && addToSpec(((And) p).right(), spec);
+    }
+    Expression[] args = p.children();
+    // Spark states a static partition as "col <=> value" (or "=", depending on the path).
+    if (!("=".equals(p.name()) || "<=>".equals(p.name())) || args.length != 2) {
+      return false;
+    }
+    if (!(args[0] instanceof NamedReference) || !(args[1] instanceof Literal)) {
+      return false;
+    }
+    String column = String.join(".", ((NamedReference) args[0]).fieldNames());
+    if (!table.partitionKeys().contains(column)) {
+      return false;
+    }
+    Literal<?> lit = (Literal<?>) args[1];
+    ObjectNode value = spec.putObject(column);
+    // Catalyst's internal value (UTF8String, days, micros...) printed plus its type is enough for
+    // Python to rebuild the partition value.
+    value.put("value", lit.value() == null ? null : lit.value().toString());
+    value.put("type", lit.dataType().typeName());
+    return true;
+  }
+
+  @Override
+  public Write build() {
+    Map<String, String> options = table.withSourceOptions(info.options().asCaseSensitiveMap());
+    options.put(MODE, mode);
+    if (staticPartition != null) {
+      options.put(STATIC_PARTITION, staticPartition);
+    }
+    LogicalWriteInfo withOptions = new WriteInfo(info, new CaseInsensitiveStringMap(options));
+    WriteBuilder python =
+        ((SupportsWrite) StrataLakeTable.pythonTable(info.schema())).newWriteBuilder(withOptions);
+    if (!"append".equals(mode)) {
+      python = ((SupportsTruncate) python).truncate();
+    }
+    return new ClusteredWrite(python.build(), clustering());
+  }
+
+  private Expression[] clustering() {
+    Expression[] out = new Expression[table.writeClusterColumns().size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Expressions.column(table.writeClusterColumns().get(i));
+    }
+    return out;
+  }
+
+  /**
+   * Asks Spark to shuffle rows by partition + bucket-key columns before the Python writer, so all
+   * rows of one key land in one task (the merge engine's per-key order stays within one writer).
+   */
+  private static final class ClusteredWrite implements RequiresDistributionAndOrdering {
+    private final Write delegate;
+    private final Expression[] clustering;
+
+    ClusteredWrite(Write delegate, Expression[] clustering) {
+      this.delegate = delegate;
+      this.clustering = clustering;
+    }
+
+    @Override
+    public Distribution requiredDistribution() {
+      return clustering.length == 0
+          ? Distributions.unspecified()
+          : Distributions.clustered(clustering);
+    }
+
+    @Override
+    public SortOrder[] requiredOrdering() {
+      return new SortOrder[0];
+    }
+
+    @Override
+    public String description() {
+      return "stratalake " + delegate.description();
+    }
+
+    @Override
+    public BatchWrite toBatch() {
+      return delegate.toBatch();
+    }
+
+    @Override
+    public CustomMetric[] supportedCustomMetrics() {
+      return delegate.supportedCustomMetrics();
+    }
+
+    @Override
+    public CustomTaskMetric[] reportDriverMetrics() {
+      return delegate.reportDriverMetrics();
+    }
+
+    @Override
+    public String toString() {
+      return "StrataLakeWrite";
+    }
+  }
+
+  private static final class WriteInfo implements LogicalWriteInfo {
+    private final LogicalWriteInfo delegate;
+    private final CaseInsensitiveStringMap options;
+
+    WriteInfo(LogicalWriteInfo delegate, CaseInsensitiveStringMap options) {
+      this.delegate = delegate;
+      this.options = options;
+    }
+
+    @Override
+    public CaseInsensitiveStringMap options() {
+      return options;
+    }
+
+    @Override
+    public String queryId() {
+      return delegate.queryId();
+    }
+
+    @Override
+    public StructType schema() {
+      return delegate.schema();
+    }
+
+    @Override
+    public Optional<StructType> rowIdSchema() {
+      return delegate.rowIdSchema();
+    }
+
+    @Override
+    public Optional<StructType> metadataSchema() {
+      return delegate.metadataSchema();
+    }
+  }
+}

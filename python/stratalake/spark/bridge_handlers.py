@@ -1,0 +1,417 @@
+"""Answers the JVM catalog's requests with the Python catalog.
+
+Each request is a JSON object ``{"op": ..., "catalog": {"warehouse": ..., "options": {...}},
+...arguments}``; the answer is ``{"result": ...}`` or ``{"error": {"type", "message", ...}}``.
+The JVM maps error types onto Spark's own exceptions (``TableNotFoundError`` ->
+``NoSuchTableException``...), so Spark keeps its IF [NOT] EXISTS semantics and messages.
+
+Handlers run in Spark's reused planner worker: catalogs are kept per warehouse between calls, but
+every table answer re-reads the table's latest schema and snapshot, so it is never stale.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from stratalake.catalog import Catalog, SchemaChange
+from stratalake.exceptions import (
+    DatabaseAlreadyExistsError,
+    DatabaseNotFoundError,
+    SchemaError,
+    SnapshotNotFoundError,
+    StrataLakeError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    UnsupportedError,
+)
+from stratalake.spark import source_options
+from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
+
+Request = dict[str, Any]
+Handler = Callable[[Request], Any]
+
+DEFAULT_DATABASE = "default"
+PROVIDER = "stratalake"
+
+# Properties Spark adds to CREATE TABLE on its own; they are not table options.
+_SPARK_RESERVED = ("owner", "is_managed_location", "external")
+
+_catalogs: dict[str, Catalog] = {}
+
+
+def catalog(conf: Mapping[str, Any]) -> Catalog:
+    """The catalog for a request's ``catalog`` entry, created once per worker process."""
+    key = json.dumps(conf, sort_keys=True)
+    cat = _catalogs.get(key)
+    if cat is None:
+        cat = Catalog(conf["warehouse"], options=dict(conf.get("options") or {}))
+        # Spark's session starts in the catalog's default namespace, as Paimon's catalogs do.
+        cat.create_database(DEFAULT_DATABASE, ignore_if_exists=True)
+        _catalogs[key] = cat
+    return cat
+
+
+def _ident(req: Request) -> str:
+    return f"{req['database']}.{req['table']}"
+
+
+# ---- databases -------------------------------------------------------------------------------
+
+
+def list_databases(req: Request) -> list[str]:
+    return sorted(catalog(req["catalog"]).list_databases())
+
+
+def database_exists(req: Request) -> bool:
+    return bool(catalog(req["catalog"]).database_exists(req["database"]))
+
+
+def load_database(req: Request) -> dict[str, str]:
+    cat = catalog(req["catalog"])
+    if not cat.database_exists(req["database"]):
+        raise DatabaseNotFoundError(f"database {req['database']!r} does not exist")
+    props = getattr(cat, "database_properties", None)
+    return dict(props(req["database"])) if callable(props) else {}
+
+
+def create_database(req: Request) -> None:
+    props = {k: v for k, v in (req.get("properties") or {}).items() if k not in _SPARK_RESERVED}
+    catalog(req["catalog"]).create_database(req["database"], properties=props or None)
+
+
+def drop_database(req: Request) -> bool:
+    cat = catalog(req["catalog"])
+    if not cat.database_exists(req["database"]):
+        return False
+    cat.drop_database(req["database"], cascade=bool(req.get("cascade")))
+    return True
+
+
+# ---- tables ----------------------------------------------------------------------------------
+
+
+def list_tables(req: Request) -> list[str]:
+    cat = catalog(req["catalog"])
+    if not cat.database_exists(req["database"]):
+        raise DatabaseNotFoundError(f"database {req['database']!r} does not exist")
+    return sorted(cat.list_tables(req["database"]))
+
+
+def table_exists(req: Request) -> bool:
+    return bool(catalog(req["catalog"]).table_exists(_ident(req)))
+
+
+def load_table(req: Request) -> dict[str, Any]:
+    try:
+        table = catalog(req["catalog"]).get_table(_ident(req))
+    except DatabaseNotFoundError as exc:  # Spark expects "no such table" from loadTable
+        raise TableNotFoundError(str(exc)) from exc
+    snapshot_id: int | None = None
+    if req.get("version") is not None:
+        version = str(req["version"])
+        if not version.isdigit():
+            raise UnsupportedError(f"table {_ident(req)}: VERSION AS OF takes a snapshot id, got {version!r}")
+        snapshot_id = int(version)
+        table.snapshot(snapshot_id)  # raises SnapshotNotFoundError for a missing snapshot
+    elif req.get("timestamp_micros") is not None:
+        millis = int(req["timestamp_micros"]) // 1000
+        snap = table.snapshot_at(millis)
+        if snap is None:
+            raise SnapshotNotFoundError(
+                f"table {_ident(req)} has no snapshot at or before timestamp {millis} ms"
+            )
+        snapshot_id = snap.id
+    return describe(req, table, snapshot_id)
+
+
+def describe(req: Request, table: Any, snapshot_id: int | None = None) -> dict[str, Any]:
+    """Everything the JVM table needs: Spark schema, keys, properties, data source options."""
+    schema = table.schema()
+    primary_keys = list(schema.primary_keys)
+    partition_keys = list(schema.partition_keys)
+    fields = []
+    for f in schema.fields:
+        spark_type, nullable = paimon_to_spark_field(str(f.type))
+        metadata = {"comment": f.description} if getattr(f, "description", None) else {}
+        fields.append(
+            {
+                "name": f.name,
+                "type": spark_type,
+                "nullable": nullable and f.name not in primary_keys,
+                "metadata": metadata,
+            }
+        )
+    properties = {str(k): str(v) for k, v in dict(schema.options).items()}
+    if primary_keys:
+        properties["primary-key"] = ",".join(primary_keys)
+    if schema.comment:
+        properties["comment"] = schema.comment
+    properties["provider"] = PROVIDER
+    properties["location"] = str(table.location)
+    # The location is the catalog's choice, not the user's: keeps SHOW CREATE TABLE replayable.
+    properties["is_managed_location"] = "true"
+
+    bucket_keys = list(getattr(schema, "bucket_keys", ()) or [])
+    if not bucket_keys and primary_keys:
+        bucket_keys = [k for k in primary_keys if k not in partition_keys]
+    cluster = partition_keys + [k for k in bucket_keys if k not in partition_keys]
+
+    options = {
+        source_options.WAREHOUSE: req["catalog"]["warehouse"],
+        source_options.CATALOG_OPTIONS: json.dumps(req["catalog"].get("options") or {}),
+        source_options.TABLE: table.identifier,
+        source_options.LOCATION: str(table.location),
+        source_options.KEY_COLUMNS: json.dumps(partition_keys + primary_keys),
+        source_options.PARTITION_KEYS: json.dumps(partition_keys),
+    }
+    if snapshot_id is not None:
+        options[source_options.SNAPSHOT_ID] = str(snapshot_id)
+    return {
+        "name": table.identifier,
+        "schema": {"type": "struct", "fields": fields},
+        "partition_keys": partition_keys,
+        "primary_keys": primary_keys,
+        "properties": properties,
+        "source_options": options,
+        "write_cluster_columns": cluster if primary_keys else [],
+    }
+
+
+def _split_keys(value: str) -> list[str]:
+    return [k.strip() for k in value.split(",") if k.strip()]
+
+
+def _table_spec(
+    req: Request, extra_options: Mapping[str, str] | None = None, inherit: Any = None
+) -> dict[str, Any]:
+    """``Catalog.create_table`` arguments from a Spark create request.
+
+    ``extra_options`` (DataFrameWriter options) are merged into the table options; ``inherit``
+    (a table being replaced) supplies keys and options the request does not give.
+    """
+    ident = _ident(req)
+    props: dict[str, str] = dict(req.get("properties") or {})
+    comment = props.pop("comment", None)
+    # Every table of a stratalake catalog is a stratalake table. DataFrameWriter.saveAsTable
+    # always sends a provider (spark.sql.sources.default, "parquet"), so USING is ignored.
+    props.pop("provider", None)
+    if "location" in props:
+        raise UnsupportedError(f"table {ident}: LOCATION is chosen by the catalog and cannot be set")
+    for key in _SPARK_RESERVED:
+        props.pop(key, None)
+    # OPTIONS (...) arrive prefixed with "option.".
+    options = {key.removeprefix("option."): value for key, value in props.items()}
+    for key, value in (extra_options or {}).items():
+        if not key.startswith("stratalake."):
+            options.setdefault(key, value)
+
+    primary_keys: list[str] = list(req.get("primary_keys") or [])
+    pk_option = options.pop("primary-key", None)
+    if pk_option is not None:
+        from_option = _split_keys(pk_option)
+        if primary_keys and from_option != primary_keys:
+            raise SchemaError(
+                f"table {ident}: PRIMARY KEY ({', '.join(primary_keys)}) and "
+                f"'primary-key'='{pk_option}' disagree; give the key once"
+            )
+        primary_keys = from_option
+    partition_keys: list[str] = list(req.get("partition_keys") or [])
+    partition_option = options.pop("partition", None)
+    if partition_option is not None and not partition_keys:
+        partition_keys = _split_keys(partition_option)
+
+    names = [f["name"] for f in req["schema"]["fields"]]
+    if inherit is not None:
+        old = inherit.schema()
+        if not primary_keys and all(k in names for k in old.primary_keys):
+            primary_keys = list(old.primary_keys)
+        if not partition_keys and all(k in names for k in old.partition_keys):
+            partition_keys = list(old.partition_keys)
+        for key, value in dict(old.options).items():
+            options.setdefault(str(key), str(value))
+        if comment is None:
+            comment = old.comment
+
+    columns: list[tuple[str, ...]] = []
+    for f in req["schema"]["fields"]:
+        nullable = bool(f.get("nullable", True)) and f["name"] not in primary_keys
+        description = (f.get("metadata") or {}).get("comment")
+        paimon_type = spark_to_paimon(f["type"], nullable)
+        columns.append((f["name"], paimon_type, description) if description else (f["name"], paimon_type))
+    return {
+        "schema": columns,
+        "primary_key": primary_keys or None,
+        "partition_keys": partition_keys or None,
+        "options": options,
+        "comment": comment,
+    }
+
+
+def create_table(req: Request) -> dict[str, Any]:
+    table = catalog(req["catalog"]).create_table(_ident(req), **_table_spec(req))
+    return describe(req, table)
+
+
+def _same_columns(table: Any, spark_schema: Mapping[str, Any]) -> bool:
+    """Whether a query's columns are the table's (names and types; nullability aside)."""
+    fields = list(table.schema().fields)
+    new = list(spark_schema["fields"])
+    if [f.name for f in fields] != [f["name"] for f in new]:
+        return False
+    return all(
+        spark_to_paimon(paimon_to_spark_field(str(f.type))[0]) == spark_to_paimon(n["type"])
+        for f, n in zip(fields, new, strict=True)
+    )
+
+
+def stage_table(req: Request) -> dict[str, Any]:
+    """CREATE/REPLACE TABLE AS SELECT and saveAsTable, when Spark starts writing (or commits).
+
+    Answers ``{"mode": "append" | "truncate", "table": <describe>}``: "truncate" means the
+    existing table is kept (same columns) and the write replaces its rows in one snapshot.
+    """
+    ident = _ident(req)
+    cat = catalog(req["catalog"])
+    write_options = dict(req.get("write_options") or {})
+    existing = cat.get_table(ident) if req.get("replace") and cat.table_exists(ident) else None
+    if existing is not None:
+        explicit_key = (
+            req.get("primary_keys")
+            or "primary-key" in write_options
+            or any(k.removeprefix("option.") == "primary-key" for k in (req.get("properties") or {}))
+        )
+        if req.get("allow_overwrite") and not explicit_key and _same_columns(existing, req["schema"]):
+            return {"mode": "truncate", "table": describe(req, existing)}
+        spec = _table_spec(req, write_options, inherit=existing)
+        cat.drop_table(ident)
+    else:
+        spec = _table_spec(req, write_options)
+    return {"mode": "append", "table": describe(req, cat.create_table(ident, **spec))}
+
+
+def _field_name(change: Mapping[str, Any]) -> str:
+    names = list(change["field_names"])
+    if len(names) != 1:
+        raise UnsupportedError(f"nested column {'.'.join(names)} cannot be altered")
+    return str(names[0])
+
+
+def _schema_change(table: Any, change: Mapping[str, Any]) -> Any:
+    kind = change["kind"]
+    if kind == "set_property":
+        if change["key"] == "comment":
+            return SchemaChange.update_comment(change["value"])
+        return SchemaChange.set_option(change["key"], change["value"])
+    if kind == "remove_property":
+        if change["key"] == "comment":
+            return SchemaChange.update_comment(None)
+        return SchemaChange.remove_option(change["key"])
+    name = _field_name(change)
+    if kind == "add_column":
+        paimon_type = spark_to_paimon(change["type"], bool(change.get("nullable", True)))
+        return SchemaChange.add_column(name, paimon_type, comment=change.get("comment"))
+    if kind == "rename_column":
+        return SchemaChange.rename_column(name, change["new_name"])
+    if kind == "drop_column":
+        return SchemaChange.drop_column(name)
+    if kind == "update_column_type":
+        current = next((f for f in table.schema().fields if f.name == name), None)
+        nullable = True if current is None else bool(current.type.nullable)
+        return SchemaChange.update_column_type(name, spark_to_paimon(change["type"], nullable))
+    factory = getattr(SchemaChange, kind, None)
+    if kind == "update_column_comment" and factory is not None:
+        return factory(name, change.get("comment"))
+    if kind == "update_column_nullability" and factory is not None:
+        return factory(name, bool(change["nullable"]))
+    raise UnsupportedError(f"table {table.identifier}: ALTER TABLE {kind.replace('_', ' ')} is not supported")
+
+
+def alter_table(req: Request) -> dict[str, Any]:
+    ident = _ident(req)
+    cat = catalog(req["catalog"])
+    table = cat.get_table(ident)
+    changes = [_schema_change(table, c) for c in req.get("changes") or []]
+    if changes:
+        cat.alter_table(ident, changes)
+    return describe(req, cat.get_table(ident))
+
+
+def drop_table(req: Request) -> bool:
+    cat = catalog(req["catalog"])
+    if not cat.table_exists(_ident(req)):
+        return False
+    cat.drop_table(_ident(req))
+    return True
+
+
+def rename_table(req: Request) -> None:
+    new_ident = f"{req['new_database']}.{req['new_table']}"
+    catalog(req["catalog"]).rename_table(_ident(req), new_ident)
+
+
+HANDLERS: dict[str, Handler] = {
+    "list_databases": list_databases,
+    "database_exists": database_exists,
+    "load_database": load_database,
+    "create_database": create_database,
+    "drop_database": drop_database,
+    "list_tables": list_tables,
+    "table_exists": table_exists,
+    "load_table": load_table,
+    "create_table": create_table,
+    "stage_table": stage_table,
+    "alter_table": alter_table,
+    "drop_table": drop_table,
+    "rename_table": rename_table,
+}
+
+
+def _error(exc: BaseException, req: Request, with_traceback: bool) -> dict[str, Any]:
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    # Which object is missing or already there, for Spark's own exception messages.
+    if isinstance(exc, (TableNotFoundError, TableAlreadyExistsError)):
+        error["database"] = req.get("database", "")
+        error["table"] = req.get("table", "")
+        if isinstance(exc, TableAlreadyExistsError) and req.get("new_table"):
+            error["database"], error["table"] = req["new_database"], req["new_table"]
+    elif isinstance(exc, (DatabaseNotFoundError, DatabaseAlreadyExistsError)) or type(exc).__name__ in (
+        "DatabaseNotEmptyError",
+    ):
+        error["database"] = req.get("database", "")
+    if with_traceback:
+        error["traceback"] = traceback.format_exc()
+    return error
+
+
+def handle(request: str) -> str:
+    """Answers one JSON request; never raises.
+
+    Set ``STRATALAKE_BRIDGE_LOG=<file>`` to append every request and its duration to a file.
+    """
+    log = os.environ.get("STRATALAKE_BRIDGE_LOG")
+    if not log:
+        return _handle(request)
+    start = time.perf_counter()
+    answer = _handle(request)
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"{(time.perf_counter() - start) * 1000:.1f}ms {request}\n")
+    return answer
+
+
+def _handle(request: str) -> str:
+    req: Request = {}
+    try:
+        req = json.loads(request)
+        handler = HANDLERS.get(req.get("op", ""))
+        if handler is None:
+            raise UnsupportedError(f"unknown stratalake bridge request {req.get('op')!r}")
+        return json.dumps({"result": handler(req)})
+    except StrataLakeError as exc:
+        return json.dumps({"error": _error(exc, req, with_traceback=False)})
+    except Exception as exc:  # a bug, not a user error: keep the traceback for the report
+        return json.dumps({"error": _error(exc, req, with_traceback=True)})

@@ -1,0 +1,306 @@
+"""The ``stratalake`` Python data source: merge-on-read scans and distributed writes.
+
+Spark reaches it through the JVM catalog, which adds the table's coordinates to the options
+(:mod:`stratalake.spark.source_options`). It can also be used directly::
+
+    spark.read.format("stratalake").option("warehouse", "/wh").option("table", "db.t").load()
+
+Reads: one Spark input partition per bucket split; each is merged in its own task and yields
+Arrow batches cast to the exact Spark schema. Writes: each task writes its rows through a
+``TableWrite`` and returns commit messages; the driver commits them all as one snapshot.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import pickle
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    WriterCommitMessage,
+)
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from stratalake.exceptions import InvalidOptionError
+from stratalake.expressions import Predicate, conjunction
+from stratalake.expressions import field as col
+from stratalake.spark import source_options as keys
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+
+# ---- locating the table ---------------------------------------------------------------------
+
+
+def _option(options: Mapping[str, str], *names: str) -> str | None:
+    lowered = {k.lower(): v for k, v in options.items()}
+    for name in names:
+        if name.lower() in lowered:
+            return lowered[name.lower()]
+    return None
+
+
+def load_table(options: Mapping[str, str]) -> Table:
+    """The table named by the data source options (catalog-provided or user-given)."""
+    from stratalake.catalog import Catalog
+
+    warehouse = _option(options, keys.WAREHOUSE, "warehouse")
+    ident = _option(options, keys.TABLE, "table")
+    if not warehouse or not ident:
+        raise InvalidOptionError(
+            "the stratalake data source needs options 'warehouse' and 'table' (db.table); "
+            "or query tables through the stratalake catalog, e.g. SELECT * FROM lake.db.t"
+        )
+    catalog_options = json.loads(_option(options, keys.CATALOG_OPTIONS) or "{}")
+    table: Table = Catalog(warehouse, options=catalog_options).get_table(ident)
+    return table
+
+
+def infer_schema(options: Mapping[str, str]) -> StructType:
+    """The Spark schema of the table named by ``options`` (for ``spark.read.format(...)``)."""
+    from stratalake.spark.types import paimon_to_spark_field
+
+    table = load_table(options)
+    schema = table.schema()
+    fields = []
+    for f in schema.fields:
+        spark_type, nullable = paimon_to_spark_field(str(f.type))
+        fields.append(
+            {
+                "name": f.name,
+                "type": spark_type,
+                "nullable": nullable and f.name not in schema.primary_keys,
+                "metadata": {},
+            }
+        )
+    return StructType.fromJson({"type": "struct", "fields": fields})
+
+
+def conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with exactly ``target``'s columns, types and nullability (missing columns: null)."""
+    arrays = []
+    for f in target:
+        if f.name in batch.schema.names:
+            column = batch.column(f.name)
+            if isinstance(column, pa.ChunkedArray):
+                column = column.combine_chunks()
+            arrays.append(column if column.type == f.type else column.cast(f.type))
+        else:  # a column added after the snapshot being read
+            arrays.append(pa.nulls(batch.num_rows, f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+# ---- filters --------------------------------------------------------------------------------
+
+
+def to_predicate(f: Filter, allowed: set[str]) -> Predicate | None:
+    """The stratalake predicate for a Spark filter on one of ``allowed`` columns, else None."""
+    if isinstance(f, Not):
+        inner = to_predicate(f.child, allowed)
+        return None if inner is None else ~inner
+    attribute = getattr(f, "attribute", None)
+    if attribute is None or len(attribute) != 1 or attribute[0] not in allowed:
+        return None
+    c = col(attribute[0])
+    value: object = getattr(f, "value", None)
+    if isinstance(f, EqualTo):
+        return c == value
+    if isinstance(f, EqualNullSafe):
+        return c.is_null() if value is None else c == value
+    if isinstance(f, GreaterThan):
+        return c > value
+    if isinstance(f, GreaterThanOrEqual):
+        return c >= value
+    if isinstance(f, LessThan):
+        return c < value
+    if isinstance(f, LessThanOrEqual):
+        return c <= value
+    if isinstance(f, In):
+        return c.isin(list(f.value))
+    if isinstance(f, IsNull):
+        return c.is_null()
+    if isinstance(f, IsNotNull):
+        return c.is_not_null()
+    return None
+
+
+# ---- reads ----------------------------------------------------------------------------------
+
+
+class SplitPartition(InputPartition):
+    """One bucket split, pickled: the unit of merge-on-read."""
+
+
+class StrataLakeReader(DataSourceReader):
+    """Plans bucket splits on the driver and merges each one in its own task."""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        self.options = dict(options)
+        self.schema_json = schema.json()
+        self.predicates: list[Predicate] = []
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        # Only partition and primary-key filters are safe before the merge (every version of a
+        # key shares them); the core applies them exactly, so Spark need not re-check them.
+        allowed = set(json.loads(self.options.get(keys.KEY_COLUMNS, "[]")))
+        for f in filters:
+            predicate = to_predicate(f, allowed)
+            if predicate is None:
+                yield f
+            else:
+                self.predicates.append(predicate)
+
+    def _filter(self) -> Predicate | None:
+        return conjunction(self.predicates) if self.predicates else None
+
+    def partitions(self) -> list[InputPartition]:
+        table = load_table(self.options)
+        snapshot = self.options.get(keys.SNAPSHOT_ID)
+        splits = table.new_scan(filter=self._filter(), snapshot_id=int(snapshot) if snapshot else None).plan()
+        return [SplitPartition(pickle.dumps(s)) for s in splits]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:  # Spark's placeholder when there is nothing to read
+            return
+        split = pickle.loads(partition.value)
+        table = load_table(self.options)
+        schema = StructType.fromJson(json.loads(self.schema_json))
+        target = to_arrow_schema(schema, timezone="UTC")
+        names = {f.name for f in table.schema().fields}
+        columns = [f.name for f in schema.fields if f.name in names]
+        for batch in table.new_read(columns=columns, filter=self._filter()).read_split(split):
+            yield conform(batch, target)
+
+
+# ---- writes ---------------------------------------------------------------------------------
+
+
+@dataclass
+class StrataLakeCommitMessage(WriterCommitMessage):
+    """One task's commit messages (pickled by Spark between the task and the driver)."""
+
+    messages: list[Any] = field(default_factory=list)
+
+
+def _static_partition(spec_json: str) -> dict[str, Any]:
+    """The JVM's {column: {"value", "type"}} spec as Python values (Catalyst internal forms)."""
+    out: dict[str, Any] = {}
+    for name, v in json.loads(spec_json).items():
+        value, type_name = v.get("value"), v.get("type", "string")
+        if value is None:
+            out[name] = None
+        elif type_name in ("byte", "short", "integer", "long"):
+            out[name] = int(value)
+        elif type_name == "boolean":
+            out[name] = value == "true"
+        elif type_name == "date":  # days since the epoch
+            out[name] = dt.date(1970, 1, 1) + dt.timedelta(days=int(value))
+        elif type_name.startswith("decimal"):
+            out[name] = Decimal(value)
+        elif type_name in ("float", "double"):
+            out[name] = float(value)
+        else:
+            out[name] = value
+    return out
+
+
+def _expand(table: Table, spec: dict[str, Any], msgs: list[Any]) -> list[dict[str, Any]]:
+    """Full partition specs covered by a (possibly partial) static spec.
+
+    ``INSERT OVERWRITE t PARTITION (dt='x')`` on a table partitioned by (dt, hr) replaces every
+    existing ``dt='x'`` partition, plus the ones this write creates.
+    """
+    codec = table.partition_codec
+    if set(spec) == set(codec.keys):
+        return [spec]
+    wanted = codec.spec_to_values({k: spec.get(k) for k in codec.keys}, table.identifier)
+    positions = [i for i, k in enumerate(codec.keys) if k in spec]
+    found: dict[bytes, dict[str, Any]] = {}
+    snapshot = table.latest_snapshot()
+    for entry in table.live_entries(snapshot) if snapshot is not None else []:
+        values = codec.from_bytes(entry.partition)
+        if all(values[i] == wanted[i] for i in positions):
+            found[entry.partition] = codec.to_dict(entry.partition)
+    for m in msgs:
+        found[m.partition] = codec.to_dict(m.partition)
+    return list(found.values())
+
+
+class StrataLakeWriter(DataSourceArrowWriter):
+    """Writes each task's rows through a ``TableWrite``; commits once, on the driver."""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
+        self.options = dict(options)
+        self.overwrite = overwrite
+        self.mode = self.options.get(keys.WRITE_MODE, "truncate" if overwrite else "append")
+        # Created on the driver and pickled into every task and into the commit: one user per job.
+        self.commit_user = str(uuid.uuid4())
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
+        table = load_table(self.options)
+        writer = table.new_write(self.commit_user)
+        try:
+            for batch in iterator:
+                writer.write(batch)
+            return StrataLakeCommitMessage(writer.prepare_commit())
+        except BaseException:
+            writer.abort()
+            raise
+
+    def _messages(self, messages: list[WriterCommitMessage | None]) -> list[Any]:
+        out: list[Any] = []
+        for m in messages:
+            if isinstance(m, StrataLakeCommitMessage):
+                out.extend(m.messages)
+        return out
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        table = load_table(self.options)
+        msgs = self._messages(messages)
+        commit = table.new_commit(self.commit_user)
+        try:
+            if self.mode == "append":
+                commit.commit(msgs)
+            elif self.mode == "truncate":
+                commit.commit(msgs, overwrite=True)
+            elif self.mode == "static":
+                spec = _static_partition(self.options[keys.STATIC_PARTITION])
+                specs = _expand(table, spec, msgs)
+                if specs:  # (an empty list would mean the whole table to the core)
+                    commit.commit(msgs, overwrite=True, overwrite_partitions=specs)
+            elif self.mode == "dynamic":
+                # Replace exactly the partitions this job wrote; nothing written, nothing replaced.
+                codec = table.partition_codec
+                written = {m.partition: codec.to_dict(m.partition) for m in msgs}
+                if written:
+                    commit.commit(msgs, overwrite=True, overwrite_partitions=list(written.values()))
+            else:
+                raise InvalidOptionError(f"unknown stratalake write mode {self.mode!r}")
+        except BaseException:
+            table.delete_uncommitted(msgs)
+            raise
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        load_table(self.options).delete_uncommitted(self._messages(messages))

@@ -1,0 +1,115 @@
+"""Databases, CREATE/DESCRIBE/SHOW/ALTER/DROP TABLE through the JVM catalog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pyspark.errors import AnalysisException, IllegalArgumentException
+
+pytestmark = pytest.mark.spark
+
+
+def test_databases(spark: Any) -> None:
+    spark.sql("CREATE DATABASE lake.ddl_db")
+    spark.sql("CREATE DATABASE IF NOT EXISTS lake.ddl_db")
+    names = {r.namespace for r in spark.sql("SHOW DATABASES IN lake").collect()}
+    assert {"default", "ddl_db"} <= names
+    with pytest.raises(AnalysisException, match="SCHEMA_ALREADY_EXISTS"):
+        spark.sql("CREATE DATABASE lake.ddl_db")
+    spark.sql("CREATE TABLE lake.ddl_db.t (id INT, PRIMARY KEY (id) NOT ENFORCED)")
+    with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY"):
+        spark.sql("DROP DATABASE lake.ddl_db")
+    spark.sql("DROP DATABASE lake.ddl_db CASCADE")
+    spark.sql("DROP DATABASE IF EXISTS lake.ddl_db")
+    assert "ddl_db" not in {r.namespace for r in spark.sql("SHOW DATABASES IN lake").collect()}
+
+
+def test_use_and_show_tables(spark: Any, db: str) -> None:
+    spark.sql(f"USE {db}")
+    try:
+        spark.sql("CREATE TABLE a (id INT, PRIMARY KEY (id) NOT ENFORCED)")
+        spark.sql("CREATE TABLE b (id INT) TBLPROPERTIES ('primary-key' = 'id')")
+        assert [r.tableName for r in spark.sql("SHOW TABLES").collect()] == ["a", "b"]
+        spark.sql("ALTER TABLE b RENAME TO c")
+        assert [r.tableName for r in spark.sql("SHOW TABLES").collect()] == ["a", "c"]
+        spark.sql("DROP TABLE a")
+        spark.sql("DROP TABLE IF EXISTS a")
+        assert [r.tableName for r in spark.sql("SHOW TABLES").collect()] == ["c"]
+    finally:
+        spark.sql("USE spark_catalog.default")
+
+
+def test_create_describe_and_show_create_round_trip(spark: Any, db: str) -> None:
+    spark.sql(
+        f"""CREATE TABLE {db}.t (
+              id BIGINT, dt STRING COMMENT 'day', amount DECIMAL(10, 2), tags ARRAY<STRING>,
+              PRIMARY KEY (id, dt) NOT ENFORCED
+            ) PARTITIONED BY (dt) COMMENT 'orders' WITH ('bucket' = '2')"""
+    )
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {db}.t (x INT)")  # no-op, no error
+    described = {r.col_name: r for r in spark.sql(f"DESCRIBE EXTENDED {db}.t").collect()}
+    assert described["id"].data_type == "bigint"
+    assert described["dt"].comment == "day"
+    assert described["amount"].data_type == "decimal(10,2)"
+    assert described["Comment"].data_type == "orders"
+    assert "# Partition Information" in described
+
+    schema = spark.table(f"{db}.t").schema
+    assert not schema["id"].nullable and not schema["dt"].nullable and schema["amount"].nullable
+
+    ddl = spark.sql(f"SHOW CREATE TABLE {db}.t").collect()[0][0]
+    assert "PRIMARY KEY (id, dt) NOT ENFORCED" in ddl
+    assert "PARTITIONED BY (dt)" in ddl
+    spark.sql(f"DROP TABLE {db}.t")
+    spark.sql(ddl)  # replays as is
+    assert spark.sql(f"SHOW CREATE TABLE {db}.t").collect()[0][0] == ddl
+
+    props = dict(spark.sql(f"SHOW TBLPROPERTIES {db}.t").collect())
+    assert props["bucket"] == "2"
+    assert props["primary-key"] == "id,dt"
+
+
+def test_alter_table(spark: Any, db: str) -> None:
+    t = f"{db}.alt"
+    spark.sql(f"CREATE TABLE {t} (id INT, v INT, PRIMARY KEY (id) NOT ENFORCED)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 10)")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMNS (note STRING COMMENT 'free text')")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN v TO value")
+    spark.sql(f"ALTER TABLE {t} ALTER COLUMN value TYPE BIGINT")
+    spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('snapshot.num-retained.min' = '3')")
+    assert dict(spark.sql(f"SHOW TBLPROPERTIES {t}").collect())["snapshot.num-retained.min"] == "3"
+    spark.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES ('snapshot.num-retained.min')")
+    assert "snapshot.num-retained.min" not in dict(spark.sql(f"SHOW TBLPROPERTIES {t}").collect())
+    spark.sql(f"INSERT INTO {t} VALUES (2, 20, 'new')")
+    rows = spark.sql(f"SELECT * FROM {t} ORDER BY id").collect()
+    assert [tuple(r) for r in rows] == [(1, 10, None), (2, 20, "new")]
+    assert dict(spark.table(t).dtypes)["value"] == "bigint"
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN note")
+    assert spark.table(t).columns == ["id", "value"]
+
+
+def test_errors_are_readable(spark: Any, db: str) -> None:
+    with pytest.raises(IllegalArgumentException, match=r"STRATALAKE:InvalidOptionError.*'bucket'"):
+        spark.sql(f"CREATE TABLE {db}.bad (id INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = 'x')")
+    assert not spark.catalog.tableExists(f"{db}.bad")
+    with pytest.raises(IllegalArgumentException, match="disagree"):
+        spark.sql(
+            f"CREATE TABLE {db}.bad (id INT, v INT, PRIMARY KEY (id) NOT ENFORCED) "
+            "TBLPROPERTIES ('primary-key' = 'v')"
+        )
+    spark.sql(f"CREATE TABLE {db}.dup (id INT, PRIMARY KEY (id) NOT ENFORCED)")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        spark.sql(f"CREATE TABLE {db}.dup (id INT, PRIMARY KEY (id) NOT ENFORCED)")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql(f"SELECT * FROM {db}.missing")
+    with pytest.raises(IllegalArgumentException, match="SnapshotNotFoundError"):
+        spark.sql(f"SELECT * FROM {db}.dup VERSION AS OF 42").collect()
+
+
+def test_errors_map_back_to_stratalake_exceptions(spark: Any, db: str) -> None:
+    from stratalake.exceptions import InvalidOptionError
+    from stratalake.spark.errors import stratalake_errors
+
+    with pytest.raises(InvalidOptionError, match="'bucket'"), stratalake_errors():
+        spark.sql(f"CREATE TABLE {db}.bad (id INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = 'x')")

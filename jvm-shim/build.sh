@@ -22,5 +22,7 @@ find "$here/src/main/java" -name '*.java' > "$classes/sources.txt"
 javac --release 17 -nowarn -encoding UTF-8 -cp "$jars/*" -d "$classes" @"$classes/sources.txt"
 rm "$classes/sources.txt"
 mkdir -p "$(dirname "$out")"
-jar --create --file "$out" -C "$classes" .
+# Build beside the target and rename: a running JVM keeps reading the old file (its own inode).
+jar --create --file "$out.tmp.$$" -C "$classes" .
+mv -f "$out.tmp.$$" "$out"
 echo "built $out"

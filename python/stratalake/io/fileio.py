@@ -7,7 +7,7 @@ the form the pyarrow filesystem expects, so ``pyarrow.parquet`` can be handed
 ``(io.filesystem, io.to_fs_path(path))``.
 
 Atomic create-if-absent (:meth:`FileIO.try_create_atomic`) is what the commit protocol rests on
-(FORMAT.md section 3); only :class:`LocalFileIO` provides it today.
+(FORMAT.md section 3): :class:`LocalFileIO` and :class:`~stratalake.io.s3.S3FileIO` provide it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import errno
 import os
 import posixpath
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -92,7 +92,9 @@ class FileIO:
             return LocalFileIO()
         if scheme in _S3_SCHEMES:
             # Built directly: from_uri would take no credentials and probes the bucket's region.
-            return FileIO(pafs.S3FileSystem(**s3_filesystem_kwargs(options)), f"{scheme}://")
+            from stratalake.io.s3 import S3FileIO  # imports this module
+
+            return S3FileIO(options, scheme)
         try:
             fs, fs_path = pafs.FileSystem.from_uri(path_or_uri)
         except (ValueError, NotImplementedError) as e:  # ArrowInvalid, ArrowNotImplementedError
@@ -188,16 +190,21 @@ class FileIO:
         with self.open_output_stream(path) as out:
             out.write(data)
 
-    def try_create_atomic(self, path: str, data: bytes) -> bool:
+    def try_create_atomic(
+        self, path: str, data: bytes, precondition: Callable[[], bool] | None = None
+    ) -> bool:
         """Create ``path`` holding ``data`` only if it does not exist; False if it does.
 
+        ``precondition`` is checked as late as possible, right before the file is published;
+        False (nothing created) if it fails. The commit uses it to check its base snapshot.
+
         Readers never see a partial file and of concurrent callers exactly one succeeds. Object
-        stores need a conditional PUT (``If-None-Match: *``) that pyarrow 19 cannot send, so only
-        local filesystems support this for now.
+        stores need a conditional PUT (``If-None-Match: *``) that pyarrow 19 cannot send:
+        :class:`~stratalake.io.s3.S3FileIO` sends it through boto3; other filesystems refuse.
         """
         raise UnsupportedError(
             f"atomic create-if-absent is not supported on {self._fs.type_name} ({path}); "
-            "commits need a local filesystem for now"
+            "commits need a local filesystem or S3 (s3://, with boto3 installed)"
         )
 
     def mkdirs(self, path: str) -> None:
@@ -266,10 +273,14 @@ class LocalFileIO(FileIO):
             _unlink_quietly(tmp)
             raise
 
-    def try_create_atomic(self, path: str, data: bytes) -> bool:
+    def try_create_atomic(
+        self, path: str, data: bytes, precondition: Callable[[], bool] | None = None
+    ) -> bool:
         target = self.to_fs_path(path)
         tmp = self._write_temp(target, data)
         try:
+            if precondition is not None and not precondition():
+                return False
             # link(2) fails with EEXIST if the target exists and publishes a complete file.
             os.link(tmp, target)
             return True

@@ -287,7 +287,11 @@ def decode_row_body(body: bytes, types: Sequence[DataType]) -> tuple[object, ...
             continue
         slot = header + 8 * i
         word = _U64.unpack_from(body, slot)[0]
-        out.append(_decode_value(body, slot, word, dt))
+        try:
+            out.append(_decode_value(body, slot, word, dt))
+        except (UnicodeDecodeError, ValueError, OverflowError, struct.error) as e:
+            # Garbage bytes: invalid UTF-8, out-of-range dates/times, offsets past the end.
+            raise CorruptFileError(f"binary row field {i} ({dt}) cannot be decoded: {e}") from e
     return tuple(out)
 
 
@@ -321,6 +325,8 @@ def _decode_value(body: bytes, slot: int, word: int, dt: DataType) -> object:
         return _dt.date.fromordinal(struct.unpack_from("<i", body, slot)[0] + _EPOCH_ORDINAL)
     if isinstance(dt, TimeType):
         millis = struct.unpack_from("<i", body, slot)[0]
+        if not 0 <= millis < 86_400_000:
+            raise ValueError(f"time of day {millis} ms is outside 0..86399999")
         return (_dt.datetime.min + _dt.timedelta(milliseconds=millis)).time()
     if isinstance(dt, DecimalType):
         if dt.is_compact:

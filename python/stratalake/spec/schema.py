@@ -166,8 +166,9 @@ class TableSchema:
                 time_millis=int(raw.get("timeMillis") or 0),
                 version=version,
             )
-        except (ValueError, KeyError, TypeError, AttributeError, StrataLakeError) as e:
-            raise CorruptFileError(f"{origin} is not a valid schema file: {e}") from e
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError, StrataLakeError) as e:
+            # RecursionError: absurdly deep JSON nesting (json and the type parser recurse).
+            raise CorruptFileError(f"{origin} is not a valid schema file: {type(e).__name__}: {e}") from e
 
 
 def _strings(values: Sequence[Any]) -> tuple[str, ...]:

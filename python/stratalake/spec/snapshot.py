@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from stratalake.exceptions import CorruptFileError
@@ -13,7 +13,7 @@ BATCH_COMMIT_IDENTIFIER = 2**63 - 1  # Long.MAX_VALUE: batch commits
 NO_WATERMARK = -(2**63)
 
 
-class CommitKind(str, Enum):
+class CommitKind(StrEnum):
     APPEND = "APPEND"
     COMPACT = "COMPACT"
     OVERWRITE = "OVERWRITE"
@@ -45,6 +45,33 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ("deltaManifestListSize", "delta_manifest_list_size"),
     ("changelogManifestListSize", "changelog_manifest_list_size"),
 )
+
+
+_STRING_KEYS = frozenset(
+    {
+        "baseManifestList",
+        "deltaManifestList",
+        "changelogManifestList",
+        "indexManifest",
+        "commitUser",
+        "commitKind",
+        "statistics",
+    }
+)
+_MAP_KEYS = frozenset({"logOffsets", "properties"})
+
+
+def _checked(key: str, value: Any) -> Any:
+    """``value`` if it has the JSON type ``key`` needs (a string, a map, else an integer)."""
+    if key in _STRING_KEYS:
+        ok = isinstance(value, str)
+    elif key in _MAP_KEYS:
+        ok = isinstance(value, dict)
+    else:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    if not ok:
+        raise TypeError(f"field {key!r} has the wrong type: {value!r:.80}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,17 +111,20 @@ class Snapshot:
         return json.dumps(out, indent=2)
 
     @staticmethod
-    def from_json(text: str, origin: str = "snapshot") -> Snapshot:
+    def from_json(text: str | bytes, origin: str = "snapshot") -> Snapshot:
         try:
             raw = json.loads(text)
+            if not isinstance(raw, dict):
+                raise TypeError(f"expected a JSON object, got {type(raw).__name__}")
             kwargs: dict[str, Any] = {}
             for key, attr in _FIELDS:
                 if key in raw and raw[key] is not None:
-                    kwargs[attr] = raw[key]
+                    kwargs[attr] = _checked(key, raw[key])
             kwargs["commit_kind"] = CommitKind(kwargs["commit_kind"])
             return Snapshot(**kwargs)
-        except (ValueError, KeyError, TypeError) as e:
-            raise CorruptFileError(f"{origin} is not a valid snapshot file: {e}") from e
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
+            # RecursionError: absurdly deep JSON nesting.
+            raise CorruptFileError(f"{origin} is not a valid snapshot file: {type(e).__name__}: {e}") from e
 
     def with_id(self, new_id: int) -> Snapshot:
         return replace(self, id=new_id)

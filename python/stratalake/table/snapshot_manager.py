@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import Iterator
 
-from stratalake.exceptions import CorruptFileError, SnapshotNotFoundError
-from stratalake.io import FileIO
+from stratalake.exceptions import CommitConflictError, CorruptFileError, SnapshotNotFoundError
+from stratalake.io import FileIO, LocalFileIO
 from stratalake.spec.snapshot import Snapshot
 
 _SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
+# How far the clock of an object store may be behind this machine's (see ``_resurrected``).
+_CLOCK_SKEW_MS = 30_000
 
 
 class SnapshotManager:
@@ -30,11 +33,9 @@ class SnapshotManager:
         path = f"{self.snapshot_dir}/{name}"
         try:
             text = self.file_io.read_text(path).strip()
-        except FileNotFoundError:
-            return None
-        except OSError:
-            return None
-        return int(text) if text.isdigit() else None
+        except (OSError, UnicodeDecodeError):
+            return None  # missing or garbled: a hint only, the directory listing decides
+        return int(text) if text.isascii() and text.isdigit() else None
 
     def _list_ids(self) -> list[int]:
         ids = []
@@ -124,14 +125,61 @@ class SnapshotManager:
         return found
 
     def try_commit(self, snapshot: Snapshot) -> bool:
-        """Atomically create ``snapshot-<id>`` if absent; False if another writer won the id."""
-        ok = self.file_io.try_create_atomic(self.snapshot_path(snapshot.id), snapshot.to_json().encode())
-        if ok:
-            self._cache[snapshot.id] = snapshot
-            self.commit_hint("LATEST", snapshot.id)
-            if snapshot.id == 1 or self._read_hint("EARLIEST") is None:
-                self.commit_hint("EARLIEST", self.earliest_snapshot_id() or snapshot.id)
-        return ok
+        """Atomically create ``snapshot-<id>`` if absent; False if another writer won the id.
+
+        Expiration deletes snapshot files, so a committer whose base went stale could find an
+        *expired* id free and "win" it: its commit would vanish below the newer snapshots. So the
+        create is refused unless the snapshot before it still exists, and a snapshot found to be
+        below newer ones afterwards is withdrawn with :class:`CommitConflictError`.
+        """
+        path = self.snapshot_path(snapshot.id)
+        started_ms = int(time.time() * 1000)
+        # A missing predecessor means newer snapshots exist: the caller re-reads and retries.
+        if not self.file_io.try_create_atomic(
+            path, snapshot.to_json().encode(), lambda: self._predecessor_exists(snapshot.id)
+        ):
+            return False
+        if self._resurrected(snapshot.id, started_ms):
+            self.file_io.delete_quietly(path)
+            raise CommitConflictError(
+                f"table {self.table_name}: snapshot {snapshot.id} had already been committed and "
+                "expired while this commit was prepared on an older snapshot; the commit was "
+                "withdrawn and the table is unchanged. Retry the write."
+            )
+        self._cache[snapshot.id] = snapshot
+        self.commit_hint("LATEST", snapshot.id)
+        if snapshot.id == 1 or self._read_hint("EARLIEST") is None:
+            self.commit_hint("EARLIEST", self.earliest_snapshot_id() or snapshot.id)
+        return True
+
+    def _predecessor_exists(self, snapshot_id: int) -> bool:
+        # Expiration deletes oldest first and always keeps the latest: an expired id implies an
+        # expired predecessor.
+        if snapshot_id == 1:
+            return not self._list_ids()
+        return self.file_io.exists(self.snapshot_path(snapshot_id - 1))
+
+    def _resurrected(self, snapshot_id: int, started_ms: int) -> bool:
+        """Whether ``snapshot-<id>``, just created, sits below snapshots that existed before it.
+
+        Only certain evidence counts, since withdrawing a good snapshot that a successor already
+        built on would lose data: a gap right above it (expiration deletes oldest first, so a
+        live snapshot never has one), or a successor written before this commit began (allowing
+        for clock skew off the local filesystem). Left open: an expired id re-won within the
+        instant between the predecessor check and the create.
+        """
+        statuses = {
+            int(m.group(1)): st
+            for st in self.file_io.list_status(self.snapshot_dir)
+            if (m := _SNAPSHOT_RE.match(st.name))
+        }
+        if snapshot_id not in statuses or not any(i > snapshot_id for i in statuses):
+            return False
+        successor = statuses.get(snapshot_id + 1)
+        if successor is None:
+            return True
+        skew_ms = 0 if isinstance(self.file_io, LocalFileIO) else _CLOCK_SKEW_MS
+        return successor.mtime_ms < started_ms - 1 - skew_ms
 
     def commit_hint(self, name: str, snapshot_id: int) -> None:
         """Best-effort hint update: readers verify hints, so a failure here is harmless."""

@@ -1,0 +1,1 @@
+"""Reliability tests: concurrency, crashes, bad input and corrupt files, object storage."""

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stratalake
-from stratalake.exceptions import CommitConflictError, UnsupportedError
+from stratalake.exceptions import CommitConflictError
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.spec.manifest import FileKind, FileSource
 from stratalake.spec.snapshot import CommitKind
@@ -199,12 +199,6 @@ def test_compaction_keeps_merged_content(
                 t.compact(full=full)
         got = {r["k"]: r["n"] for r in t.read().to_pylist()}
         assert got == model
-
-
-def test_deletion_vectors_are_refused_rather_than_silently_wrong(tmp_path: Path) -> None:
-    t = make(tmp_path, **{"deletion-vectors.enabled": "true"})
-    with pytest.raises(UnsupportedError, match="deletion-vectors"):
-        t.write(pa.table({"k": [1], "v": ["a"]}))
 
 
 @settings(

@@ -30,10 +30,19 @@ from stratalake.spec.manifest import DataFileMeta
 
 
 class LookupChangelogRewriter(MergeTreeCompactRewriter):
-    """Compaction rewriter that emits changelog whenever level-0 records take part."""
+    """Compaction rewriter that emits changelog whenever level-0 records take part.
+
+    With deletion vectors (``files.deletion_vectors``), the old records found above the output
+    level are marked deleted in their files' vectors, whether or not changelog is produced.
+    """
 
     def __init__(
-        self, files: BucketFiles, ctx: MergeContext, lookup_levels: LookupLevels, row_deduplicate: bool
+        self,
+        files: BucketFiles,
+        ctx: MergeContext,
+        lookup_levels: LookupLevels,
+        row_deduplicate: bool,
+        produce_changelog: bool = True,
     ) -> None:
         first_row = ctx.options.merge_engine is MergeEngine.FIRST_ROW
         # first-row keeps the oldest record anyway; it needs no "newest high-level" filter.
@@ -41,6 +50,9 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
         self.first_row = first_row
         self.lookup_levels = lookup_levels
         self.row_deduplicate = row_deduplicate
+        # False for deletion-vector tables without the lookup producer: the same lookup then only
+        # finds old records to merge with and to mark deleted.
+        self.produce_changelog = produce_changelog
 
     def rewrite(
         self, output_level: int, drop_delete: bool, sections: Sequence[Sequence[SortedRun]]
@@ -59,6 +71,10 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
         self, output_level: int, drop_delete: bool, files: Sequence[DataFileMeta]
     ) -> CompactResult:
         ctx = self.ctx
+        if self.files.deletion_vectors is not None:
+            # Older records are masked, never merged later: a retraction has nothing left to
+            # retract, even when upgrading a level-0 file (as Paimon forces it with vectors).
+            drop_delete = True
         kv = sort_runs(self.files.read_all(files, levels=True), ctx)
         starts = key_group_starts(kv, ctx.key_names)
         groups = GroupLevels.of(kv.column(LEVEL).to_numpy(), starts)
@@ -66,7 +82,14 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
         looked_up = np.zeros(len(starts), dtype=bool)
         if missing.any():
             keys = kv.take(pa.array(starts[missing])).select(list(ctx.key_names))
-            found = self.lookup_levels.lookup(keys, output_level + 1)
+            found, where = self.lookup_levels.lookup_positions(keys, output_level + 1)
+            dvs = self.files.deletion_vectors
+            if dvs is not None and not self.first_row:
+                # The merged record goes to the output level; the old one, in a file above it,
+                # is superseded: mask it rather than rewrite that file (Paimon's
+                # notifyNewDeletion). first-row keeps the old record and drops the new one.
+                for file_name, positions in where:
+                    dvs.notify_new_deletions(file_name, positions)
             if found is not None:
                 found = found.select(kv.column_names).cast(kv.schema)
                 kv = sort_kv(pa.concat_tables([kv, found]), ctx)
@@ -83,15 +106,19 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
             merge_kv_, merge_starts = filter_groups(kv, starts, groups.keep)
         merged = without_level(self.merge_function.merge(without_level(merge_kv_), merge_starts))
         after_idx = align_results(kv, starts, merged, ctx.key_names)
-        changelog = diff_changelog(
-            kv,
-            groups.high,
-            merged,
-            after_idx,
-            groups.has_level0,
-            ctx.value_names,
-            self.row_deduplicate,
-            inserts_only=self.first_row,
+        changelog = (
+            diff_changelog(
+                kv,
+                groups.high,
+                merged,
+                after_idx,
+                groups.has_level0,
+                ctx.value_names,
+                self.row_deduplicate,
+                inserts_only=self.first_row,
+            )
+            if self.produce_changelog
+            else None
         )
         result = merged
         if self.first_row and looked_up.any():

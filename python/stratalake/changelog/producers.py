@@ -2,7 +2,8 @@
 
 ``input`` needs no rewriter: the writer copies its input into changelog files at flush time.
 ``lookup`` and ``full-compaction`` produce changelog while compacting, by wrapping the table's
-merge function; without a producer compaction only merges.
+merge function; without a producer compaction only merges. Deletion-vector tables always compact
+with the lookup rewriter, which finds the old records to mask.
 """
 
 from __future__ import annotations
@@ -29,10 +30,19 @@ def create_rewriter(files: BucketFiles, ctx: MergeContext, levels: Levels) -> Me
     row_dedup = options.get_bool("changelog-producer.row-deduplicate")
     if producer is ChangelogProducer.FULL_COMPACTION:
         return FullChangelogRewriter(files, ctx, levels.max_level, row_dedup, lookup_merge_enabled(ctx))
-    if producer is ChangelogProducer.LOOKUP:
+    dvs = files.deletion_vectors
+    if producer is ChangelogProducer.LOOKUP or dvs is not None:
         cache = memory_cache(options.get_int("lookup.cache-max-memory-size") or 0)
         lookup_levels = LookupLevels(
-            levels, ctx.key_names, files.read, cache, cache_prefix=f"{files.directory}@{files.schema.id}"
+            levels,
+            ctx.key_names,
+            files.read_raw,  # cached whole; deletion vectors are applied per lookup
+            cache,
+            cache_prefix=f"{files.directory}@{files.schema.id}",
+            deletion_vector_of=dvs.deletion_vector_of if dvs is not None else None,
         )
-        return LookupChangelogRewriter(files, ctx, lookup_levels, row_dedup)
+        # Deletion vectors need the lookup whatever the producer: it finds the rows to mask.
+        return LookupChangelogRewriter(
+            files, ctx, lookup_levels, row_dedup, produce_changelog=producer is ChangelogProducer.LOOKUP
+        )
     return MergeTreeCompactRewriter(files, ctx, lookup_merge=lookup_merge_enabled(ctx))

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.io import FileIO
+from stratalake.lsm.deletion_vector import DeletionVector
 from stratalake.lsm.levels import Levels
 from stratalake.merge import MergeFunction
 from stratalake.spec.manifest import DataFileMeta
@@ -213,12 +214,17 @@ class LookupLevels:
         read: Callable[[DataFileMeta], pa.Table],
         cache: LookupCache | None,
         cache_prefix: str = "",
+        deletion_vector_of: Callable[[str], DeletionVector | None] | None = None,
     ) -> None:
+        """``read`` must return every row of a file in file order (positions are row indices);
+        ``deletion_vector_of`` gives the rows to ignore, looked up at each call because vectors
+        change while the decoded files stay cached."""
         self.levels = levels
         self.key_names = list(key_names)
         self._read = read
         self._cache = cache
         self._prefix = cache_prefix
+        self._dv_of = deletion_vector_of
 
     def _file(self, f: DataFileMeta) -> pa.Table:
         if self._cache is None:
@@ -228,9 +234,17 @@ class LookupLevels:
     def lookup(self, keys: pa.Table, start_level: int) -> pa.Table | None:
         """Records (KV + :data:`LEVEL`) of ``keys`` from the first level >= ``start_level`` holding
         them; at most one per key. None when nothing is found."""
+        return self.lookup_positions(keys, start_level)[0]
+
+    def lookup_positions(
+        self, keys: pa.Table, start_level: int
+    ) -> tuple[pa.Table | None, list[tuple[str, npt.NDArray[np.int64]]]]:
+        """:meth:`lookup`, plus where each found record lives: (data file name, row positions).
+        Rows a deletion vector marks are skipped, so a key's live record is found."""
         names = self.key_names
         remaining = keys.select(names)
         found: list[pa.Table] = []
+        where: list[tuple[str, npt.NDArray[np.int64]]] = []
         key_of = self.levels.key_of
         for level in range(max(start_level, 1), self.levels.number_of_levels):
             if remaining.num_rows == 0:
@@ -245,15 +259,19 @@ class LookupLevels:
                     continue
                 data = self._file(f)
                 rows = _semi_join_rows(data, remaining, names)
+                dv = self._dv_of(f.file_name) if self._dv_of is not None and len(rows) else None
+                if dv is not None:
+                    rows = rows[np.isin(rows, dv.positions, assume_unique=True, invert=True)]
                 if len(rows):
                     hits.append(data.take(pa.array(rows)))
+                    where.append((f.file_name, rows))
             if hits:
                 level_rows = pa.concat_tables(hits)
                 found.append(with_level(level_rows, level))
                 remaining = remaining.join(level_rows.select(names), keys=names, join_type="left anti")
         if not found:
-            return None
-        return pa.concat_tables(found) if len(found) > 1 else found[0]
+            return None, where
+        return (pa.concat_tables(found) if len(found) > 1 else found[0]), where
 
 
 def _key_bounds(keys: pa.Table, names: Sequence[str]) -> tuple[tuple[object, ...], tuple[object, ...]]:

@@ -146,3 +146,18 @@ def read_audit_log(
     if columns is not None:
         out = out.select([AUDIT_KIND_COLUMN, *columns])
     return out
+
+
+# -- per-file access, for incremental (streaming) readers ---------------------------------------
+
+
+def snapshot_changelog_entries(table: Table, snap: Snapshot) -> list[ManifestEntry]:
+    """The files holding ``snap``'s change records (per the changelog producer), in reading order."""
+    return _changelog_entries(table, snap, table.core_options.changelog_producer)
+
+
+def read_changelog_entry(table: Table, entry: ManifestEntry, kind_column: str = CHANGELOG_KIND_COLUMN) -> pa.Table:
+    """One changelog file's records, in the table's current schema, with the row kind first."""
+    path = next(ReferenceCollector(table).entry_paths(entry))
+    kv = read_kv_file(table.file_io, path, table.file_schema(entry.file.schema_id), table.schema())
+    return _with_kind_column(table, kv, kind_column)

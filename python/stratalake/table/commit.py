@@ -11,9 +11,17 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from stratalake.exceptions import CommitConflictError
-from stratalake.spec.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta
+from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
+from stratalake.spec.manifest import (
+    DataFileMeta,
+    FileKind,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+)
 from stratalake.spec.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
 from stratalake.table.expire import expire_after_commit
+from stratalake.table.index_manifest import dv_entries_by_bucket, live_index_entries, write_index_manifest
 from stratalake.table.manifests import ManifestIO, ManifestNamer, fold_entries
 
 if TYPE_CHECKING:
@@ -34,6 +42,12 @@ class CommitMessage:
     compact_after: tuple[DataFileMeta, ...] = ()
     changelog_files: tuple[DataFileMeta, ...] = ()
     compact_changelog_files: tuple[DataFileMeta, ...] = ()
+    # Deletion vectors, changed by the compaction: the bucket's new index files replace the old.
+    index_files_added: tuple[IndexManifestEntry, ...] = ()
+    index_files_deleted: tuple[IndexManifestEntry, ...] = ()
+    # Names of the bucket's deletion-vector index files the compaction read (None: the table has
+    # none). The compaction is valid only if they are still exactly the live ones.
+    index_base: tuple[str, ...] | None = None
 
     def is_empty(self) -> bool:
         return not (
@@ -42,6 +56,8 @@ class CommitMessage:
             or self.compact_after
             or self.changelog_files
             or self.compact_changelog_files
+            or self.index_files_added
+            or self.index_files_deleted
         )
 
 
@@ -52,6 +68,14 @@ class _Plan:
     kind: CommitKind
     delta: list[ManifestEntry]
     changelog: list[ManifestEntry] = field(default_factory=list)
+    index_added: list[IndexManifestEntry] = field(default_factory=list)
+    index_deleted: list[IndexManifestEntry] = field(default_factory=list)
+    # Deletion-vector index files of these partitions go (an overwrite drops their data files).
+    drop_index_of: Callable[[bytes], bool] | None = None
+    index_base: dict[tuple[bytes, int], frozenset[str]] = field(default_factory=dict)
+
+    def touches_index(self) -> bool:
+        return bool(self.index_added or self.index_deleted or self.drop_index_of or self.index_base)
 
 
 class TableCommit:
@@ -85,14 +109,19 @@ class TableCommit:
             done = self._find_committed(identifier)
             if done is not None:
                 return done
-        new_files = [
-            self._entry(FileKind.ADD, m, f) for m in msgs for f in m.new_files
-        ]
+        new_files = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.new_files]
         changelog = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.changelog_files]
         compact_changelog = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.compact_changelog_files]
         compact = [self._entry(FileKind.DELETE, m, f) for m in msgs for f in m.compact_before] + [
             self._entry(FileKind.ADD, m, f) for m in msgs for f in m.compact_after
         ]
+        index_added = [e for m in msgs for e in m.index_files_added]
+        index_deleted = [e for m in msgs for e in m.index_files_deleted]
+        index_base = {
+            (m.partition, m.bucket): frozenset(m.index_base)
+            for m in msgs
+            if m.index_base is not None and (m.compact_before or m.compact_after or m.index_files_added)
+        }
         last: int | None = None
         if overwrite:
             partition_filter = self._partition_filter(overwrite_partitions)
@@ -106,6 +135,7 @@ class TableCommit:
                     ]
                     + new_files,
                     changelog,
+                    drop_index_of=partition_filter,
                 ),
                 identifier,
                 check_deletes=False,
@@ -114,10 +144,20 @@ class TableCommit:
             last = self._commit_with_retry(
                 lambda live: _Plan(CommitKind.APPEND, new_files, changelog), identifier, check_deletes=False
             )
-        if compact:
+        if compact or index_added or index_deleted:
             try:
                 last = self._commit_with_retry(
-                    lambda live: _Plan(CommitKind.COMPACT, compact, compact_changelog), identifier, check_deletes=True
+                    lambda live: _Plan(
+                        CommitKind.COMPACT,
+                        compact,
+                        compact_changelog,
+                        index_added,
+                        index_deleted,
+                        None,
+                        index_base,
+                    ),
+                    identifier,
+                    check_deletes=True,
                 )
             except CommitConflictError:
                 if last is None:
@@ -135,6 +175,11 @@ class TableCommit:
             # As Paimon's committer: expire once a new snapshot exists (skipped when write-only).
             expire_after_commit(self.table)
         return last if last is not None else self.table.snapshot_manager.latest_snapshot_id()
+
+    def committed_snapshot(self, commit_identifier: int) -> int | None:
+        """The snapshot this commit user already committed under ``commit_identifier``, if any
+        (a streaming writer's replayed batch is recognised this way)."""
+        return self._find_committed(commit_identifier)
 
     # -- internals ------------------------------------------------------------------------------
     @staticmethod
@@ -180,12 +225,20 @@ class TableCommit:
             base_metas = self._all_metas(latest)
             live = self._live(base_metas)
             plan = plan_for(live)
-            if not plan.delta and not plan.changelog:
+            index_live = live_index_entries(table, latest) if plan.touches_index() else None
+            if plan.drop_index_of is not None and index_live is not None:
+                drop = plan.drop_index_of
+                plan.index_deleted += [
+                    e for e in index_live if e.index_type == DELETION_VECTORS_INDEX and drop(e.partition)
+                ]
+            if not plan.delta and not plan.changelog and not plan.index_added and not plan.index_deleted:
                 return None
             if check_deletes:
                 self._check_deletes(plan.delta, live)
+                if index_live is not None:
+                    self._check_index(plan, index_live)
             written: list[str] = []
-            snapshot = self._build(latest, base_metas, plan, identifier, written)
+            snapshot = self._build(latest, base_metas, plan, identifier, written, index_live)
             if sm.try_commit(snapshot):
                 return snapshot.id
             for path in written:  # lost the race: our lists are based on a stale snapshot
@@ -206,12 +259,36 @@ class TableCommit:
         mio = self.table.manifest_io
         return fold_entries(e for m in metas for e in mio.read_entries(m.file_name))
 
-    def _check_deletes(self, delta: Sequence[ManifestEntry], live: dict[tuple[bytes, int, str], ManifestEntry]) -> None:
+    def _check_deletes(
+        self, delta: Sequence[ManifestEntry], live: dict[tuple[bytes, int, str], ManifestEntry]
+    ) -> None:
         for e in delta:
             if e.kind is FileKind.DELETE and e.identifier() not in live:
                 raise CommitConflictError(
                     f"table {self.table.identifier}: file {e.file.file_name} (bucket {e.bucket}) was "
                     "already removed by a concurrent commit (e.g. another compaction); this commit "
+                    "was abandoned and the table is unchanged. Re-run the compaction."
+                )
+
+    def _check_index(self, plan: _Plan, index_live: Sequence[IndexManifestEntry]) -> None:
+        """A compaction read its bucket's deletion vectors at some snapshot; if another commit
+        changed them since, its output (and its new vectors) would be based on stale ones."""
+        live = dv_entries_by_bucket(index_live)
+        buckets = set(plan.index_base) | {
+            (e.partition, e.bucket) for e in plan.index_added + plan.index_deleted
+        }
+        for key in buckets:
+            current = {e.file_name for e in live.get(key, ())}
+            base = plan.index_base.get(key)
+            expected = (
+                set(base)
+                if base is not None
+                else {e.file_name for e in plan.index_deleted if (e.partition, e.bucket) == key}
+            )
+            if current != expected:
+                raise CommitConflictError(
+                    f"table {self.table.identifier}: the deletion vectors of bucket {key[1]} changed "
+                    "while this compaction ran (a concurrent compaction committed first); this commit "
                     "was abandoned and the table is unchanged. Re-run the compaction."
                 )
 
@@ -222,9 +299,18 @@ class TableCommit:
         plan: _Plan,
         identifier: int,
         written: list[str],
+        index_live: Sequence[IndexManifestEntry] | None = None,
     ) -> Snapshot:
         table = self.table
         mio: ManifestIO = table.manifest_io
+        index_manifest = latest.index_manifest if latest is not None else None
+        if plan.index_added or plan.index_deleted:
+            # The index manifest is the full live set: write a new one (Paimon does the same).
+            index_manifest = write_index_manifest(
+                table, index_live or (), plan.index_added, plan.index_deleted
+            )
+            if index_manifest is not None:
+                written.append(mio.path(index_manifest))
         namer = ManifestNamer()
         base_metas = self._maybe_merge(base_metas, namer, written)
         delta_metas = mio.write_entries(plan.delta, namer)
@@ -249,7 +335,7 @@ class TableCommit:
             base_manifest_list=base_name,
             delta_manifest_list=delta_name,
             changelog_manifest_list=changelog_name,
-            index_manifest=latest.index_manifest if latest is not None else None,
+            index_manifest=index_manifest,
             commit_user=self.commit_user,
             commit_identifier=identifier,
             commit_kind=plan.kind,

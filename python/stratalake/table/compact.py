@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stratalake.changelog.producers import create_rewriter
-from stratalake.exceptions import UnsupportedError
+from stratalake.exceptions import CommitConflictError, CorruptFileError, UnsupportedError
 from stratalake.io import LocalFileIO
 from stratalake.lsm.compaction import (
     BucketFiles,
@@ -34,8 +34,14 @@ from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.levels import Levels, key_decoder
 from stratalake.lsm.lookup import LocalCopies
 from stratalake.options import ChangelogProducer
-from stratalake.spec.manifest import DataFileMeta
+from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
 from stratalake.table.commit import CommitMessage
+from stratalake.table.index_manifest import (
+    dv_entries_by_bucket,
+    index_file_path,
+    live_index_entries,
+    restore_maintainer,
+)
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -51,6 +57,7 @@ class CompactTask:
     bucket: int
     total_buckets: int
     files: tuple[DataFileMeta, ...]
+    dv_index: tuple[IndexManifestEntry, ...] = ()  # the bucket's deletion-vector index files
 
 
 def bucket_files(table: Table, partition_values: tuple[Any, ...], bucket: int) -> BucketFiles:
@@ -68,27 +75,30 @@ def bucket_files(table: Table, partition_values: tuple[Any, ...], bucket: int) -
 
 
 def bucket_manager(
-    table: Table, partition_values: tuple[Any, ...], bucket: int, restored: Sequence[DataFileMeta]
+    table: Table,
+    partition_values: tuple[Any, ...],
+    bucket: int,
+    restored: Sequence[DataFileMeta],
+    dv_index: Sequence[IndexManifestEntry] = (),
 ) -> MergeTreeCompactManager:
-    """The compaction manager of one bucket, its levels restored from ``restored`` files."""
-    if table.core_options.deletion_vectors_enabled:
-        # Readers of such tables skip level 0 and trust deletion vectors instead of merging;
-        # compacting without producing them would show stale rows to those readers.
-        raise UnsupportedError(
-            f"table {table.identifier}: writing and compacting with 'deletion-vectors.enabled'='true' "
-            "is not supported yet; set it to 'false'"
-        )
-    opts = CompactionOptions.of(table.core_options)
-    levels = Levels(key_decoder(table.schema()), restored, opts.num_levels)
+    """The compaction manager of one bucket, its levels restored from ``restored`` files and, for
+    deletion-vector tables, its vectors from ``dv_index`` (the bucket's live index files at the
+    same snapshot)."""
+    core = table.core_options
     files = bucket_files(table, partition_values, bucket)
+    if core.deletion_vectors_enabled:
+        if core.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+            # Its rewriter merges without looking old records up, so it could not mask them.
+            raise UnsupportedError(
+                f"table {table.identifier}: 'deletion-vectors.enabled'='true' with "
+                "'changelog-producer'='full-compaction' is not supported; use 'lookup' or 'none'"
+            )
+        partition = table.partition_codec.to_bytes(partition_values)
+        files.deletion_vectors = restore_maintainer(table, partition, bucket, dv_index)
+    opts = CompactionOptions.of(core)
+    levels = Levels(key_decoder(table.schema()), restored, opts.num_levels)
     rewriter = create_rewriter(files, table.merge_context, levels)
-    return MergeTreeCompactManager(
-        levels,
-        create_strategy(opts),
-        rewriter,
-        opts,
-        deletion_vectors=False,
-    )
+    return MergeTreeCompactManager(levels, create_strategy(opts), rewriter, opts)
 
 
 def plan(table: Table, partitions: Sequence[dict[str, Any]] | None = None) -> list[CompactTask]:
@@ -107,17 +117,22 @@ def plan(table: Table, partitions: Sequence[dict[str, Any]] | None = None) -> li
             continue
         groups[(e.partition, e.bucket)].append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
+    dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
     return [
-        CompactTask(snap.id, p, codec.from_bytes(p), b, totals[(p, b)], tuple(files))
+        CompactTask(
+            snap.id, p, codec.from_bytes(p), b, totals[(p, b)], tuple(files), tuple(dv_index.get((p, b), ()))
+        )
         for (p, b), files in sorted(groups.items(), key=lambda kv: kv[0])
     ]
 
 
 def run_task(table: Table, task: CompactTask, full: bool = False) -> CommitMessage | None:
     """Compact one bucket; the message describes the files to swap (nothing is visible yet)."""
-    manager = bucket_manager(table, task.partition_values, task.bucket, task.files)
+    manager = bucket_manager(table, task.partition_values, task.bucket, task.files, task.dv_index)
     rewriter_files = manager.rewriter.files
     increment = CompactIncrement(rewriter_files.delete)
+    index_added: tuple[IndexManifestEntry, ...] = ()
+    index_deleted: tuple[IndexManifestEntry, ...] = ()
     try:
         result = manager.trigger_compaction(full)
         if result is not None:
@@ -130,9 +145,18 @@ def run_task(table: Table, task: CompactTask, full: bool = False) -> CommitMessa
             if result is None:
                 break
             increment.add(result)
-    except BaseException:
+        if manager.dv_maintainer is not None and not increment.is_empty():
+            index_added, index_deleted = manager.dv_maintainer.write(table.file_io)
+            rewriter_files.written += [index_file_path(table, e) for e in index_added]
+    except BaseException as e:
         for path in rewriter_files.written:
             table.file_io.delete_quietly(path)
+        if isinstance(e, CorruptFileError) and _inputs_replaced(table, task):
+            raise CommitConflictError(
+                f"table {table.identifier}: compaction of bucket {task.bucket} planned at snapshot "
+                f"{task.snapshot_id} lost a race: a concurrent commit replaced its input files and "
+                "expiration deleted them; the table is unchanged. Re-run the compaction."
+            ) from e
         raise
     if increment.is_empty():
         return None
@@ -144,7 +168,21 @@ def run_task(table: Table, task: CompactTask, full: bool = False) -> CommitMessa
         compact_before=before,
         compact_after=after,
         compact_changelog_files=changelog,
+        index_files_added=index_added,
+        index_files_deleted=index_deleted,
+        index_base=tuple(e.file_name for e in task.dv_index) if manager.dv_maintainer is not None else None,
     )
+
+
+def _inputs_replaced(table: Table, task: CompactTask) -> bool:
+    """Whether some input file of ``task`` is no longer live at the latest snapshot."""
+    snap = table.latest_snapshot()
+    live = {
+        e.file.file_name
+        for e in (table.live_entries(snap) if snap is not None else [])
+        if (e.partition, e.bucket) == (task.partition, task.bucket)
+    }
+    return any(f.file_name not in live for f in task.files)
 
 
 def compact(

@@ -10,13 +10,21 @@ from typing import Any
 
 from stratalake.io import FileIO
 from stratalake.spec.avro import (
+    decode_index_manifest_entries,
     decode_manifest_entries,
     decode_manifest_file_metas,
+    encode_index_manifest_entries,
     encode_manifest_entries,
     encode_manifest_file_metas,
 )
 from stratalake.spec.binary_row import encode_row
-from stratalake.spec.manifest import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
+from stratalake.spec.manifest import (
+    FileKind,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+    SimpleStats,
+)
 from stratalake.table.partition import PartitionCodec
 
 
@@ -152,6 +160,22 @@ class ManifestIO:
         self.file_io.write_bytes(self.path(name), data)
         _CACHE.put(self.path(name), list(metas))
         return name, len(data)
+
+    # -- index manifests -----------------------------------------------------------------------
+    def read_index(self, name: str) -> list[IndexManifestEntry]:
+        path = self.path(name)
+        cached = _CACHE.get(path)
+        if cached is None:
+            cached = decode_index_manifest_entries(self.file_io.read_bytes(path), path)
+            _CACHE.put(path, cached)
+        return list(cached)
+
+    def write_index(self, entries: Sequence[IndexManifestEntry]) -> str:
+        """Write an index manifest (``index-manifest-<uuid>-0``); returns its name."""
+        name = f"index-manifest-{uuid.uuid4()}-0"
+        self.file_io.write_bytes(self.path(name), encode_index_manifest_entries(entries))
+        _CACHE.put(self.path(name), list(entries))
+        return name
 
 
 def fold_entries(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int, str], ManifestEntry]:

@@ -12,10 +12,18 @@ import pyarrow as pa
 from stratalake.changelog.producers import lookup_merge_enabled
 from stratalake.exceptions import SchemaError
 from stratalake.expressions import FilterLike, Predicate, conjunction, split_conjuncts, to_predicate
-from stratalake.lsm.data_file import bucket_dir, read_kv_file
+from stratalake.lsm.data_file import bucket_dir, kv_schema, read_kv_file
+from stratalake.lsm.deletion_vector import read_deletion_vector
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
-from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, create_merge_function, drop_retracted, merge_kv
-from stratalake.options import MergeEngine
+from stratalake.merge import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    MergeContext,
+    create_merge_function,
+    drop_retracted,
+    merge_kv,
+)
+from stratalake.merge.projection import merge_columns, project
 from stratalake.table.scan import Split
 
 if TYPE_CHECKING:
@@ -44,19 +52,26 @@ class TableRead:
         # Key and partition filters may run before the merge: all versions of a key share them.
         self._pre_merge = conjunction([p for p in conjuncts if p.columns() <= safe])
         self._post_merge = conjunction([p for p in conjuncts if not p.columns() <= safe])
-        self._read_columns = self._columns_to_read(schema.fields)
+        self._read_columns = self._columns_to_read()
+        ctx = table.merge_context
+        self._merge_ctx = ctx if self._read_columns is None else project(ctx, self._read_columns)
         # Lookup tables merge only a key's newest high-level record with its level-0 records.
         self._lookup_merge = lookup_merge_enabled(table.merge_context)
 
-    def _columns_to_read(self, fields: Sequence[object]) -> list[str] | None:
-        table = self.table
-        schema = table.schema()
-        if table.core_options.merge_engine is not MergeEngine.DEDUPLICATE:
-            return None  # other engines merge value columns with each other (sequence groups)
-        needed = set(self.columns) | set(schema.primary_keys) | set(table.core_options.sequence_fields)
+    def _columns_to_read(self) -> list[str] | None:
+        """Columns to read from files: the requested ones, the filter's, and what the merge needs
+        to compute them (see :func:`stratalake.merge.projection.merge_columns`); None = all."""
+        wanted = list(self.columns)
         if self.predicate is not None:
-            needed |= self.predicate.columns()
-        return [f.name for f in schema.fields if f.name in needed]
+            wanted += sorted(self.predicate.columns())
+        needed = set(merge_columns(self.table.merge_context, wanted))
+        names = [f.name for f in self.table.schema().fields]
+        return None if needed >= set(names) else [n for n in names if n in needed]
+
+    @property
+    def read_columns(self) -> list[str] | None:
+        """The columns read from data files (None: all of them)."""
+        return self._read_columns
 
     def output_schema(self) -> pa.Schema:
         full = self.table.arrow_schema()
@@ -80,6 +95,7 @@ class TableRead:
                 schema,
                 self._read_columns,
             )
+            kv = self._apply_deletion_vector(kv, split, f.file_name)  # positions: before any filter
             if self._pre_merge is not None:
                 kv = kv.filter(self._pre_merge.to_arrow())
             parts.append(with_level(kv, f.level) if self._lookup_merge and split.needs_merge else kv)
@@ -87,8 +103,10 @@ class TableRead:
             return self.output_schema().empty_table()
         kv = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if split.needs_merge:
-            kv = self._merge(kv)
-        kv = drop_retracted(kv)
+            kv = self._merge(kv, self._merge_ctx)
+        # Files read without a merge were planned that way because they hold no retractions.
+        if split.merge or any(f.delete_row_count != 0 for f in split.files):
+            kv = drop_retracted(kv)
         if self._post_merge is not None:
             kv = kv.filter(self._post_merge.to_arrow())
         out = kv.select(self.columns)
@@ -100,15 +118,29 @@ class TableRead:
         schema = table.schema()
         directory = bucket_dir(table.location, table.partition_codec.path(split.partition_values), split.bucket)
         parts = [
-            read_kv_file(table.file_io, f"{directory}/{f.file_name}", table.file_schema(f.schema_id), schema)
+            self._apply_deletion_vector(
+                read_kv_file(
+                    table.file_io, f"{directory}/{f.file_name}", table.file_schema(f.schema_id), schema
+                ),
+                split,
+                f.file_name,
+            )
             for f in split.files
         ]
+        if not split.merge:  # deletion-vector splits: files hold disjoint live keys
+            return pa.concat_tables(parts) if parts else kv_schema(schema).empty_table()
         if self._lookup_merge:
             parts = [with_level(kv, f.level) for kv, f in zip(parts, split.files, strict=True)]
         return self._merge(pa.concat_tables(parts))
 
-    def _merge(self, kv: pa.Table) -> pa.Table:
-        ctx = self.table.merge_context
+    def _apply_deletion_vector(self, kv: pa.Table, split: Split, file_name: str) -> pa.Table:
+        deletion_file = split.deletion_file(file_name)
+        if deletion_file is None:
+            return kv
+        return read_deletion_vector(self.table.file_io, deletion_file).apply(kv)
+
+    def _merge(self, kv: pa.Table, ctx: MergeContext | None = None) -> pa.Table:
+        ctx = ctx if ctx is not None else self.table.merge_context
         if self._lookup_merge:
             return merge_kv(kv, ctx, LookupMergeFunction(create_merge_function(ctx)))
         return merge_kv(kv, ctx)

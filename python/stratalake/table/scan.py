@@ -18,10 +18,12 @@ from stratalake.expressions import (
     split_conjuncts,
     to_predicate,
 )
+from stratalake.lsm.deletion_vector import DeletionFile
 from stratalake.spec.bucket import bucket_ids
 from stratalake.spec.manifest import DataFileMeta, ManifestEntry
 from stratalake.spec.snapshot import Snapshot
 from stratalake.spec.stats import stats_to_values
+from stratalake.table.index_manifest import deletion_files, dv_entries_by_bucket, live_index_entries
 from stratalake.types import to_arrow
 
 if TYPE_CHECKING:
@@ -30,7 +32,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Split:
-    """All live files of one (partition, bucket) at one snapshot: one unit of merge-on-read."""
+    """Live files of one (partition, bucket) at one snapshot: one unit of merge-on-read.
+
+    Deletion-vector tables split a bucket into groups of level>=1 files read one by one, without
+    a merge (``merge=False``), each with its deletion vector applied.
+    """
 
     snapshot_id: int
     partition: bytes
@@ -38,6 +44,8 @@ class Split:
     bucket: int
     total_buckets: int
     files: tuple[DataFileMeta, ...]
+    deletion_files: tuple[tuple[str, DeletionFile], ...] = ()  # (data file name, its vector)
+    merge: bool = True
 
     @property
     def row_count(self) -> int:
@@ -46,12 +54,18 @@ class Split:
     @property
     def needs_merge(self) -> bool:
         """A single file holds each key at most once, already folded: nothing to merge."""
-        return len(self.files) > 1
+        return self.merge and len(self.files) > 1
 
     @property
     def raw_convertible(self) -> bool:
         """Readable without merging and without dropping retractions."""
-        return len(self.files) == 1 and self.files[0].delete_row_count == 0
+        return (not self.merge or len(self.files) == 1) and all(f.delete_row_count == 0 for f in self.files)
+
+    def deletion_file(self, file_name: str) -> DeletionFile | None:
+        for name, deletion_file in self.deletion_files:
+            if name == file_name:
+                return deletion_file
+        return None
 
 
 class TableScan:
@@ -108,19 +122,41 @@ class TableScan:
             if key_preds and not self._file_may_match(e.file, key_names, key_preds):
                 continue
             groups[(e.partition, e.bucket)].append(e)
+        opts = table.core_options
+        # Paimon's batchScanSkipLevel0: level 0 has no deletion vectors, so reading it would need
+        # the merge the vectors exist to avoid. Compaction at each commit keeps level 0 empty.
+        skip_level0 = opts.deletion_vectors_enabled and not opts.get_bool("deletion-vectors.merge-on-read")
+        # Vectors are applied whenever a snapshot has them, even if the option was turned off.
+        dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
+        target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
+        open_cost = opts.get_int("source.split.open-file-cost") or 0
         splits = []
         for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             files = tuple(sorted((e.file for e in group), key=lambda f: (-f.level, f.min_sequence_number)))
-            splits.append(
-                Split(
-                    snapshot_id=snap.id,
-                    partition=partition,
-                    partition_values=codec.from_bytes(partition),
-                    bucket=bucket,
-                    total_buckets=group[0].total_buckets,
-                    files=files,
+            if skip_level0:
+                files = tuple(f for f in files if f.level > 0)
+                if not files:
+                    continue
+            index = dv_index.get((partition, bucket))
+            dfiles = deletion_files(table, index) if index else {}
+            # Without retractions, level>=1 files of a deletion-vector table hold each key at most
+            # once among their live rows: read them independently, in parallel splits.
+            raw = skip_level0 and all(f.delete_row_count == 0 for f in files)
+            for pack in pack_for_ordered(files, target, open_cost) if raw else [files]:
+                splits.append(
+                    Split(
+                        snapshot_id=snap.id,
+                        partition=partition,
+                        partition_values=codec.from_bytes(partition),
+                        bucket=bucket,
+                        total_buckets=group[0].total_buckets,
+                        files=pack,
+                        deletion_files=tuple(
+                            (f.file_name, dfiles[f.file_name]) for f in pack if f.file_name in dfiles
+                        ),
+                        merge=not raw,
+                    )
                 )
-            )
         return splits
 
     def _bucket_filter(self, conjuncts: Sequence[Predicate]) -> set[int] | None:
@@ -171,3 +207,23 @@ class TableScan:
             for i, k in enumerate(key_names)
         }
         return all(p.may_match(stats) for p in preds)
+
+
+def pack_for_ordered(
+    files: Sequence[DataFileMeta], target_size: int, open_file_cost: int
+) -> list[tuple[DataFileMeta, ...]]:
+    """Consecutive files grouped up to ``target_size`` bytes, each weighing at least
+    ``open_file_cost`` (Paimon's ``BinPacking.packForOrdered`` with ``source.split.*``)."""
+    packs: list[tuple[DataFileMeta, ...]] = []
+    current: list[DataFileMeta] = []
+    weight = 0
+    for f in files:
+        w = max(f.file_size, open_file_cost)
+        if current and weight + w > target_size:
+            packs.append(tuple(current))
+            current, weight = [], 0
+        current.append(f)
+        weight += w
+    if current:
+        packs.append(tuple(current))
+    return packs

@@ -143,6 +143,7 @@ class Table:
         ``row_kind`` names a column of '+I'/'-U'/'+U'/'-D' strings giving each row's kind.
         """
         with self.new_write() as w:
+            w.ignore_previous_files = overwrite
             w.write(data, row_kind=row_kind)
             return w.commit(overwrite=overwrite, overwrite_partitions=overwrite_partitions)
 
@@ -185,6 +186,8 @@ class Table:
             outputs = [f for f in m.compact_after if f.file_name not in inputs]
             for f in (*m.new_files, *m.changelog_files, *outputs, *m.compact_changelog_files):
                 self.file_io.delete_quietly(f"{directory}/{f.file_name}")
+            for e in m.index_files_added:
+                self.file_io.delete_quietly(f"{self.location}/index/{e.file_name}")
 
     # -- lifecycle: expiration, orphans, tags, change records -----------------------------------
     def expire_snapshots(
@@ -218,6 +221,20 @@ class Table:
     def tags(self) -> dict[str, Snapshot]:
         """Every tag of the table, by name, with the snapshot it points at."""
         return self.tag_manager.tags()
+
+    def rollback_to(self, version: int | str) -> Snapshot:
+        """Make snapshot id or tag ``version`` the latest again, deleting newer snapshots, newer tags
+        and the files only they referenced; returns that snapshot. See :mod:`~stratalake.table.rollback`."""
+        from stratalake.table.rollback import rollback_to
+
+        return rollback_to(self, version)
+
+    def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
+        """Paimon system table ``name`` (``snapshots``, ``schemas``, ``options``, ``files``,
+        ``manifests``, ``partitions``, ``buckets``, ``tags``, ``audit_log``, ``ro``) as Arrow."""
+        from stratalake.table.system_tables import system_table
+
+        return system_table(self, name, snapshot_id)
 
     def changelog(self, start_snapshot: int | None = None, end_snapshot: int | None = None) -> pa.Table:
         """Change records of snapshots ``(start_snapshot, end_snapshot]``, ``_row_kind`` first."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -14,20 +15,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stratalake.exceptions import InvalidDataError, SchemaError
+from stratalake.exceptions import CorruptFileError, InvalidDataError, SchemaError
 from stratalake.lsm.compaction import CompactIncrement, MergeTreeCompactManager
 from stratalake.lsm.data_file import DataFileWriter, FileNamer, bucket_dir
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, merge_kv, prepare_input
 from stratalake.options import ChangelogProducer
 from stratalake.spec.bucket import bucket_ids
-from stratalake.spec.manifest import DataFileMeta
+from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
 from stratalake.spec.snapshot import CommitKind
 from stratalake.table.commit import CommitMessage
+from stratalake.table.index_manifest import dv_entries_by_bucket, live_index_entries
 from stratalake.table.partition import group_rows
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
 
+_LOG = logging.getLogger(__name__)
 _KIND_STRINGS = pa.array(["+I", "-U", "+U", "-D"])
 
 
@@ -64,6 +67,10 @@ class TableWrite:
         self._bucket_types = [schema.field(k).type for k in self._bucket_keys]
         self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+        self._restored_dv: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+        # Set for an overwrite (Paimon's withIgnorePreviousFiles): the old files are about to go,
+        # so compaction must not build on them (nor fail on their removal by the overwrite).
+        self.ignore_previous_files = False
         self._full_compaction: bool | None = None
         self._data_namer = FileNamer("data")
         self._changelog_namer = FileNamer("changelog")
@@ -77,8 +84,16 @@ class TableWrite:
         """Buffer ``data``; ``row_kind`` names a column of '+I'/'-U'/'+U'/'-D' strings (not stored)."""
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
+        if not isinstance(data, pa.Table):
+            raise SchemaError(
+                f"table {self.table.identifier}: expected an Arrow table or record batch, got "
+                f"{type(data).__name__}; convert it first, e.g. pyarrow.Table.from_pylist(rows)"
+            )
         if data.num_rows == 0:
             return
+        dupes = sorted({n for n in data.column_names if data.column_names.count(n) > 1})
+        if dupes:
+            raise SchemaError(f"table {self.table.identifier}: input has column(s) {dupes} more than once")
         kinds = self._row_kinds(data, row_kind)
         rows = self._conform(data, row_kind)
         self._check_keys(rows)
@@ -182,12 +197,15 @@ class TableWrite:
             self._restored = {}
             for e in self.table.live_entries(snap) if snap is not None else []:
                 self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
-        files = self._restored.get((partition, bucket), [])
+            # Deletion vectors of the same snapshot: the compactions continue from them.
+            self._restored_dv = dv_entries_by_bucket(live_index_entries(self.table, snap))
+        files = [] if self.ignore_previous_files else self._restored.get((partition, bucket), [])
         buf = _BucketBuffer(partition, values, bucket, max((f.max_sequence_number for f in files), default=-1) + 1)
         if not self._options.get_bool("write-only"):
             from stratalake.table.compact import bucket_manager
 
-            buf.manager = bucket_manager(self.table, values, bucket, files)
+            dv_index = [] if self.ignore_previous_files else self._restored_dv.get((partition, bucket), [])
+            buf.manager = bucket_manager(self.table, values, bucket, files, dv_index)
             buf.increment = CompactIncrement(buf.manager.rewriter.files.delete)
         return buf
 
@@ -229,11 +247,40 @@ class TableWrite:
 
     def _compact(self, buf: _BucketBuffer, full: bool) -> bool:
         assert buf.manager is not None and buf.increment is not None
-        result = buf.manager.trigger_compaction(full)
+        written = buf.manager.rewriter.files.written
+        start = len(written)
+        try:
+            result = buf.manager.trigger_compaction(full)
+        except CorruptFileError:
+            if not self._restored_files_replaced(buf):
+                raise
+            # A concurrent compaction replaced files this writer restored and expiration deleted
+            # them. Compaction is optional (a lost COMPACT commit is dropped too): skip it.
+            for path in written[start:]:
+                self.table.file_io.delete_quietly(path)
+            del written[start:]
+            _LOG.warning(
+                "table %s: bucket %s skipped compaction: its input files were replaced and expired "
+                "by concurrent commits",
+                self.table.identifier,
+                buf.bucket,
+            )
+            return False
         if result is None:
             return False
         buf.increment.add(result)
         return True
+
+    def _restored_files_replaced(self, buf: _BucketBuffer) -> bool:
+        """Whether some file this writer restored for ``buf``'s bucket is no longer live."""
+        restored = (self._restored or {}).get((buf.partition, buf.bucket), [])
+        snap = self.table.latest_snapshot()
+        live = {
+            e.file.file_name
+            for e in (self.table.live_entries(snap) if snap is not None else [])
+            if (e.partition, e.bucket) == (buf.partition, buf.bucket)
+        }
+        return any(f.file_name not in live for f in restored)
 
     def _finish(self, buf: _BucketBuffer, full: bool) -> None:
         """Flush, then compact as a commit requires: fully when due, and for lookup tables all of
@@ -287,6 +334,12 @@ class TableWrite:
         messages = []
         for buf in self._buffers.values():
             before, after, compact_changelog = buf.increment.drain() if buf.increment else ((), (), ())
+            dvs = buf.manager.dv_maintainer if buf.manager is not None else None
+            index_base = None if dvs is None else tuple(e.file_name for e in dvs.base_files)
+            index_added: tuple[IndexManifestEntry, ...] = ()
+            index_deleted: tuple[IndexManifestEntry, ...] = ()
+            if dvs is not None and (before or after):
+                index_added, index_deleted = dvs.write(self.table.file_io)
             if buf.new_files or buf.changelog_files or before or after or compact_changelog:
                 messages.append(
                     CommitMessage(
@@ -298,6 +351,9 @@ class TableWrite:
                         compact_before=before,
                         compact_after=after,
                         compact_changelog_files=compact_changelog,
+                        index_files_added=index_added,
+                        index_files_deleted=index_deleted,
+                        index_base=index_base,
                     )
                 )
             buf.new_files, buf.changelog_files = [], []

@@ -28,13 +28,20 @@ class MergeTreeCompactManager:
         strategy: CompactStrategy,
         rewriter: MergeTreeCompactRewriter,
         options: CompactionOptions,
-        deletion_vectors: bool = False,
     ) -> None:
         self.levels = levels
         self.strategy = strategy
         self.rewriter = rewriter
         self.options = options
-        self.deletion_vectors = deletion_vectors
+        # The bucket's deletion vectors, when the table has them (the rewriter's files hold them).
+        self.dv_maintainer = rewriter.files.deletion_vectors
+
+    @property
+    def deletion_vectors(self) -> bool:
+        return self.dv_maintainer is not None
+
+    def _has_deletion_vector(self, f: DataFileMeta) -> bool:
+        return self.dv_maintainer is not None and self.dv_maintainer.has_deletion_vector(f.file_name)
 
     def add_new_file(self, f: DataFileMeta) -> None:
         self.levels.update((), (f,))
@@ -54,7 +61,8 @@ class MergeTreeCompactManager:
         runs = self.levels.level_sorted_runs()
         num_levels = self.levels.number_of_levels
         if full:
-            return pick_full_compaction(num_levels, runs)
+            # A full compaction also rewrites max-level files with vectors, to apply them.
+            return pick_full_compaction(num_levels, runs, self._has_deletion_vector if self.deletion_vectors else None)
         unit = self.strategy.pick(num_levels, runs)
         return unit if unit is not None and is_worth_compacting(unit) else None
 
@@ -66,13 +74,23 @@ class MergeTreeCompactManager:
         dropping = drop_delete(
             unit.output_level, self.levels.non_empty_highest_level(), self.deletion_vectors
         )
-        steps = plan_steps(unit, self.levels.key_of, self.options.compaction_file_size, self.levels.max_level)
+        has_dv = self._has_deletion_vector if self.deletion_vectors and full else None
+        steps = plan_steps(
+            unit, self.levels.key_of, self.options.compaction_file_size, self.levels.max_level, has_dv
+        )
         result = CompactResult()
         for step in steps:
             if isinstance(step, Rewrite):
                 result = result.merge(self.rewriter.rewrite(unit.output_level, dropping, step.sections))
             else:
                 result = result.merge(self.rewriter.upgrade(unit.output_level, step.file))
+        if self.dv_maintainer is not None:
+            # A rewritten file is gone and its vector with it; an upgraded file keeps its name
+            # (and vector). As Paimon's notifyRewriteCompactBefore.
+            kept = {f.file_name for f in result.after}
+            for f in result.before:
+                if f.file_name not in kept:
+                    self.dv_maintainer.remove(f.file_name)
         self.levels.update(result.before, result.after)
         return result
 

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from stratalake.io import FileIO
 from stratalake.lsm.data_file import DataFileWriter, FileNamer, read_kv_file
+from stratalake.lsm.deletion_vector import DeletionVectorsMaintainer
 from stratalake.lsm.levels import SortedRun
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
 from stratalake.merge import (
@@ -61,12 +62,21 @@ class BucketFiles:
     written: list[str] = dataclasses.field(default_factory=list)  # paths, for cleanup on failure
     # Reads files through another path (e.g. a local copy of a remote file) when set.
     local_path: Callable[[str], str] | None = None
+    # The bucket's deletion vectors (tables with ``deletion-vectors.enabled``): rows they mark are
+    # stale and must not take part in any merge.
+    deletion_vectors: DeletionVectorsMaintainer | None = None
 
     def path(self, f: DataFileMeta) -> str:
         return f"{self.directory}/{f.file_name}"
 
     def read(self, f: DataFileMeta) -> pa.Table:
-        """The KV table of a data file, in :attr:`schema`."""
+        """The live rows of a data file (deletion vector applied), in :attr:`schema`."""
+        kv = self.read_raw(f)
+        dv = self.deletion_vectors.deletion_vector_of(f.file_name) if self.deletion_vectors else None
+        return dv.apply(kv) if dv is not None else kv
+
+    def read_raw(self, f: DataFileMeta) -> pa.Table:
+        """Every row of a data file in file order (row ``i`` is position ``i``), in :attr:`schema`."""
         path = self.path(f)
         if self.local_path is not None:
             from stratalake.io import LocalFileIO

@@ -1,0 +1,452 @@
+"""Paimon's system tables (``t$snapshots``, ``t$files``...) as Arrow tables, with Paimon's columns.
+
+Each system table is a function of the table's metadata (and, for ``audit_log`` and ``ro``, its
+data) at the latest snapshot. Column names and types follow Paimon's ``org.apache.paimon.table.
+system`` classes; timestamps are local wall-clock times (``TIMESTAMP(3)``), as Paimon shows them.
+
+Example::
+
+    t.system_table("snapshots").column("commit_kind")
+    t.system_table("files", snapshot_id=3)
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from stratalake.exceptions import TableNotFoundError
+from stratalake.lsm.data_file import bucket_dir
+from stratalake.spec.binary_row import decode_row
+from stratalake.spec.manifest import FileSource
+from stratalake.spec.snapshot import Snapshot
+from stratalake.types import DataType, to_arrow
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+# (column, Paimon type) per system table, in Paimon's column order.
+_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "snapshots": (
+        ("snapshot_id", "BIGINT NOT NULL"),
+        ("schema_id", "BIGINT NOT NULL"),
+        ("commit_user", "STRING NOT NULL"),
+        ("commit_identifier", "BIGINT NOT NULL"),
+        ("commit_kind", "STRING NOT NULL"),
+        ("commit_time", "TIMESTAMP(3) NOT NULL"),
+        ("base_manifest_list", "STRING NOT NULL"),
+        ("delta_manifest_list", "STRING NOT NULL"),
+        ("changelog_manifest_list", "STRING"),
+        ("total_record_count", "BIGINT"),
+        ("delta_record_count", "BIGINT"),
+        ("changelog_record_count", "BIGINT"),
+        ("watermark", "BIGINT"),
+        ("next_row_id", "BIGINT"),
+    ),
+    "schemas": (
+        ("schema_id", "BIGINT NOT NULL"),
+        ("fields", "STRING NOT NULL"),
+        ("partition_keys", "STRING NOT NULL"),
+        ("primary_keys", "STRING NOT NULL"),
+        ("options", "STRING NOT NULL"),
+        ("comment", "STRING"),
+        ("update_time", "TIMESTAMP(3) NOT NULL"),
+    ),
+    "options": (("key", "STRING NOT NULL"), ("value", "STRING NOT NULL")),
+    "files": (
+        ("partition", "STRING"),
+        ("bucket", "INT NOT NULL"),
+        ("file_path", "STRING NOT NULL"),
+        ("file_format", "STRING NOT NULL"),
+        ("schema_id", "BIGINT NOT NULL"),
+        ("level", "INT NOT NULL"),
+        ("record_count", "BIGINT NOT NULL"),
+        ("file_size_in_bytes", "BIGINT NOT NULL"),
+        ("min_key", "STRING"),
+        ("max_key", "STRING"),
+        ("null_value_counts", "STRING NOT NULL"),
+        ("min_value_stats", "STRING NOT NULL"),
+        ("max_value_stats", "STRING NOT NULL"),
+        ("min_sequence_number", "BIGINT"),
+        ("max_sequence_number", "BIGINT"),
+        ("creation_time", "TIMESTAMP(3)"),
+        ("deleteRowCount", "BIGINT"),
+        ("file_source", "STRING"),
+    ),
+    "manifests": (
+        ("file_name", "STRING NOT NULL"),
+        ("file_size", "BIGINT NOT NULL"),
+        ("num_added_files", "BIGINT NOT NULL"),
+        ("num_deleted_files", "BIGINT NOT NULL"),
+        ("schema_id", "BIGINT NOT NULL"),
+        ("min_partition_stats", "STRING"),
+        ("max_partition_stats", "STRING"),
+    ),
+    "partitions": (
+        ("partition", "STRING"),
+        ("record_count", "BIGINT NOT NULL"),
+        ("file_size_in_bytes", "BIGINT NOT NULL"),
+        ("file_count", "BIGINT NOT NULL"),
+        ("last_update_time", "TIMESTAMP(3)"),
+        ("total_buckets", "INT NOT NULL"),
+    ),
+    "buckets": (
+        ("partition", "STRING"),
+        ("bucket", "INT NOT NULL"),
+        ("record_count", "BIGINT NOT NULL"),
+        ("file_size_in_bytes", "BIGINT NOT NULL"),
+        ("file_count", "BIGINT NOT NULL"),
+        ("last_update_time", "TIMESTAMP(3)"),
+    ),
+    "tags": (
+        ("tag_name", "STRING NOT NULL"),
+        ("snapshot_id", "BIGINT NOT NULL"),
+        ("schema_id", "BIGINT NOT NULL"),
+        ("commit_time", "TIMESTAMP(3) NOT NULL"),
+        ("record_count", "BIGINT"),
+    ),
+}
+
+AUDIT_LOG = "audit_log"
+READ_OPTIMIZED = "ro"
+ROWKIND = "rowkind"
+NAMES: tuple[str, ...] = (*_COLUMNS, AUDIT_LOG, READ_OPTIMIZED)
+
+
+def _local_time(millis: int | None) -> datetime.datetime | None:
+    if millis is None:
+        return None
+    return datetime.datetime.fromtimestamp(millis / 1000)  # Paimon shows local wall-clock time
+
+
+def _check(table: Table, name: str) -> str:
+    lowered = name.lower()
+    if lowered not in NAMES:
+        raise TableNotFoundError(
+            f"table {table.identifier} has no system table '{name}'; system tables are {list(NAMES)}"
+        )
+    return lowered
+
+
+def paimon_columns(table: Table, name: str) -> list[tuple[str, str]]:
+    """The (column, Paimon type) list of system table ``name`` of ``table``."""
+    name = _check(table, name)
+    schema = table.schema()
+    if name == AUDIT_LOG:
+        return [(ROWKIND, "STRING NOT NULL"), *((f.name, str(f.type)) for f in schema.fields)]
+    if name == READ_OPTIMIZED:
+        return [(f.name, str(f.type)) for f in schema.fields]
+    return list(_COLUMNS[name])
+
+
+def arrow_schema(table: Table, name: str) -> pa.Schema:
+    if _check(table, name) == READ_OPTIMIZED:
+        return table.arrow_schema()
+    fields = []
+    for column, type_string in paimon_columns(table, name):
+        dt = DataType.parse(type_string)
+        fields.append(pa.field(column, to_arrow(dt), nullable=dt.nullable))
+    return pa.schema(fields)
+
+
+def _rows(table: Table, name: str, rows: Sequence[dict[str, Any]]) -> pa.Table:
+    return pa.Table.from_pylist(list(rows), schema=arrow_schema(table, name))
+
+
+def _snapshot(table: Table, snapshot_id: int | None) -> Snapshot | None:
+    return table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
+
+
+# -- metadata tables ------------------------------------------------------------------------------
+def _snapshots(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
+    return [
+        {
+            "snapshot_id": s.id,
+            "schema_id": s.schema_id,
+            "commit_user": s.commit_user,
+            "commit_identifier": s.commit_identifier,
+            "commit_kind": s.commit_kind.value,
+            "commit_time": _local_time(s.time_millis),
+            "base_manifest_list": s.base_manifest_list,
+            "delta_manifest_list": s.delta_manifest_list,
+            "changelog_manifest_list": s.changelog_manifest_list,
+            "total_record_count": s.total_record_count,
+            "delta_record_count": s.delta_record_count,
+            "changelog_record_count": s.changelog_record_count,
+            "watermark": s.watermark,
+            "next_row_id": s.next_row_id,
+        }
+        for s in table.snapshots()
+    ]
+
+
+def _flat_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _schemas(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
+    out = []
+    for sid in table.schema_manager.list_ids():
+        s = table.schema_manager.schema(sid)
+        raw = json.loads(s.to_json())
+        out.append(
+            {
+                "schema_id": s.id,
+                "fields": _flat_json(raw.get("fields", [])),
+                "partition_keys": _flat_json(list(s.partition_keys)),
+                "primary_keys": _flat_json(list(s.primary_keys)),
+                "options": _flat_json(dict(s.options)),
+                "comment": s.comment,
+                "update_time": _local_time(raw.get("timeMillis")),
+            }
+        )
+    return out
+
+
+def _options(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
+    return [{"key": k, "value": v} for k, v in sorted(table.options().items())]
+
+
+def _row_string(values: Sequence[Any]) -> str:
+    """Paimon's ROW-to-STRING cast: ``{v1, v2}``."""
+    return "{" + ", ".join("null" if v is None else _value_string(v) for v in values) + "}"
+
+
+def _value_string(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, bytes):
+        return v.hex()
+    return str(v)
+
+
+def _partition_string(table: Table, partition: bytes) -> str | None:
+    codec = table.partition_codec
+    return _row_string(codec.from_bytes(partition)) if codec.is_partitioned else None
+
+
+def _partition_path_string(table: Table, partition: bytes) -> str | None:
+    """``k1=v1/k2=v2`` as Paimon's ``$partitions`` shows partitions."""
+    codec = table.partition_codec
+    if not codec.is_partitioned:
+        return None
+    values = codec.from_bytes(partition)
+    return "/".join(
+        f"{k}={codec.default_name if v is None else _value_string(v)}"
+        for k, v in zip(codec.keys, values, strict=True)
+    )
+
+
+def _stats_strings(table: Table, f: Any) -> tuple[str, str, str]:
+    """``{col=value, ...}`` renderings of a file's value statistics (Paimon's FilesTable style)."""
+    schema = table.file_schema(f.schema_id)
+    names = list(f.value_stats_cols) if f.value_stats_cols is not None else [x.name for x in schema.fields]
+    types = [schema.field(n).type for n in names]
+    try:
+        mins = decode_row(f.value_stats.min_values, types) if names else []
+        maxs = decode_row(f.value_stats.max_values, types) if names else []
+    except Exception:  # stats of an unusual layout: show nothing rather than fail the listing
+        mins, maxs = [None] * len(names), [None] * len(names)
+    nulls = list(f.value_stats.null_counts or [None] * len(names))
+
+    def render(values: Sequence[Any]) -> str:
+        return (
+            "{"
+            + ", ".join(
+                f"{n}={'null' if v is None else _value_string(v)}"
+                for n, v in zip(names, values, strict=False)
+            )
+            + "}"
+        )
+
+    return render(nulls), render(mins), render(maxs)
+
+
+def _key_string(table: Table, f: Any, key: bytes) -> str | None:
+    schema = table.file_schema(f.schema_id)
+    types = [schema.field(k).type for k in schema.trimmed_primary_keys]
+    if not types:
+        return None
+    try:
+        return (
+            "[" + ", ".join("null" if v is None else _value_string(v) for v in decode_row(key, types)) + "]"
+        )
+    except Exception:
+        return None
+
+
+def _files(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    snap = _snapshot(table, snapshot_id)
+    if snap is None:
+        return []
+    codec = table.partition_codec
+    entries = sorted(
+        table.live_entries(snap), key=lambda e: (e.partition, e.bucket, e.file.level, e.file.file_name)
+    )
+    out = []
+    for e in entries:
+        f = e.file
+        directory = bucket_dir(table.location, codec.path(codec.from_bytes(e.partition)), e.bucket)
+        null_counts, mins, maxs = _stats_strings(table, f)
+        out.append(
+            {
+                "partition": _partition_string(table, e.partition),
+                "bucket": e.bucket,
+                "file_path": f.external_path or f"{directory}/{f.file_name}",
+                "file_format": f.file_name.rsplit(".", 1)[-1] if "." in f.file_name else "parquet",
+                "schema_id": f.schema_id,
+                "level": f.level,
+                "record_count": f.row_count,
+                "file_size_in_bytes": f.file_size,
+                "min_key": _key_string(table, f, f.min_key),
+                "max_key": _key_string(table, f, f.max_key),
+                "null_value_counts": null_counts,
+                "min_value_stats": mins,
+                "max_value_stats": maxs,
+                "min_sequence_number": f.min_sequence_number,
+                "max_sequence_number": f.max_sequence_number,
+                "creation_time": _local_time(f.creation_time),
+                "deleteRowCount": f.delete_row_count,
+                "file_source": None if f.file_source is None else FileSource(f.file_source).name,
+            }
+        )
+    return out
+
+
+def _manifests(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    snap = _snapshot(table, snapshot_id)
+    if snap is None:
+        return []
+    mio = table.manifest_io
+    codec = table.partition_codec
+    types = list(codec.types)
+    out = []
+    for m in mio.read_list(snap.base_manifest_list) + mio.read_list(snap.delta_manifest_list):
+        lo = hi = None
+        if codec.is_partitioned:
+            lo = _row_string(decode_row(m.partition_stats.min_values, types))
+            hi = _row_string(decode_row(m.partition_stats.max_values, types))
+        out.append(
+            {
+                "file_name": m.file_name,
+                "file_size": m.file_size,
+                "num_added_files": m.num_added_files,
+                "num_deleted_files": m.num_deleted_files,
+                "schema_id": m.schema_id,
+                "min_partition_stats": lo,
+                "max_partition_stats": hi,
+            }
+        )
+    return out
+
+
+def _grouped(
+    table: Table, snapshot_id: int | None, by_bucket: bool
+) -> dict[tuple[bytes, int], dict[str, Any]]:
+    snap = _snapshot(table, snapshot_id)
+    groups: dict[tuple[bytes, int], dict[str, Any]] = defaultdict(
+        lambda: {
+            "record_count": 0,
+            "file_size_in_bytes": 0,
+            "file_count": 0,
+            "last": None,
+            "total_buckets": 0,
+        }
+    )
+    if snap is None:
+        return groups
+    for e in table.live_entries(snap):
+        g = groups[(e.partition, e.bucket if by_bucket else 0)]
+        # Paimon counts +I/+U rows minus -U/-D rows of each file.
+        g["record_count"] += e.file.row_count - (e.file.delete_row_count or 0)
+        g["file_size_in_bytes"] += e.file.file_size
+        g["file_count"] += 1
+        g["total_buckets"] = e.total_buckets
+        created = e.file.creation_time
+        if created is not None and (g["last"] is None or created > g["last"]):
+            g["last"] = created
+    return groups
+
+
+def _partitions(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    rows = [
+        {
+            "partition": _partition_path_string(table, p),
+            "record_count": g["record_count"],
+            "file_size_in_bytes": g["file_size_in_bytes"],
+            "file_count": g["file_count"],
+            "last_update_time": _local_time(g["last"]),
+            "total_buckets": g["total_buckets"],
+        }
+        for (p, _), g in _grouped(table, snapshot_id, by_bucket=False).items()
+    ]
+    return sorted(rows, key=lambda r: r["partition"] or "")
+
+
+def _buckets(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    rows = [
+        {
+            "partition": _partition_string(table, p),
+            "bucket": b,
+            "record_count": g["record_count"],
+            "file_size_in_bytes": g["file_size_in_bytes"],
+            "file_count": g["file_count"],
+            "last_update_time": _local_time(g["last"]),
+        }
+        for (p, b), g in _grouped(table, snapshot_id, by_bucket=True).items()
+    ]
+    return sorted(rows, key=lambda r: (r["partition"] or "", r["bucket"]))
+
+
+def _tags(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
+    return [
+        {
+            "tag_name": name,
+            "snapshot_id": s.id,
+            "schema_id": s.schema_id,
+            "commit_time": _local_time(s.time_millis),
+            "record_count": s.total_record_count,
+        }
+        for name, s in sorted(table.tags().items())
+    ]
+
+
+_BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
+    "snapshots": _snapshots,
+    "schemas": _schemas,
+    "options": _options,
+    "files": _files,
+    "manifests": _manifests,
+    "partitions": _partitions,
+    "buckets": _buckets,
+    "tags": _tags,
+}
+
+
+# -- data tables ----------------------------------------------------------------------------------
+def read_optimized_splits(table: Table, snapshot_id: int | None = None) -> list[Any]:
+    """Bucket splits holding only top-level files: readable without merging older levels."""
+    top = table.core_options.num_levels - 1
+    out = []
+    for split in table.new_scan(snapshot_id=snapshot_id).plan():
+        files = tuple(f for f in split.files if f.level == top)
+        if files:
+            out.append(replace(split, files=files))
+    return out
+
+
+def system_table(table: Table, name: str, snapshot_id: int | None = None) -> pa.Table:
+    """System table ``name`` of ``table`` (at ``snapshot_id`` where that applies) as Arrow."""
+    name = _check(table, name)
+    if name == AUDIT_LOG:
+        return table.audit_log(snapshot_id=snapshot_id)
+    if name == READ_OPTIMIZED:
+        splits = read_optimized_splits(table, snapshot_id)
+        return table.new_read().read_splits(splits)
+    return _rows(table, name, _BUILDERS[name](table, snapshot_id))

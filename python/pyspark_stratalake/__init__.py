@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 from pyspark.sql.datasource import DataSource
 
 if TYPE_CHECKING:
-    from pyspark.sql.datasource import DataSourceReader, DataSourceWriter
+    from pyspark.sql.datasource import (
+        DataSourceReader,
+        DataSourceStreamReader,
+        DataSourceStreamWriter,
+        DataSourceWriter,
+    )
     from pyspark.sql.types import StructType
 
 
@@ -29,11 +34,30 @@ class DefaultSource(DataSource):
         return infer_schema(dict(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        options = dict(self.options)
+        if "stratalake.job" in options:  # a procedure's distributed job, e.g. CALL sys.compact
+            from stratalake.spark.procedures import CompactJobReader
+
+            return CompactJobReader(options)
+        if "stratalake.system-table" in options:  # t$snapshots, t$files, ...
+            from stratalake.spark.system_tables import SystemTableReader
+
+            return SystemTableReader(options, schema)
         from stratalake.spark.source import StrataLakeReader
 
-        return StrataLakeReader(dict(self.options), schema)
+        return StrataLakeReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from stratalake.spark.source import StrataLakeWriter
 
         return StrataLakeWriter(dict(self.options), schema, overwrite)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        from stratalake.spark.streaming import StrataLakeStreamReader
+
+        return StrataLakeStreamReader(dict(self.options), schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from stratalake.spark.streaming import StrataLakeStreamWriter
+
+        return StrataLakeStreamWriter(dict(self.options), schema, overwrite)

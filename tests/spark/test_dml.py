@@ -178,3 +178,200 @@ def test_partial_static_partition_overwrite(spark: Any, db: str) -> None:
     spark.sql(f"INSERT INTO {t} VALUES (1, 'x', 1), (2, 'x', 2), (3, 'y', 1)")
     spark.sql(f"INSERT OVERWRITE {t} PARTITION (dt = 'x') SELECT 4, 3")  # replaces all of dt = 'x'
     assert rows(spark, f"SELECT * FROM {t} ORDER BY id") == [(3, "y", 1), (4, "x", 3)]
+
+
+# ---- row-level DML: DELETE / UPDATE / MERGE INTO ------------------------------------------------
+
+
+def _py_rows(warehouse: Any, table: str) -> list[tuple[Any, ...]]:
+    t = Catalog(str(warehouse)).get_table(table.removeprefix("lake."))
+    data = t.read()
+    return sorted(tuple(r.values()) for r in data.to_pylist())
+
+
+def _snapshots(warehouse: Any, table: str) -> list[tuple[int, str]]:
+    t = Catalog(str(warehouse)).get_table(table.removeprefix("lake."))
+    return [(s.id, s.commit_kind.value) for s in t.snapshots()]
+
+
+def _kv_table(spark: Any, t: str, options: str = "'bucket' = '2'") -> None:
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, v STRING, n INT, dt STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        f"PARTITIONED BY (dt) WITH ({options})"
+    )
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1, 'd1'), (2, 'b', 2, 'd1'), (3, 'c', 3, 'd2')")
+
+
+def test_update_writes_change_records_in_one_snapshot(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.upd"
+    _kv_table(spark, t)
+    spark.sql(f"UPDATE {t} SET v = concat(v, '!'), n = n * 10 WHERE n >= 2")
+    assert _py_rows(warehouse, t) == [(1, "a", 1, "d1"), (2, "b!", 20, "d1"), (3, "c!", 30, "d2")]
+    assert rows(spark, f"SELECT id, v FROM {t} ORDER BY id") == [(1, "a"), (2, "b!"), (3, "c!")]
+    assert _snapshots(warehouse, t) == [(1, "APPEND"), (2, "APPEND")]
+    audit = Catalog(str(warehouse)).get_table(t.removeprefix("lake.")).changelog(1, 2)
+    assert sorted(audit.column("_row_kind").to_pylist()) == ["+U", "+U"]
+
+
+def test_row_level_delete_writes_retractions(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.del"
+    _kv_table(spark, t)
+    spark.sql(f"DELETE FROM {t} WHERE n = 2 OR v = 'c'")
+    assert _py_rows(warehouse, t) == [(1, "a", 1, "d1")]
+    assert _snapshots(warehouse, t)[-1] == (2, "APPEND")
+
+
+def test_partition_delete_is_metadata_only(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.pdel"
+    _kv_table(spark, t)
+    plan = rows(spark, f"EXPLAIN DELETE FROM {t} WHERE dt = 'd1'")[0][0]
+    assert "DeleteFromTable" in plan and "BatchScan" not in plan
+    table = Catalog(str(warehouse)).get_table(t.removeprefix("lake."))
+    before = table.live_entries(table.latest_snapshot())  # type: ignore[arg-type]
+    spark.sql(f"DELETE FROM {t} WHERE dt = 'd1'")
+    assert _py_rows(warehouse, t) == [(3, "c", 3, "d2")]
+    snap = table.latest_snapshot()
+    assert snap is not None and snap.commit_kind.value == "OVERWRITE"
+    after = table.live_entries(snap)
+    # no data file was written: the surviving files are the old ones
+    assert {e.file.file_name for e in after} < {e.file.file_name for e in before}
+    spark.sql(f"DELETE FROM {t}")  # no condition: truncate
+    assert _py_rows(warehouse, t) == []
+
+
+def test_point_delete_on_full_key_does_not_scan(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.point"
+    _kv_table(spark, t)
+    plan = rows(spark, f"EXPLAIN DELETE FROM {t} WHERE id IN (1, 3) AND dt = 'd1'")[0][0]
+    assert "DeleteFromTable" in plan and "BatchScan" not in plan
+    spark.sql(f"DELETE FROM {t} WHERE id IN (1, 3) AND dt = 'd1'")
+    assert _py_rows(warehouse, t) == [(2, "b", 2, "d1"), (3, "c", 3, "d2")]
+    assert _snapshots(warehouse, t)[-1] == (2, "APPEND")
+
+
+def test_merge_into_all_clauses(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.merge"
+    _kv_table(spark, t)
+    spark.createDataFrame(
+        [(1, "a2", 10, "d1"), (2, "gone", 0, "d1"), (7, "new", 70, "d3")],
+        "id long, v string, n int, dt string",
+    ).createOrReplaceTempView("merge_src")
+    spark.sql(
+        f"""MERGE INTO {t} t USING merge_src s ON t.id = s.id AND t.dt = s.dt
+        WHEN MATCHED AND s.v = 'gone' THEN DELETE
+        WHEN MATCHED THEN UPDATE SET *
+        WHEN NOT MATCHED AND s.n > 0 THEN INSERT *
+        WHEN NOT MATCHED BY SOURCE AND t.n = 3 THEN UPDATE SET v = 'orphan'"""
+    )
+    assert _py_rows(warehouse, t) == [(1, "a2", 10, "d1"), (3, "orphan", 3, "d2"), (7, "new", 70, "d3")]
+    assert len(_snapshots(warehouse, t)) == 2  # one snapshot for the statement
+    spark.sql(
+        f"MERGE INTO {t} t USING merge_src s ON t.id = s.id AND t.dt = s.dt "
+        "WHEN NOT MATCHED BY SOURCE THEN DELETE"
+    )
+    assert [r[0] for r in _py_rows(warehouse, t)] == [1, 7]
+
+
+def test_partial_update_table_update(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.pu"
+    _kv_table(spark, t, "'merge-engine' = 'partial-update'")
+    spark.sql(f"UPDATE {t} SET v = 'z' WHERE id = 2")
+    assert _py_rows(warehouse, t)[1] == (2, "z", 2, "d1")
+
+
+def test_row_level_rules(spark: Any, db: str) -> None:
+    t = f"{db}.rules"
+    _kv_table(spark, t)
+    with pytest.raises(Exception, match="cannot change primary-key column 'id'"):
+        spark.sql(f"UPDATE {t} SET id = 9 WHERE id = 1")
+    with pytest.raises(Exception, match="cannot change primary-key column 'dt'"):
+        spark.sql(f"UPDATE {t} SET dt = 'd9' WHERE id = 1")
+    spark.createDataFrame(
+        [(1, "x", 1, "d1"), (1, "y", 2, "d1")], "id long, v string, n int, dt string"
+    ).createOrReplaceTempView("dup_src")
+    with pytest.raises(Exception, match="MERGE_CARDINALITY_VIOLATION"):
+        spark.sql(
+            f"MERGE INTO {t} t USING dup_src s ON t.id = s.id AND t.dt = s.dt WHEN MATCHED THEN UPDATE SET *"
+        )
+    agg = f"{db}.agg"
+    spark.sql(
+        f"CREATE TABLE {agg} (id BIGINT, n BIGINT, PRIMARY KEY (id) NOT ENFORCED) "
+        "WITH ('merge-engine' = 'aggregation', 'fields.n.aggregate-function' = 'sum')"
+    )
+    with pytest.raises(Exception, match="UPDATE and MERGE INTO are supported on 'deduplicate'"):
+        spark.sql(f"UPDATE {agg} SET n = 1")
+    with pytest.raises(Exception, match=r"aggregation\.remove-record-on-delete"):
+        spark.sql(f"DELETE FROM {agg} WHERE n = 1")
+    first = f"{db}.first"
+    spark.sql(
+        f"CREATE TABLE {first} (id BIGINT, n BIGINT, dt STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt) WITH ('merge-engine' = 'first-row')"
+    )
+    spark.sql(f"INSERT INTO {first} VALUES (1, 1, 'a'), (2, 2, 'b')")
+    with pytest.raises(Exception, match="first-row merge engine cannot delete rows"):
+        spark.sql(f"DELETE FROM {first} WHERE n = 1")
+    spark.sql(f"DELETE FROM {first} WHERE dt = 'a'")  # whole partitions: any engine
+    assert rows(spark, f"SELECT id FROM {first}") == [(2,)]
+
+
+def test_seed_walkthrough_delete_then_compact(spark: Any, db: str, warehouse: Any) -> None:
+    """The Paimon primary-key table walk-through (seed 004): 10 partitions, a DELETE, a compaction."""
+    t = f"{db}.T"
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, a INT, b STRING, dt STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt)"
+    )
+    spark.sql(f"INSERT INTO {t} VALUES (1, 10001, 'varchar00001', '20230501')")
+    values = ", ".join(f"({i}, {10000 + i}, 'varchar{i:05d}', '202305{i:02d}')" for i in range(2, 11))
+    spark.sql(f"INSERT INTO {t} VALUES {values}")
+    table = Catalog(str(warehouse)).get_table(t.removeprefix("lake."))
+
+    def delta_entries(snapshot_id: int) -> list[tuple[str, str]]:
+        snap = table.snapshot(snapshot_id)
+        mio = table.manifest_io
+        return [
+            (e.kind.name, table.partition_codec.to_dict(e.partition)["dt"])
+            for m in mio.read_list(snap.delta_manifest_list)
+            for e in mio.read_entries(m.file_name)
+        ]
+
+    # As in the walk-through, a DELETE that reads rows writes one -D file per touched partition
+    # (the extra "a > 0" keeps it row-level; by partition alone it would drop the partitions).
+    spark.sql(f"DELETE FROM {t} WHERE dt >= '20230503' AND a > 0")
+    assert table.snapshot(3).commit_kind.value == "APPEND"
+    assert sorted(delta_entries(3)) == [("ADD", f"202305{i:02d}") for i in range(3, 11)]
+    assert rows(spark, f"SELECT id FROM {t} ORDER BY id") == [(1,), (2,)]
+
+    spark.sql(f"CALL lake.sys.compact(table => '{t.removeprefix('lake.')}', compact_strategy => 'full')")
+    snap4 = table.snapshot(4)
+    assert snap4.commit_kind.value == "COMPACT"
+    entries = delta_entries(4)
+    # 18 DELETE (two files in each of 8 emptied partitions, one upgraded file in 0501 and 0502)
+    # and 2 ADD (the upgraded files: metadata only, the same file names).
+    assert sum(1 for k, _ in entries if k == "DELETE") == 18
+    assert sorted(p for k, p in entries if k == "ADD") == ["20230501", "20230502"]
+    assert _py_rows(warehouse, t) == [
+        (1, 10001, "varchar00001", "20230501"),
+        (2, 10002, "varchar00002", "20230502"),
+    ]
+
+
+def test_seed_walkthrough_partition_delete_is_metadata_only(spark: Any, db: str, warehouse: Any) -> None:
+    """The same walk-through with the plain partition DELETE: partitions are dropped, nothing written."""
+    t = f"{db}.T2"
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, a INT, b STRING, dt STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt)"
+    )
+    values = ", ".join(f"({i}, {10000 + i}, 'varchar{i:05d}', '202305{i:02d}')" for i in range(1, 11))
+    spark.sql(f"INSERT INTO {t} VALUES {values}")
+    spark.sql(f"DELETE FROM {t} WHERE dt >= '20230503'")
+    table = Catalog(str(warehouse)).get_table(t.removeprefix("lake."))
+    snap = table.latest_snapshot()
+    assert snap is not None and snap.commit_kind.value == "OVERWRITE"
+    mio = table.manifest_io
+    kinds = [
+        e.kind.name for m in mio.read_list(snap.delta_manifest_list) for e in mio.read_entries(m.file_name)
+    ]
+    assert kinds == ["DELETE"] * 8
+    assert rows(spark, f"SELECT id FROM {t} ORDER BY id") == [(1,), (2,)]

@@ -29,7 +29,8 @@ from stratalake.exceptions import (
     TableNotFoundError,
     UnsupportedError,
 )
-from stratalake.spark import source_options
+from stratalake.spark import dml, procedures, source_options
+from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
 
 Request = dict[str, Any]
@@ -107,17 +108,26 @@ def table_exists(req: Request) -> bool:
 
 
 def load_table(req: Request) -> dict[str, Any]:
+    base, system = spark_system_tables.split_name(str(req["table"]))
     try:
-        table = catalog(req["catalog"]).get_table(_ident(req))
+        table = catalog(req["catalog"]).get_table(f"{req['database']}.{base}")
     except DatabaseNotFoundError as exc:  # Spark expects "no such table" from loadTable
         raise TableNotFoundError(str(exc)) from exc
+    if system is not None:
+        return describe_system_table(req, table, system)
     snapshot_id: int | None = None
     if req.get("version") is not None:
         version = str(req["version"])
-        if not version.isdigit():
-            raise UnsupportedError(f"table {_ident(req)}: VERSION AS OF takes a snapshot id, got {version!r}")
-        snapshot_id = int(version)
-        table.snapshot(snapshot_id)  # raises SnapshotNotFoundError for a missing snapshot
+        if version.isdigit():
+            snapshot_id = int(version)
+            table.snapshot(snapshot_id)  # raises SnapshotNotFoundError for a missing snapshot
+        else:  # a tag name
+            snapshot_id = table.tag_manager.tag(version).id
+            if not table.file_io.exists(table.snapshot_manager.snapshot_path(snapshot_id)):
+                raise UnsupportedError(
+                    f"table {_ident(req)}: tag {version!r} points at expired snapshot {snapshot_id}; "
+                    "read it with the Python API (stratalake.table.tags.read_tag) or roll back to it"
+                )
     elif req.get("timestamp_micros") is not None:
         millis = int(req["timestamp_micros"]) // 1000
         snap = table.snapshot_at(millis)
@@ -171,6 +181,7 @@ def describe(req: Request, table: Any, snapshot_id: int | None = None) -> dict[s
     }
     if snapshot_id is not None:
         options[source_options.SNAPSHOT_ID] = str(snapshot_id)
+    database, name = table.identifier.split(".", 1)
     return {
         "name": table.identifier,
         "schema": {"type": "struct", "fields": fields},
@@ -179,7 +190,60 @@ def describe(req: Request, table: Any, snapshot_id: int | None = None) -> dict[s
         "properties": properties,
         "source_options": options,
         "write_cluster_columns": cluster if primary_keys else [],
+        # Row-level DML: the request that names this table, and which statements it refuses.
+        "identity": {"catalog": req["catalog"], "database": database, "table": name},
+        "row_level": dml.row_level_rules(table),
     }
+
+
+def describe_system_table(req: Request, table: Any, name: str) -> dict[str, Any]:
+    """A read-only ``t$<name>`` table; the data source reads it with the base table's options."""
+    meta = describe(req, table)
+    options = dict(meta["source_options"])
+    options[spark_system_tables.SYSTEM_TABLE] = name
+    return {
+        **meta,
+        "name": f"{table.identifier}${name}",
+        "schema": {"type": "struct", "fields": spark_system_tables.spark_fields(table, name)},
+        "partition_keys": [],
+        "primary_keys": [],
+        "properties": {"provider": PROVIDER},
+        "source_options": options,
+        "write_cluster_columns": [],
+        "system_table": name,
+    }
+
+
+# ---- row-level DML and procedures --------------------------------------------------------------
+
+
+def can_delete_where(req: Request) -> bool:
+    table = catalog(req["catalog"]).get_table(_ident(req))
+    return dml.delete_plan(table, dml.parse_predicates(req.get("predicates") or [])) is not None
+
+
+def delete_where(req: Request) -> int | None:
+    table = catalog(req["catalog"]).get_table(_ident(req))
+    conjuncts = dml.parse_predicates(req.get("predicates") or [])
+    if conjuncts is None:
+        raise UnsupportedError(f"table {_ident(req)}: this DELETE condition cannot be evaluated")
+    return dml.delete_where(table, conjuncts)
+
+
+def list_procedures(req: Request) -> list[str]:
+    return sorted(procedures.PROCEDURES)
+
+
+def describe_procedure(req: Request) -> dict[str, Any]:
+    return procedures.lookup(req.get("namespace") or [], req["procedure"]).describe()
+
+
+def call_procedure(req: Request) -> dict[str, Any]:
+    state = dict(req.get("state") or {})
+    if req.get("job_results") is not None:
+        state["job_results"] = req["job_results"]
+    state["source_options_of"] = lambda table: dict(describe(req, table)["source_options"])
+    return procedures.call(catalog(req["catalog"]), req["procedure"], req.get("args") or {}, state)
 
 
 def _split_keys(value: str) -> list[str]:
@@ -354,6 +418,40 @@ def rename_table(req: Request) -> None:
     catalog(req["catalog"]).rename_table(_ident(req), new_ident)
 
 
+# ---- scans (org.stratalake.spark.StrataLakeScan) ---------------------------------------------
+
+
+def _scan_table(req: Request) -> Any:
+    """The table a scan's data source options name, through this worker's cached catalog."""
+    options = req["source_options"]
+    conf = {
+        "warehouse": options[source_options.WAREHOUSE],
+        "options": json.loads(options.get(source_options.CATALOG_OPTIONS) or "{}"),
+    }
+    return catalog(conf).get_table(options[source_options.TABLE])
+
+
+def plan_scan(req: Request) -> dict[str, Any]:
+    """Splits, statistics and bucket layout of a scan; see :func:`stratalake.spark.planning.plan`."""
+    from stratalake.spark import planning
+
+    return planning.plan(_scan_table(req), req["source_options"], req)
+
+
+def classify_filters(req: Request) -> list[bool]:
+    """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
+    from stratalake.spark import planning
+
+    return planning.exact_filters(_scan_table(req), req.get("filters") or [])
+
+
+def count_rows(req: Request) -> int | None:
+    """COUNT(*) from file metadata when that is exact, else null (Spark then scans)."""
+    from stratalake.spark import planning
+
+    return planning.count_rows(_scan_table(req), req["source_options"])
+
+
 HANDLERS: dict[str, Handler] = {
     "list_databases": list_databases,
     "database_exists": database_exists,
@@ -368,6 +466,14 @@ HANDLERS: dict[str, Handler] = {
     "alter_table": alter_table,
     "drop_table": drop_table,
     "rename_table": rename_table,
+    "can_delete_where": can_delete_where,
+    "delete_where": delete_where,
+    "list_procedures": list_procedures,
+    "describe_procedure": describe_procedure,
+    "call_procedure": call_procedure,
+    "plan_scan": plan_scan,
+    "count_rows": count_rows,
+    "classify_filters": classify_filters,
 }
 
 

@@ -45,6 +45,7 @@ from pyspark.sql.types import StructType
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
+from stratalake.spark import planning
 from stratalake.spark import source_options as keys
 
 if TYPE_CHECKING:
@@ -80,11 +81,15 @@ def load_table(options: Mapping[str, str]) -> Table:
 
 def infer_schema(options: Mapping[str, str]) -> StructType:
     """The Spark schema of the table named by ``options`` (for ``spark.read.format(...)``)."""
+    from stratalake.spark.streaming import is_audit_log, load_base_table
     from stratalake.spark.types import paimon_to_spark_field
 
-    table = load_table(options)
+    audit = is_audit_log(options)
+    table = load_base_table(options) if audit else load_table(options)
     schema = table.schema()
-    fields = []
+    fields: list[dict[str, Any]] = []
+    if audit:  # Paimon's $audit_log: the row kind first
+        fields.append({"name": "rowkind", "type": "string", "nullable": False, "metadata": {}})
     for f in schema.fields:
         spark_type, nullable = paimon_to_spark_field(str(f.type))
         fields.append(
@@ -172,13 +177,24 @@ class StrataLakeReader(DataSourceReader):
             else:
                 self.predicates.append(predicate)
 
-    def _filter(self) -> Predicate | None:
-        return conjunction(self.predicates) if self.predicates else None
+    def _filter(self, table: Table) -> Predicate | None:
+        predicates = list(self.predicates)
+        # Filters the shim's scan pushed (it bypasses pushFilters): key/partition ones drop rows
+        # of other keys before the merge, exactly as in planning.
+        scan_filters = planning.filters_option(self.options, keys.SCAN_FILTERS)
+        if scan_filters:
+            pushed = planning.scan_predicate(table, scan_filters)
+            if pushed is not None:
+                predicates.append(pushed)
+        return conjunction(predicates) if predicates else None
 
     def partitions(self) -> list[InputPartition]:
+        if self.options.get(keys.SCAN_PLANNED) == "true":
+            return []  # the shim planned the splits through the bridge and supplies them itself
         table = load_table(self.options)
         snapshot = self.options.get(keys.SNAPSHOT_ID)
-        splits = table.new_scan(filter=self._filter(), snapshot_id=int(snapshot) if snapshot else None).plan()
+        snapshot_id = int(snapshot) if snapshot else None
+        splits = table.new_scan(filter=self._filter(table), snapshot_id=snapshot_id).plan()
         return [SplitPartition(pickle.dumps(s)) for s in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -189,8 +205,16 @@ class StrataLakeReader(DataSourceReader):
         schema = StructType.fromJson(json.loads(self.schema_json))
         target = to_arrow_schema(schema, timezone="UTC")
         names = {f.name for f in table.schema().fields}
+        # The schema is the one Spark pruned to (the shim passes it): read only those columns.
         columns = [f.name for f in schema.fields if f.name in names]
-        for batch in table.new_read(columns=columns, filter=self._filter()).read_split(split):
+        limit_text = self.options.get(keys.SCAN_LIMIT)
+        remaining = int(limit_text) if limit_text else None
+        for batch in table.new_read(columns=columns, filter=self._filter(table)).read_split(split):
+            if remaining is not None:
+                if remaining <= 0:
+                    return
+                batch = batch.slice(0, remaining)
+                remaining -= batch.num_rows
             yield conform(batch, target)
 
 
@@ -262,8 +286,10 @@ class StrataLakeWriter(DataSourceArrowWriter):
         table = load_table(self.options)
         writer = table.new_write(self.commit_user)
         try:
+            # Row-level DML sends change records: the row kind travels in a column.
+            row_kind = self.options.get(keys.ROW_KIND_COLUMN)
             for batch in iterator:
-                writer.write(batch)
+                writer.write(batch, row_kind=row_kind)
             return StrataLakeCommitMessage(writer.prepare_commit())
         except BaseException:
             writer.abort()

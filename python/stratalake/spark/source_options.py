@@ -18,3 +18,10 @@ PARTITION_KEYS: Final = "stratalake.partition-keys"  # JSON list
 # Set by the shim's write builder.
 WRITE_MODE: Final = "stratalake.write.mode"  # append | truncate | static | dynamic
 STATIC_PARTITION: Final = "stratalake.write.static-partition"  # JSON {col: {"value", "type"}}
+STREAM_QUERY_ID: Final = "stratalake.write.query-id"  # a streaming query's id (stable across restarts)
+# Set by the shim's scan (org.stratalake.spark.StrataLakeScan); see stratalake.spark.planning.
+SCAN_PLANNED: Final = "stratalake.scan.planned"  # "true": the JVM supplies the input partitions
+SCAN_FILTERS: Final = "stratalake.scan.filters"  # JSON list of filter trees pushed by Spark
+SCAN_LIMIT: Final = "stratalake.scan.limit"  # rows each task may stop after (Spark re-limits)
+ROW_KIND_COLUMN: Final = "stratalake.write.row-kind-column"  # set by row-level DML: the change-record kind
+SYSTEM_TABLE: Final = "stratalake.system-table"  # t$<name>: the system table to read

@@ -9,12 +9,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.FunctionCatalog;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
@@ -25,6 +28,7 @@ import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.TableInfo;
 import org.apache.spark.sql.connector.catalog.constraints.Constraint;
 import org.apache.spark.sql.connector.catalog.constraints.PrimaryKey;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.StructType;
@@ -38,7 +42,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * reused worker and re-checks the latest snapshot and schema on every call. That costs one
  * bridge round trip (a few ms) and can never serve a stale schema or snapshot.
  */
-public class StrataLakeCatalog implements StagingTableCatalog, SupportsNamespaces {
+public class StrataLakeCatalog
+    implements StagingTableCatalog, SupportsNamespaces, ProcedureCatalog, FunctionCatalog {
   private String name;
   private ObjectNode catalogConf;
 
@@ -75,7 +80,7 @@ public class StrataLakeCatalog implements StagingTableCatalog, SupportsNamespace
     return EnumSet.of(TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT);
   }
 
-  private ObjectNode request() {
+  ObjectNode request() {
     ObjectNode req = PythonBridge.JSON.createObjectNode();
     req.set("catalog", catalogConf);
     return req;
@@ -94,6 +99,27 @@ public class StrataLakeCatalog implements StagingTableCatalog, SupportsNamespace
           "stratalake: namespaces are single-level databases, got " + String.join(".", namespace));
     }
     return namespace[0];
+  }
+
+  // ---- procedures: CALL lake.sys.<name>(...), defined in stratalake.spark.procedures -----
+
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    ObjectNode req = request();
+    req.putArray("namespace").addAll(
+        java.util.Arrays.stream(ident.namespace()).map(n -> req.textNode(n)).toList());
+    req.put("procedure", ident.name());
+    return new StrataLakeProcedure(this, ident.name(), PythonBridge.call("describe_procedure", req));
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    JsonNode names = PythonBridge.call("list_procedures", request());
+    Identifier[] out = new Identifier[names.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Identifier.of(namespace, names.get(i).asText());
+    }
+    return out;
   }
 
   // ---- namespaces --------------------------------------------------------------------------
@@ -180,7 +206,7 @@ public class StrataLakeCatalog implements StagingTableCatalog, SupportsNamespace
     return load(request(ident));
   }
 
-  /** VERSION AS OF: a snapshot id. */
+  /** VERSION AS OF: a snapshot id or a tag name. */
   @Override
   public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
     ObjectNode req = request(ident);
@@ -344,6 +370,22 @@ public class StrataLakeCatalog implements StagingTableCatalog, SupportsNamespace
     req.put("new_database", database(ns));
     req.put("new_table", newIdent.name());
     PythonBridge.call("rename_table", req);
+  }
+
+  // ---- functions: only what storage-partitioned joins need (see BucketFunction) -------------
+
+  @Override
+  public Identifier[] listFunctions(String[] namespace) {
+    return new Identifier[] {Identifier.of(namespace, BucketFunction.NAME)};
+  }
+
+  @Override
+  public org.apache.spark.sql.connector.catalog.functions.UnboundFunction loadFunction(
+      Identifier ident) throws NoSuchFunctionException {
+    if (BucketFunction.NAME.equals(ident.name())) {
+      return new BucketFunction();
+    }
+    throw new NoSuchFunctionException(ident);
   }
 
   static JsonNode readTree(String json) {

@@ -3,6 +3,8 @@ package org.stratalake.spark;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.AbstractFunction2;
 import scala.runtime.BoxedUnit;
@@ -10,7 +12,8 @@ import scala.runtime.BoxedUnit;
 /**
  * Entry point for
  * {@code spark.sql.extensions=org.stratalake.spark.StrataLakeSparkSessionExtensions}: installs
- * the parser that accepts Flink/Paimon style {@code WITH (...)} table options.
+ * the parser that accepts Flink/Paimon style {@code WITH (...)} table options, and the rewrite of
+ * row-level DML into change records ({@link RowLevelRewrite}).
  */
 public class StrataLakeSparkSessionExtensions
     extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -18,7 +21,16 @@ public class StrataLakeSparkSessionExtensions
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     extensions.injectParser(new ParserBuilder());
+    extensions.injectPreCBORule(new RuleBuilder());
     return BoxedUnit.UNIT;
+  }
+
+  private static final class RuleBuilder
+      extends AbstractFunction1<SparkSession, Rule<LogicalPlan>> {
+    @Override
+    public Rule<LogicalPlan> apply(SparkSession session) {
+      return new RowLevelRewrite();
+    }
   }
 
   private static final class ParserBuilder

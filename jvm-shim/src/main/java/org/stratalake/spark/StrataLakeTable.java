@@ -1,12 +1,16 @@
 package org.stratalake.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -14,8 +18,11 @@ import org.apache.spark.sql.connector.catalog.constraints.Constraint;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.types.DataType;
@@ -29,7 +36,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <p>The data source learns which table (and which snapshot, for time travel) it serves from the
  * "source_options" the catalog computed; they are added to every scan's and write's options.
  */
-public class StrataLakeTable implements Table, SupportsRead, SupportsWrite {
+public class StrataLakeTable
+    implements Table, SupportsRead, SupportsWrite, SupportsRowLevelOperations, SupportsDeleteV2 {
   static final String SOURCE_NAME = "stratalake";
 
   private final String name;
@@ -39,6 +47,11 @@ public class StrataLakeTable implements Table, SupportsRead, SupportsWrite {
   private final List<String> writeClusterColumns;
   private final Map<String, String> properties;
   private final Map<String, String> sourceOptions;
+  // Row-level DML: which table the bridge acts on, and why a statement is refused (null: allowed).
+  private final JsonNode identity;
+  private final String updateError;
+  private final String deleteError;
+  private final String systemTable;
 
   StrataLakeTable(JsonNode meta) {
     this.name = meta.path("name").asText();
@@ -48,6 +61,14 @@ public class StrataLakeTable implements Table, SupportsRead, SupportsWrite {
     this.writeClusterColumns = StrataLakeCatalog.toList(meta.get("write_cluster_columns"));
     this.properties = StrataLakeCatalog.toMap(meta.get("properties"));
     this.sourceOptions = StrataLakeCatalog.toMap(meta.get("source_options"));
+    this.identity = meta.get("identity");
+    this.updateError = textOrNull(meta.path("row_level").get("update_error"));
+    this.deleteError = textOrNull(meta.path("row_level").get("delete_error"));
+    this.systemTable = textOrNull(meta.get("system_table"));
+  }
+
+  private static String textOrNull(JsonNode node) {
+    return node == null || node.isNull() ? null : node.asText();
   }
 
   @Override
@@ -93,12 +114,21 @@ public class StrataLakeTable implements Table, SupportsRead, SupportsWrite {
 
   @Override
   public Set<TableCapability> capabilities() {
+    if ("audit_log".equals(systemTable)) { // a change stream too (stratalake.spark.streaming)
+      return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ);
+    }
+    if (systemTable != null) {
+      return EnumSet.of(TableCapability.BATCH_READ); // t$snapshots etc. are read-only
+    }
     return EnumSet.of(
         TableCapability.BATCH_READ,
         TableCapability.BATCH_WRITE,
         TableCapability.TRUNCATE,
         TableCapability.OVERWRITE_BY_FILTER,
-        TableCapability.OVERWRITE_DYNAMIC);
+        TableCapability.OVERWRITE_DYNAMIC,
+        // Served by the Python source's stream reader and writer (stratalake.spark.streaming).
+        TableCapability.MICRO_BATCH_READ,
+        TableCapability.STREAMING_WRITE);
   }
 
   /** A fresh Python source per scan or write: PythonDataSourceV2 caches its first planning. */
@@ -116,14 +146,63 @@ public class StrataLakeTable implements Table, SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    CaseInsensitiveStringMap merged =
-        new CaseInsensitiveStringMap(withSourceOptions(options.asCaseSensitiveMap()));
-    return ((SupportsRead) pythonTable(schema)).newScanBuilder(merged);
+    // Our builder wraps Spark's Python scan so pushdowns, statistics and partitioning reach
+    // Python (StrataLakeScanBuilder); the splits are still read by the Python data source.
+    if (systemTable != null) {
+      // System tables (t$files...) are small or computed: the plain Python scan reads them.
+      CaseInsensitiveStringMap merged =
+          new CaseInsensitiveStringMap(withSourceOptions(options.asCaseSensitiveMap()));
+      return ((SupportsRead) pythonTable(schema)).newScanBuilder(merged);
+    }
+    return new StrataLakeScanBuilder(this, withSourceOptions(options.asCaseSensitiveMap()));
   }
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
     return new StrataLakeWriteBuilder(this, info);
+  }
+
+  @Override
+  public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    if (systemTable != null) {
+      throw new UnsupportedOperationException("stratalake: system table " + name + " is read-only");
+    }
+    return new StrataLakeRowLevelOperation(this, info.command());
+  }
+
+  /**
+   * Whether a DELETE runs without reading rows (a truncate, a partition drop, or -D records for
+   * whole primary keys given as literals). Python decides; Spark asks while optimizing (EXPLAIN
+   * too), so this only reads metadata.
+   */
+  @Override
+  public boolean canDeleteWhere(Predicate[] predicates) {
+    ArrayNode json = PredicateJson.toJson(predicates);
+    if (json == null || systemTable != null) {
+      return false;
+    }
+    ObjectNode req = identity.deepCopy();
+    req.set("predicates", json);
+    return PythonBridge.call("can_delete_where", req).asBoolean();
+  }
+
+  @Override
+  public void deleteWhere(Predicate[] predicates) {
+    ObjectNode req = identity.deepCopy();
+    req.set("predicates", PredicateJson.toJson(predicates));
+    PythonBridge.call("delete_where", req);
+  }
+
+  String updateError() {
+    return updateError;
+  }
+
+  String deleteError() {
+    return deleteError;
+  }
+
+  List<String> primaryKeys() {
+    return primaryKeys;
   }
 
   List<String> partitionKeys() {

@@ -22,6 +22,7 @@ import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
 import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
@@ -37,6 +38,7 @@ final class StrataLakeWriteBuilder
     implements WriteBuilder, SupportsOverwriteV2, SupportsDynamicOverwrite {
   static final String MODE = "stratalake.write.mode";
   static final String STATIC_PARTITION = "stratalake.write.static-partition";
+  static final String QUERY_ID = "stratalake.write.query-id";
 
   private final StrataLakeTable table;
   private final LogicalWriteInfo info;
@@ -125,6 +127,11 @@ final class StrataLakeWriteBuilder
   public Write build() {
     Map<String, String> options = table.withSourceOptions(info.options().asCaseSensitiveMap());
     options.put(MODE, mode);
+    // A streaming query's id survives restarts from its checkpoint: Python derives the commit
+    // user from it, so a replayed micro-batch is recognised as already committed.
+    if (info.queryId() != null) {
+      options.put(QUERY_ID, info.queryId());
+    }
     if (staticPartition != null) {
       options.put(STATIC_PARTITION, staticPartition);
     }
@@ -178,6 +185,11 @@ final class StrataLakeWriteBuilder
     @Override
     public BatchWrite toBatch() {
       return delegate.toBatch();
+    }
+
+    @Override
+    public StreamingWrite toStreaming() {
+      return delegate.toStreaming();
     }
 
     @Override

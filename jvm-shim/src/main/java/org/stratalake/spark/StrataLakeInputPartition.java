@@ -1,0 +1,43 @@
+package org.stratalake.spark;
+
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.connector.read.HasPartitionKey;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
+
+/**
+ * One bucket split: the pickled partition Spark's Python reader consumes, plus the split's facts
+ * (from the Python planner) for the scan's metrics and its bucket id as the partition key of
+ * storage-partitioned joins.
+ */
+final class StrataLakeInputPartition implements HasPartitionKey {
+  private static final long serialVersionUID = 1L;
+
+  final PythonInputPartition python;
+  final int bucket;
+  final long files;
+  final long bytes;
+  final long rows;
+  final long runs;
+
+  StrataLakeInputPartition(
+      PythonInputPartition python, int bucket, long files, long bytes, long rows, long runs) {
+    this.python = python;
+    this.bucket = bucket;
+    this.files = files;
+    this.bytes = bytes;
+    this.rows = rows;
+    this.runs = runs;
+  }
+
+  /** The bucket id: the value of the scan's reported bucket transform for every row here. */
+  @Override
+  public InternalRow partitionKey() {
+    return new GenericInternalRow(new Object[] {bucket});
+  }
+
+  @Override
+  public String[] preferredLocations() {
+    return new String[0];
+  }
+}

@@ -1,0 +1,78 @@
+package org.stratalake.spark;
+
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.DeltaWriteBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperation;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.SupportsDelta;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * DELETE / UPDATE / MERGE INTO as a delta keyed by the primary key, so Spark's analyzer plans the
+ * changed rows (a {@code WriteDelta}) and {@link RowLevelRewrite} sends them to the Python writer.
+ *
+ * <p>Spark builds this during analysis (EXPLAIN too), so it only checks the table's rules, which
+ * Python computed when the table was loaded. A DELETE is not checked here: it may still become a
+ * metadata-only partition drop ({@code SupportsDeleteV2}); the rewrite checks what remains.
+ */
+final class StrataLakeRowLevelOperation implements RowLevelOperationBuilder, SupportsDelta {
+  private final StrataLakeTable table;
+  private final Command command;
+
+  StrataLakeRowLevelOperation(StrataLakeTable table, Command command) {
+    this.table = table;
+    this.command = command;
+    if (command != Command.DELETE && table.updateError() != null) {
+      throw new StrataLakeException("UnsupportedError", table.updateError());
+    }
+  }
+
+  @Override
+  public RowLevelOperation build() {
+    return this;
+  }
+
+  @Override
+  public Command command() {
+    return command;
+  }
+
+  @Override
+  public String description() {
+    return "stratalake " + command + " by primary key";
+  }
+
+  StrataLakeTable table() {
+    return table;
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    return table.newScanBuilder(options);
+  }
+
+  @Override
+  public NamedReference[] rowId() {
+    NamedReference[] out = new NamedReference[table.primaryKeys().size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Expressions.column(table.primaryKeys().get(i));
+    }
+    return out;
+  }
+
+  @Override
+  public boolean representUpdateAsDeleteAndInsert() {
+    return false;
+  }
+
+  /** Never used: RowLevelRewrite replaces the WriteDelta before Spark asks for its writer. */
+  @Override
+  public DeltaWriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    throw new IllegalStateException(
+        "stratalake: " + command + " on " + table.name() + " was not rewritten into change "
+            + "records; is spark.sql.extensions=org.stratalake.spark.StrataLakeSparkSessionExtensions set?");
+  }
+}

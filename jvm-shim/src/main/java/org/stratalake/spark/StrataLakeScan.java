@@ -1,0 +1,289 @@
+package org.stratalake.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportPartitioning;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
+import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning;
+import org.apache.spark.sql.connector.read.partitioning.Partitioning;
+import org.apache.spark.sql.connector.read.partitioning.UnknownPartitioning;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonBatch;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonScan;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A stratalake scan: what Spark pushed down (columns, filters, a limit, runtime filters) goes to
+ * the Python planner through the bridge, which answers with the splits and their facts; the
+ * splits are then read by Spark's own Python data source machinery.
+ *
+ * <p>Why plan here rather than in the Python reader's {@code partitions()}: Spark asks for
+ * statistics and partitioning during optimization, before any batch exists, and needs per-split
+ * facts (bucket ids for storage-partitioned joins, sizes for metrics) that the opaque pickled
+ * partitions of a plain Python scan cannot carry. One bridge call answers all of it; the
+ * Python reader is told (option "stratalake.scan.planned") not to plan again.
+ */
+final class StrataLakeScan
+    implements Scan, SupportsReportStatistics, SupportsReportPartitioning,
+        SupportsRuntimeV2Filtering {
+  private final StrataLakeTable table;
+  private final Map<String, String> sourceOptions;
+  private final StructType readSchema;
+  private final ArrayNode filters;
+  private final String pushedDescription;
+  private final Integer limit;
+  private final ArrayNode runtimeFilters = PythonBridge.JSON.createArrayNode();
+  private JsonNode plan;
+
+  StrataLakeScan(
+      StrataLakeTable table,
+      Map<String, String> sourceOptions,
+      StructType readSchema,
+      ArrayNode filters,
+      String pushedDescription,
+      Integer limit) {
+    this.table = table;
+    this.sourceOptions = sourceOptions;
+    this.readSchema = readSchema;
+    this.filters = filters;
+    this.pushedDescription = pushedDescription;
+    this.limit = limit;
+  }
+
+  /** The Python planner's answer for the current pushdowns (one bridge call, then cached). */
+  private JsonNode plan() {
+    if (plan == null) {
+      ObjectNode req = PythonBridge.JSON.createObjectNode();
+      req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
+      ArrayNode columns = req.putArray("columns");
+      for (String name : readSchema.fieldNames()) {
+        columns.add(name);
+      }
+      req.set("filters", filters);
+      req.set("runtime_filters", runtimeFilters);
+      if (limit != null) {
+        req.put("limit", limit);
+      }
+      plan = PythonBridge.call("plan_scan", req);
+    }
+    return plan;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return readSchema;
+  }
+
+  @Override
+  public String description() {
+    StringBuilder sb = new StringBuilder("stratalake ").append(table.name());
+    if (!pushedDescription.isEmpty()) {
+      sb.append(" [pruning filters: ").append(pushedDescription).append(']');
+    }
+    if (limit != null) {
+      sb.append(" [limit: ").append(limit).append(']');
+    }
+    if (!runtimeFilters.isEmpty()) {
+      sb.append(" [runtime filters: ").append(runtimeFilters.size()).append(']');
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public Statistics estimateStatistics() {
+    JsonNode p = plan();
+    long rows = p.path("rows").asLong();
+    // Spark treats 0 bytes as "tiny"; an empty table is, but keep the estimate positive.
+    long bytes = Math.max(1L, p.path("bytes").asLong());
+    return new Statistics() {
+      @Override
+      public OptionalLong sizeInBytes() {
+        return OptionalLong.of(bytes);
+      }
+
+      @Override
+      public OptionalLong numRows() {
+        return OptionalLong.of(rows);
+      }
+    };
+  }
+
+  /**
+   * Rows of one bucket share {@code bucket(n, bucket keys)}: reported as key-grouped
+   * partitioning so Spark can join or aggregate two stratalake tables with the same bucket count
+   * on their bucket keys without a shuffle. Python says whether all splits agree on the count.
+   */
+  @Override
+  public Partitioning outputPartitioning() {
+    JsonNode p = plan();
+    JsonNode numBuckets = p.get("num_buckets");
+    List<String> keys = StrataLakeCatalog.toList(p.get("bucket_keys"));
+    Set<Integer> buckets = new HashSet<>();
+    p.get("splits").forEach(s -> buckets.add(s.get("bucket").asInt()));
+    if (numBuckets == null || numBuckets.isNull() || keys.isEmpty() || buckets.isEmpty()) {
+      return new UnknownPartitioning(Math.max(1, p.get("splits").size()));
+    }
+    return new KeyGroupedPartitioning(
+        new Expression[] {Expressions.bucket(numBuckets.asInt(), keys.toArray(new String[0]))},
+        buckets.size());
+  }
+
+  /** Partition columns the scan outputs: Spark's dynamic partition pruning filters on them. */
+  @Override
+  public NamedReference[] filterAttributes() {
+    Set<String> output = new HashSet<>(java.util.Arrays.asList(readSchema.fieldNames()));
+    return table.partitionKeys().stream()
+        .filter(output::contains)
+        .map(Expressions::column)
+        .toArray(NamedReference[]::new);
+  }
+
+  @Override
+  public void filter(Predicate[] predicates) {
+    boolean added = false;
+    for (Predicate p : predicates) {
+      ObjectNode json = ScanPredicates.toJson(p);
+      if (json != null) {
+        runtimeFilters.add(json);
+        added = true;
+      }
+    }
+    if (added) {
+      plan = null; // re-plan with the pruned partitions; Spark calls toBatch() again
+    }
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    // Declare Python's own metrics too, or the Python reader's values would be dropped.
+    CustomMetric[] ours = ScanMetrics.supported();
+    CustomMetric[] py = pythonDataSource().source().createPythonMetrics();
+    CustomMetric[] out = new CustomMetric[ours.length + py.length];
+    System.arraycopy(ours, 0, out, 0, ours.length);
+    System.arraycopy(py, 0, out, ours.length, py.length);
+    return out;
+  }
+
+  private static PythonDataSourceV2 pythonDataSource() {
+    PythonDataSourceV2 ds = new PythonDataSourceV2();
+    ds.setShortName(StrataLakeTable.SOURCE_NAME);
+    return ds;
+  }
+
+  /** Streaming reads stay entirely Spark's Python scan (the source's stream reader). */
+  @Override
+  public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+    PythonScan python =
+        new PythonScan(
+            pythonDataSource(),
+            StrataLakeTable.SOURCE_NAME,
+            readSchema,
+            new CaseInsensitiveStringMap(sourceOptions),
+            new Filter[0]);
+    return python.toMicroBatchStream(checkpointLocation);
+  }
+
+  @Override
+  public Batch toBatch() {
+    return new StrataLakeBatch(plan());
+  }
+
+  /** Options of the Python reader that reads the planned splits. */
+  private Map<String, String> readerOptions() {
+    Map<String, String> opts = new HashMap<>(sourceOptions);
+    opts.put("stratalake.scan.planned", "true");
+    opts.put("stratalake.scan.filters", filters.toString());
+    if (limit != null) {
+      opts.put("stratalake.scan.limit", Integer.toString(limit));
+    }
+    return opts;
+  }
+
+  /**
+   * The planned splits. Equality matters: Spark reuses a broadcast (and so keeps a dynamic
+   * pruning filter) only when two scans of the same table compare equal.
+   */
+  private final class StrataLakeBatch implements Batch {
+    private final JsonNode batchPlan;
+    private final String identity;
+
+    StrataLakeBatch(JsonNode batchPlan) {
+      this.batchPlan = batchPlan;
+      this.identity =
+          table.name()
+              + '@'
+              + batchPlan.path("snapshot_id").asText()
+              + readSchema.json()
+              + filters
+              + runtimeFilters
+              + limit;
+    }
+
+    @Override
+    public InputPartition[] planInputPartitions() {
+      JsonNode splits = batchPlan.get("splits");
+      InputPartition[] out = new InputPartition[splits.size()];
+      Base64.Decoder b64 = Base64.getDecoder();
+      for (int i = 0; i < out.length; i++) {
+        JsonNode s = splits.get(i);
+        PythonInputPartition py =
+            new PythonInputPartition(i, b64.decode(s.get("partition").asText()));
+        out[i] =
+            new StrataLakeInputPartition(
+                py,
+                s.get("bucket").asInt(),
+                s.get("files").asLong(),
+                s.get("bytes").asLong(),
+                s.get("rows").asLong(),
+                s.get("runs").asLong());
+      }
+      return out;
+    }
+
+    @Override
+    public PartitionReaderFactory createReaderFactory() {
+      // A fresh Python source: PythonDataSourceV2 caches its planning per instance.
+      PythonBatch python =
+          new PythonBatch(
+              pythonDataSource(),
+              StrataLakeTable.SOURCE_NAME,
+              readSchema,
+              new CaseInsensitiveStringMap(readerOptions()));
+      return new StrataLakeReaderFactory(python.createReaderFactory());
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof StrataLakeBatch && ((StrataLakeBatch) o).identity.equals(identity);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(identity);
+    }
+  }
+}

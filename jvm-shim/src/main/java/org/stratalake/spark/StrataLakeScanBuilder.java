@@ -1,0 +1,185 @@
+package org.stratalake.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.read.LocalScan;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Collects what Spark pushes into a stratalake scan. Decisions that need the table's state are
+ * made in Python (the planner and COUNT(*)); this class only records and forwards.
+ *
+ * <ul>
+ *   <li>Filters: every translatable predicate goes to the planner for partition/bucket/file
+ *       pruning. Python says which ones the scan applies exactly (key and partition predicates,
+ *       applied again to rows before the merge); Spark re-evaluates all others after the scan.
+ *       A limit is only pushed when no filter remains above the scan, and then every row the
+ *       reader yields already matches the pushed filters.
+ *   <li>Columns: the pruned schema becomes the Python reader's schema; the reader reads those
+ *       columns plus what the merge needs.
+ *   <li>Limit: partial (each task stops early, Spark limits again).
+ *   <li>COUNT(*): answered from file row counts, only when Python says that is exact.
+ * </ul>
+ */
+final class StrataLakeScanBuilder
+    implements SupportsPushDownV2Filters,
+        SupportsPushDownRequiredColumns,
+        SupportsPushDownLimit,
+        SupportsPushDownAggregates {
+  private final StrataLakeTable table;
+  private final Map<String, String> sourceOptions;
+  private StructType readSchema;
+  private final ArrayNode filters = PythonBridge.JSON.createArrayNode();
+  private final List<Predicate> pushed = new ArrayList<>();
+  private Integer limit;
+  private Long count;
+
+  StrataLakeScanBuilder(StrataLakeTable table, Map<String, String> sourceOptions) {
+    this.table = table;
+    this.sourceOptions = sourceOptions;
+    this.readSchema = table.schema();
+  }
+
+  @Override
+  public Predicate[] pushPredicates(Predicate[] predicates) {
+    List<Predicate> translated = new ArrayList<>();
+    List<Predicate> after = new ArrayList<>();
+    for (Predicate p : predicates) {
+      ObjectNode json = ScanPredicates.toJson(p);
+      if (json != null) {
+        filters.add(json);
+        translated.add(p);
+      } else {
+        after.add(p);
+      }
+    }
+    pushed.addAll(translated);
+    if (!translated.isEmpty()) {
+      // Python says which of them the scan applies exactly (key and partition predicates):
+      // Spark drops those; everything else is evaluated again after the scan.
+      ObjectNode req = PythonBridge.JSON.createObjectNode();
+      req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
+      req.set("filters", filters);
+      JsonNode exact = PythonBridge.call("classify_filters", req);
+      for (int i = 0; i < translated.size(); i++) {
+        if (!exact.get(i).asBoolean()) {
+          after.add(translated.get(i));
+        }
+      }
+    }
+    return after.toArray(new Predicate[0]);
+  }
+
+  @Override
+  public Predicate[] pushedPredicates() {
+    return pushed.toArray(new Predicate[0]);
+  }
+
+  @Override
+  public void pruneColumns(StructType requiredSchema) {
+    if (requiredSchema.fields().length > 0) {
+      readSchema = requiredSchema;
+      return;
+    }
+    // No column needed (e.g. COUNT(*) that must merge): read the narrowest useful column, a key
+    // column, since the merge reads keys anyway. Spark projects it away.
+    List<String> keys = table.primaryKeys();
+    StructType full = table.schema();
+    String name = keys.isEmpty() ? full.fields()[0].name() : keys.get(0);
+    readSchema = new StructType(new StructField[] {full.apply(name)});
+  }
+
+  @Override
+  public boolean pushLimit(int n) {
+    limit = n;
+    return true;
+  }
+
+  @Override
+  public boolean isPartiallyPushed() {
+    return true;
+  }
+
+  private static boolean isCountStar(Aggregation agg) {
+    AggregateFunc[] funcs = agg.aggregateExpressions();
+    return agg.groupByExpressions().length == 0
+        && funcs.length == 1
+        && funcs[0] instanceof CountStar;
+  }
+
+  /** The table's row count from metadata, if Python says it is exact; null otherwise. */
+  private Long metadataCount() {
+    if (count == null && filters.isEmpty()) {
+      ObjectNode req = PythonBridge.JSON.createObjectNode();
+      req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
+      JsonNode answer = PythonBridge.call("count_rows", req);
+      count = answer == null || answer.isNull() ? null : answer.asLong();
+    }
+    return count;
+  }
+
+  @Override
+  public boolean supportCompletePushDown(Aggregation agg) {
+    return isCountStar(agg) && metadataCount() != null;
+  }
+
+  @Override
+  public boolean pushAggregation(Aggregation agg) {
+    return isCountStar(agg) && metadataCount() != null;
+  }
+
+  @Override
+  public Scan build() {
+    if (count != null) {
+      return new CountScan(table.name(), count);
+    }
+    StringBuilder desc = new StringBuilder();
+    for (Predicate p : pushed) {
+      desc.append(desc.length() == 0 ? "" : ", ").append(p.describe());
+    }
+    return new StrataLakeScan(table, sourceOptions, readSchema, filters, desc.toString(), limit);
+  }
+
+  /** COUNT(*) answered from file metadata: one row, no data read. */
+  private static final class CountScan implements LocalScan {
+    private final String table;
+    private final long count;
+
+    CountScan(String table, long count) {
+      this.table = table;
+      this.count = count;
+    }
+
+    @Override
+    public InternalRow[] rows() {
+      return new InternalRow[] {new GenericInternalRow(new Object[] {count})};
+    }
+
+    @Override
+    public StructType readSchema() {
+      return new StructType().add("count(*)", DataTypes.LongType, false);
+    }
+
+    @Override
+    public String description() {
+      return "stratalake " + table + " [COUNT(*) from metadata: " + count + "]";
+    }
+  }
+}

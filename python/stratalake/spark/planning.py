@@ -1,0 +1,286 @@
+"""Driver-side scan planning for the JVM scan (``org.stratalake.spark.StrataLakeScan``).
+
+The shim decides nothing about the format: it sends what Spark pushed down (required columns,
+filters, runtime filters, a limit, a COUNT(*)) through the bridge, and these functions answer with
+the splits to read and the facts Spark asks for: statistics, the bucket layout for
+storage-partitioned joins, per-split sizes for the scan's metrics.
+
+Filters arrive as JSON trees translated from Spark's V2 predicates::
+
+    {"op": "and" | "or", "children": [...]}   {"op": "not", "children": [p]}
+    {"op": "=" | "<=>" | "<" | "<=" | ">" | ">=" | "in" | "is_null" | "is_not_null",
+     "column": "c", "type": "<Spark type name>", "values": [...]}    (Catalyst internal values)
+
+Only predicates on partition and primary-key columns are used, to prune partitions, buckets and
+files and to drop rows before the merge (every version of a key shares those values). Spark still
+evaluates every filter after the scan, so a predicate that cannot be translated is simply skipped.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import pickle
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from stratalake.expressions import Compare, In, IsNotNull, IsNull, Not, Or, Predicate, conjunction
+from stratalake.spark import source_options as keys
+from stratalake.table.read import TableRead
+from stratalake.table.scan import Split
+from stratalake.table.table import Table
+
+_COMPARISONS = ("=", "<", "<=", ">", ">=")
+_FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_EPOCH = dt.date(1970, 1, 1)
+
+
+# ---- filters --------------------------------------------------------------------------------
+
+
+def _value(raw: Any, type_name: str) -> Any:
+    """A Catalyst literal (as the shim wrote it) as the Python value stratalake compares with."""
+    if raw is None:
+        return None
+    if type_name in ("byte", "short", "integer", "long"):
+        return int(raw)
+    if type_name in ("string", "boolean") or type_name.startswith(("char", "varchar")):
+        return raw
+    if type_name == "date":  # days since the epoch
+        return _EPOCH + dt.timedelta(days=int(raw))
+    if type_name.startswith("decimal"):
+        return Decimal(str(raw))
+    # float/double (NaN ordering differs from Arrow's), timestamps, binary: not translated.
+    raise _Untranslatable(type_name)
+
+
+class _Untranslatable(Exception):
+    pass
+
+
+def predicate_from_json(node: Mapping[str, Any], allowed: set[str]) -> Predicate | None:
+    """The predicate for one filter tree on ``allowed`` columns only.
+
+    Returns None when it cannot be translated exactly. Inside AND a conjunct that cannot be
+    translated is dropped (the result is weaker, which is safe for pruning); that never happens
+    under NOT, where a weaker operand would make the negation stronger.
+    """
+    return _translate(node, allowed, negated=False, strict=False)
+
+
+def _translate(node: Mapping[str, Any], allowed: set[str], negated: bool, strict: bool) -> Predicate | None:
+    op = str(node.get("op", ""))
+    children = node.get("children") or []
+    if op == "and":
+        parts = [_translate(c, allowed, negated, strict) for c in children]
+        if (negated or strict) and any(p is None for p in parts):
+            return None
+        kept = [p for p in parts if p is not None]
+        return conjunction(kept) if kept else None
+    if op == "or":
+        ors = [_translate(c, allowed, negated, strict) for c in children]
+        complete = [p for p in ors if p is not None]
+        if not complete or len(complete) != len(ors):
+            return None
+        return complete[0] if len(complete) == 1 else Or(tuple(complete))
+    if op == "not":
+        inner = _translate(children[0], allowed, not negated, strict) if len(children) == 1 else None
+        return None if inner is None else Not(inner)
+    column = node.get("column")
+    if not isinstance(column, str) or column not in allowed:
+        return None
+    try:
+        values = [_value(v, str(node.get("type", ""))) for v in node.get("values") or []]
+    except (_Untranslatable, ValueError, TypeError):
+        return None
+    if op == "is_null":
+        return IsNull(column)
+    if op == "is_not_null":
+        return IsNotNull(column)
+    if op == "<=>" and len(values) == 1:
+        return IsNull(column) if values[0] is None else Compare(column, "=", values[0])
+    if op in _COMPARISONS and len(values) == 1 and values[0] is not None:
+        flipped = bool(node.get("flipped"))
+        return Compare(column, _FLIPPED[op] if flipped else op, values[0])
+    if op == "in" and values:
+        non_null = tuple(v for v in values if v is not None)
+        # x IN (1, NULL) is never false for a non-matching row, only null: rows are dropped alike.
+        return In(column, non_null) if non_null else None
+    return None
+
+
+def scan_predicate(table: Table, filters: Iterable[Mapping[str, Any]]) -> Predicate | None:
+    """The conjunction of the translatable key/partition predicates among ``filters``."""
+    schema = table.schema()
+    allowed = set(schema.partition_keys) | set(schema.primary_keys)
+    parts = [p for p in (predicate_from_json(f, allowed) for f in filters) if p is not None]
+    return conjunction(parts) if parts else None
+
+
+def exact_filters(table: Table, filters: Iterable[Mapping[str, Any]]) -> list[bool]:
+    """For each filter tree, whether the scan applies it exactly (so Spark may drop it).
+
+    True when the whole tree translates to key/partition predicates: the scan prunes with them
+    and the reader drops non-matching rows before the merge, so every row it returns matches.
+    """
+    schema = table.schema()
+    allowed = set(schema.partition_keys) | set(schema.primary_keys)
+    return [_translate(f, allowed, negated=False, strict=True) is not None for f in filters]
+
+
+def filters_option(options: Mapping[str, str], key: str) -> list[dict[str, Any]]:
+    """A JSON list of filter trees from the data source options (absent: empty)."""
+    text = options.get(key)
+    return list(json.loads(text)) if text else []
+
+
+# ---- planning -------------------------------------------------------------------------------
+
+
+def _width(t: pa.DataType) -> int:
+    """Rough bytes per value, for scaling file sizes by the columns a scan reads."""
+    try:
+        return max(1, int(t.bit_width) // 8)
+    except ValueError:
+        return 20  # strings, binary, nested: Spark's own default size estimate for strings
+
+
+def _read_fraction(table: Table, read_columns: Sequence[str] | None) -> float:
+    full = table.arrow_schema()
+    system = 8 + 1  # _SEQUENCE_NUMBER + _VALUE_KIND, stored in every file
+    total = sum(_width(f.type) for f in full) + system
+    if read_columns is None:
+        return 1.0
+    read = sum(_width(full.field(c).type) for c in read_columns) + system
+    return min(1.0, read / total)
+
+
+def _sorted_runs(split: Split) -> int:
+    """Sorted runs a merge of the split reads: each level-0 file, and each non-empty level."""
+    level0 = sum(1 for f in split.files if f.level == 0)
+    return level0 + len({f.level for f in split.files if f.level > 0})
+
+
+def _live_estimate(split: Split) -> int:
+    """Upper bound of the split's live rows: its records minus its retractions."""
+    exact = _exact_live_rows(split)
+    if exact is not None:
+        return exact
+    return max(0, sum(f.row_count - (f.delete_row_count or 0) for f in split.files))
+
+
+def encode_partition(split: Split) -> str:
+    """The pickled ``InputPartition`` Spark's Python reader receives, base64 for JSON."""
+    from stratalake.spark.source import SplitPartition
+
+    return base64.b64encode(pickle.dumps(SplitPartition(pickle.dumps(split)))).decode("ascii")
+
+
+def _limit_splits(splits: list[Split], limit: int | None) -> list[Split]:
+    """Enough leading splits to certainly hold ``limit`` rows: only raw-convertible splits have
+    a known live row count (others could merge to nothing), so the others are always kept."""
+    if limit is None:
+        return splits
+    out, certain = [], 0
+    for s in splits:
+        if certain >= limit:
+            break
+        out.append(s)
+        certain += _exact_live_rows(s) or 0
+    return out
+
+
+def _snapshot_id(options: Mapping[str, str]) -> int | None:
+    text = options.get(keys.SNAPSHOT_ID)
+    return int(text) if text else None
+
+
+def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
+    """Splits and facts for one scan; see the module docstring for the request's filters.
+
+    ``request``: ``columns`` (the pruned read schema's names, or null for all), ``filters`` and
+    ``runtime_filters`` (filter trees), ``limit`` (int or null).
+    """
+    filters = [*(request.get("filters") or []), *(request.get("runtime_filters") or [])]
+    predicate = scan_predicate(table, filters)
+    scan = table.new_scan(filter=predicate, snapshot_id=_snapshot_id(options))
+    snapshot = scan.snapshot()
+    # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
+    splits = scan.plan() if predicate is not None else _limit_splits(scan.plan(), request.get("limit"))
+    columns = request.get("columns")
+    read = TableRead(table, columns=columns, filter=predicate)
+    fraction = _read_fraction(table, read.read_columns)
+
+    out_splits = []
+    for s in splits:
+        size = sum(f.file_size for f in s.files)
+        out_splits.append(
+            {
+                "partition": encode_partition(s),
+                "bucket": s.bucket,
+                "files": len(s.files),
+                "bytes": int(size * fraction),
+                "rows": s.row_count,
+                "runs": _sorted_runs(s),
+            }
+        )
+    rows = sum(_live_estimate(s) for s in splits)
+    if request.get("limit") is not None:
+        rows = min(rows, int(request["limit"]))
+    schema = table.schema()
+    bucket_keys = list(schema.bucket_keys) if schema.primary_keys else []
+    totals = {s.total_buckets for s in splits}
+    configured = table.core_options.bucket
+    num_buckets = configured if configured > 0 and totals <= {configured} else None
+    return {
+        "snapshot_id": snapshot.id if snapshot is not None else None,
+        "splits": out_splits,
+        "rows": rows,
+        "bytes": int(sum(f.file_size for s in splits for f in s.files) * fraction),
+        "bucket_keys": bucket_keys,
+        "num_buckets": num_buckets if bucket_keys else None,
+    }
+
+
+def _exact_live_rows(split: Split) -> int | None:
+    """Live rows of a raw-convertible split from metadata alone, or None if not known exactly.
+
+    Each record of such a split is one live row, except those a deletion vector removes.
+    """
+    if not split.raw_convertible:
+        return None
+    deleted = 0
+    for _, deletion_file in split.deletion_files:
+        if deletion_file.cardinality is None:
+            return None
+        deleted += deletion_file.cardinality
+    return split.row_count - deleted
+
+
+def count_rows(table: Table, options: Mapping[str, str]) -> int | None:
+    """COUNT(*) of the whole table from file metadata, or None when that needs a merge.
+
+    Exact only when every split is raw-convertible (a fully compacted bucket, or deletion-vector
+    files without level 0) and every deletion vector's cardinality is recorded.
+    """
+    total = 0
+    for s in table.new_scan(snapshot_id=_snapshot_id(options)).plan():
+        live = _exact_live_rows(s)
+        if live is None:
+            return None
+        total += live
+    return total
+
+
+__all__ = [
+    "count_rows",
+    "encode_partition",
+    "filters_option",
+    "plan",
+    "predicate_from_json",
+    "scan_predicate",
+]

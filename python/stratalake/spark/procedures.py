@@ -1,0 +1,382 @@
+"""``CALL lake.sys.<name>(...)`` procedures, with Paimon's names, parameters and result columns.
+
+The JVM shim asks :func:`describe` for a procedure's parameters and calls :func:`call` with the
+arguments by name (unset optional ones are None). A call answers ``{"schema", "rows"}``, or, for a
+distributed job, ``{"job": {"options": ...}, "state": ...}``: the shim then reads the ``stratalake``
+data source with those options (:class:`CompactJobReader`: tasks planned on the driver, one Spark
+task per bucket, each returning a pickled commit message) and calls again with the results, which
+are committed once.
+
+Example (SQL)::
+
+    CALL lake.sys.compact(table => 'db.t', compact_strategy => 'full')
+    CALL lake.sys.expire_snapshots('db.t', 2)
+    CALL lake.sys.create_tag(table => 'db.t', tag => 'v1', snapshot => 3)
+    CALL lake.sys.rollback(table => 'db.t', version => 'v1')
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import pickle
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from stratalake.exceptions import InvalidOptionError, UnsupportedError
+from stratalake.options import parse_duration_ms
+
+if TYPE_CHECKING:
+    from stratalake.catalog import Catalog
+    from stratalake.table.table import Table
+
+JOB = "stratalake.job"  # data source option naming a job instead of a table read
+JOB_FULL = "stratalake.job.full"
+JOB_PARTITIONS = "stratalake.job.partitions"  # JSON list of partition specs
+NAMESPACE = "sys"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # Spark DDL type
+    required: bool = False
+
+
+Answer = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Procedure:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    output: tuple[tuple[str, str], ...]  # (column, Spark type name)
+    run: Callable[[Catalog, Mapping[str, Any], Mapping[str, Any]], Answer]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "parameters": [{"name": p.name, "type": p.type, "required": p.required} for p in self.params],
+        }
+
+    def rows(self, rows: Sequence[Sequence[Any]]) -> Answer:
+        schema = {
+            "type": "struct",
+            "fields": [{"name": n, "type": t, "nullable": True, "metadata": {}} for n, t in self.output],
+        }
+        return {"schema": schema, "rows": [list(r) for r in rows]}
+
+
+# ---- arguments ----------------------------------------------------------------------------------
+
+
+def _table(cat: Catalog, args: Mapping[str, Any]) -> Table:
+    ident = str(args["table"]).strip()
+    if "." not in ident:
+        ident = f"default.{ident}"
+    return cat.get_table(ident)
+
+
+def parse_timestamp_ms(text: str) -> int:
+    """'yyyy-MM-dd HH:mm:ss[.SSS]' (local time, as Paimon) or epoch millis, as epoch millis."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        return int(dt.datetime.fromisoformat(text).timestamp() * 1000)
+    except ValueError:
+        raise InvalidOptionError(
+            f"'{text}' is not a timestamp; use 'yyyy-MM-dd HH:mm:ss' or epoch milliseconds"
+        ) from None
+
+
+def parse_partitions(text: str | None) -> list[dict[str, str]] | None:
+    """Paimon's partition argument: 'k1=v1,k2=v2;k1=v3,k2=v4'."""
+    if not text or not text.strip():
+        return None
+    out = []
+    for part in text.split(";"):
+        spec = {}
+        for pair in part.split(","):
+            if "=" not in pair:
+                raise InvalidOptionError(f"partition '{part}' must look like 'k1=v1,k2=v2'")
+            key, value = pair.split("=", 1)
+            spec[key.strip()] = value.strip()
+        out.append(spec)
+    return out
+
+
+# ---- procedures ---------------------------------------------------------------------------------
+
+
+def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    strategy = (args.get("compact_strategy") or "full").lower()
+    if strategy not in ("full", "minor"):
+        raise InvalidOptionError(f"compact_strategy must be 'full' or 'minor', got '{strategy}'")
+    for unsupported in ("order_strategy", "order_by", "where"):
+        if args.get(unsupported):
+            raise UnsupportedError(f"compact: argument '{unsupported}' is not supported")
+    if "job_results" not in state:
+        partitions = parse_partitions(args.get("partitions"))
+        # The data source options that name this table (computed by the bridge for the catalog).
+        source_options: Callable[[Table], dict[str, str]] = state["source_options_of"]
+        options = source_options(table)
+        options.update(
+            {
+                JOB: "compact",
+                JOB_FULL: str(strategy == "full").lower(),
+                JOB_PARTITIONS: json.dumps(partitions or []),
+            }
+        )
+        return {"job": {"options": options}}
+    messages = [pickle.loads(base64.b64decode(r)) for r in state["job_results"]]
+    if messages:
+        try:
+            table.new_commit(str(uuid.uuid4())).commit(messages)
+        except BaseException:
+            table.delete_uncommitted(messages)
+            raise
+    return COMPACT.rows([[True]])
+
+
+def _expire_snapshots(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    older = args.get("older_than")
+    retain_max, retain_min = args.get("retain_max"), args.get("retain_min")
+    if retain_max is not None and retain_min is None:
+        # As Paimon: an explicit maximum below the table's minimum lowers the minimum with it.
+        configured = table.core_options.get_int("snapshot.num-retained.min")
+        retain_min = min(10 if configured is None else configured, retain_max)
+    n = table.expire_snapshots(
+        retain_max=retain_max,
+        retain_min=retain_min,
+        older_than_ms=parse_timestamp_ms(older) if older else None,
+        max_deletes=args.get("max_deletes"),
+    )
+    return EXPIRE_SNAPSHOTS.rows([[n]])
+
+
+def _create_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    if args.get("time_retained"):
+        raise UnsupportedError("create_tag: 'time_retained' is not supported")
+    table.create_tag(str(args["tag"]), args.get("snapshot"))
+    return CREATE_TAG.rows([[True]])
+
+
+def _delete_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    for name in str(args["tag"]).split(","):  # Paimon accepts a comma-separated list
+        table.delete_tag(name.strip())
+    return DELETE_TAG.rows([[True]])
+
+
+def _rollback(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    version = args.get("version")
+    if version is None:
+        version = args.get("snapshot") if args.get("snapshot") is not None else args.get("tag")
+    if version is None:
+        raise InvalidOptionError("rollback needs 'version' (a snapshot id or a tag name)")
+    previous = table.latest_snapshot()
+    current = table.rollback_to(version)
+    return ROLLBACK.rows([[previous.id if previous else None, current.id]])
+
+
+def _remove_orphan_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    older = args.get("older_than")
+    paths = table.remove_orphan_files(
+        older_than_ms=parse_timestamp_ms(older) if older else None, dry_run=bool(args.get("dry_run"))
+    )
+    return REMOVE_ORPHAN_FILES.rows([[len(paths), None]])  # sizes are gone with the files
+
+
+_JAVA_PATTERN = (("yyyy", "%Y"), ("MM", "%m"), ("dd", "%d"), ("HH", "%H"), ("mm", "%M"), ("ss", "%S"))
+
+
+def _expire_partitions(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    """Paimon's 'values-time' strategy: drop partitions whose value is older than now - expiration."""
+    table = _table(cat, args)
+    if not args.get("expiration_time") or not args.get("timestamp_formatter"):
+        raise InvalidOptionError("expire_partitions needs 'expiration_time' and 'timestamp_formatter'")
+    if (args.get("expire_strategy") or "values-time") != "values-time":
+        raise UnsupportedError("expire_partitions: only expire_strategy 'values-time' is supported")
+    fmt = str(args["timestamp_formatter"])
+    for java, py in _JAVA_PATTERN:
+        fmt = fmt.replace(java, py)
+    pattern = args.get("timestamp_pattern")  # e.g. '$dt' or '$dt $hh:00:00'
+    cutoff = dt.datetime.now() - dt.timedelta(milliseconds=parse_duration_ms(str(args["expiration_time"])))
+    snap = table.latest_snapshot()
+    codec = table.partition_codec
+    expired: dict[bytes, dict[str, Any]] = {}
+    for e in table.live_entries(snap) if snap is not None else []:
+        if e.partition in expired:
+            continue
+        values = codec.to_dict(e.partition)
+        text = str(pattern) if pattern else str(next(iter(values.values())))
+        for k, v in values.items():
+            text = text.replace(f"${k}", str(v))
+        try:
+            when = dt.datetime.strptime(text, fmt)
+        except ValueError:
+            continue  # not a time value: never expires
+        if when < cutoff:
+            expired[e.partition] = values
+    max_expires = args.get("max_expires")
+    specs = sorted(expired.values(), key=lambda s: json.dumps(s, default=str))
+    if max_expires is not None:
+        specs = specs[: int(max_expires)]
+    if specs:
+        table.new_commit().commit([], overwrite=True, overwrite_partitions=specs)
+    rows = [[",".join(f"{k}={v}" for k, v in s.items())] for s in specs]
+    return EXPIRE_PARTITIONS.rows(rows)
+
+
+COMPACT = Procedure(
+    "compact",
+    "Compact buckets (all, or of 'partitions') as one COMPACT snapshot, one Spark task per bucket",
+    (
+        Param("table", "STRING", True),
+        Param("partitions", "STRING"),
+        Param("compact_strategy", "STRING"),
+        Param("order_strategy", "STRING"),
+        Param("order_by", "STRING"),
+        Param("where", "STRING"),
+    ),
+    (("result", "boolean"),),
+    _compact,
+)
+EXPIRE_SNAPSHOTS = Procedure(
+    "expire_snapshots",
+    "Expire snapshots and delete the files only they referenced",
+    (
+        Param("table", "STRING", True),
+        Param("retain_max", "INT"),
+        Param("retain_min", "INT"),
+        Param("older_than", "STRING"),
+        Param("max_deletes", "INT"),
+    ),
+    (("deleted_snapshots_count", "integer"),),
+    _expire_snapshots,
+)
+CREATE_TAG = Procedure(
+    "create_tag",
+    "Tag a snapshot (default: the latest)",
+    (
+        Param("table", "STRING", True),
+        Param("tag", "STRING", True),
+        Param("snapshot", "BIGINT"),
+        Param("time_retained", "STRING"),
+    ),
+    (("result", "boolean"),),
+    _create_tag,
+)
+DELETE_TAG = Procedure(
+    "delete_tag",
+    "Delete tags (comma-separated) and the files only they referenced",
+    (Param("table", "STRING", True), Param("tag", "STRING", True)),
+    (("result", "boolean"),),
+    _delete_tag,
+)
+ROLLBACK = Procedure(
+    "rollback",
+    "Make a snapshot id or tag the latest again, deleting newer snapshots",
+    (
+        Param("table", "STRING", True),
+        Param("version", "STRING"),
+        Param("snapshot", "BIGINT"),
+        Param("tag", "STRING"),
+    ),
+    (("previous_snapshot_id", "long"), ("current_snapshot_id", "long")),
+    _rollback,
+)
+REMOVE_ORPHAN_FILES = Procedure(
+    "remove_orphan_files",
+    "Delete files no snapshot, tag or changelog uses, older than 'older_than' (default: 1 day)",
+    (Param("table", "STRING", True), Param("older_than", "STRING"), Param("dry_run", "BOOLEAN")),
+    (("deletedFileCount", "long"), ("deletedFileTotalLenInBytes", "long")),
+    _remove_orphan_files,
+)
+EXPIRE_PARTITIONS = Procedure(
+    "expire_partitions",
+    "Drop partitions whose time value is older than 'expiration_time' (values-time strategy)",
+    (
+        Param("table", "STRING", True),
+        Param("expiration_time", "STRING"),
+        Param("timestamp_formatter", "STRING"),
+        Param("timestamp_pattern", "STRING"),
+        Param("expire_strategy", "STRING"),
+        Param("max_expires", "INT"),
+    ),
+    (("expired_partitions", "string"),),
+    _expire_partitions,
+)
+
+PROCEDURES: dict[str, Procedure] = {
+    p.name: p
+    for p in (
+        COMPACT,
+        EXPIRE_SNAPSHOTS,
+        CREATE_TAG,
+        DELETE_TAG,
+        ROLLBACK,
+        REMOVE_ORPHAN_FILES,
+        EXPIRE_PARTITIONS,
+    )
+}
+
+
+def lookup(namespace: Sequence[str], name: str) -> Procedure:
+    proc = PROCEDURES.get(name.lower())
+    if list(namespace) != [NAMESPACE] or proc is None:
+        raise UnsupportedError(
+            f"unknown procedure {'.'.join([*namespace, name])}; procedures are "
+            f"{', '.join(f'{NAMESPACE}.{n}' for n in PROCEDURES)}"
+        )
+    return proc
+
+
+def call(cat: Catalog, name: str, args: Mapping[str, Any], state: Mapping[str, Any]) -> Answer:
+    return lookup([NAMESPACE], name).run(cat, args, state)
+
+
+# ---- the compact job, run through the data source ---------------------------------------------
+
+
+class CompactJobReader(DataSourceReader):
+    """Plans one compaction task per bucket on the driver; each Spark task compacts one bucket and
+    returns its commit message pickled (nothing is visible until the procedure commits)."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.options = dict(options)
+
+    def _table(self) -> Table:
+        from stratalake.spark.source import load_table
+
+        return load_table(self.options)
+
+    def partitions(self) -> list[InputPartition]:
+        from stratalake.table.compact import plan
+
+        specs = json.loads(self.options.get(JOB_PARTITIONS) or "[]")
+        return [InputPartition(pickle.dumps(t)) for t in plan(self._table(), specs or None)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from stratalake.table.compact import run_task
+
+        if partition.value is None:
+            return
+        task = pickle.loads(partition.value)
+        full = self.options.get(JOB_FULL, "true") == "true"
+        message = run_task(self._table(), task, full)
+        if message is not None:
+            yield pa.RecordBatch.from_pydict({"result": pa.array([pickle.dumps(message)], pa.binary())})

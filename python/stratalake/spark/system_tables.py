@@ -1,0 +1,83 @@
+"""Batch reads of system tables (``SELECT * FROM lake.db.`t$snapshots```) through the data source.
+
+The catalog serves ``t$<name>`` as a read-only table whose data source options name the base table
+and :data:`SYSTEM_TABLE`; :class:`SystemTableReader` reads it with
+:func:`stratalake.table.system_tables.system_table`. ``$ro`` reads one Spark partition per bucket;
+the metadata tables and ``$audit_log`` are one partition.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from stratalake.spark import source_options as keys
+from stratalake.table import system_tables
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+SYSTEM_TABLE = keys.SYSTEM_TABLE
+SEPARATOR = "$"
+
+
+def split_name(name: str) -> tuple[str, str | None]:
+    """``t$snapshots`` -> (``t``, ``snapshots``); a plain name -> (name, None)."""
+    if SEPARATOR in name:
+        base, system = name.split(SEPARATOR, 1)
+        return base, system.lower()
+    return name, None
+
+
+def spark_fields(table: Table, name: str) -> list[dict[str, Any]]:
+    """The Spark schema fields of system table ``name`` of ``table``."""
+    from stratalake.spark.types import paimon_to_spark_field
+
+    out = []
+    for column, type_string in system_tables.paimon_columns(table, name):
+        spark_type, nullable = paimon_to_spark_field(type_string)
+        out.append({"name": column, "type": spark_type, "nullable": nullable, "metadata": {}})
+    return out
+
+
+class SystemTableReader(DataSourceReader):
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        self.options = dict(options)
+        self.schema_json = schema.json()
+        self.name = self.options[SYSTEM_TABLE]
+
+    def _table(self) -> Table:
+        from stratalake.spark.source import load_table
+
+        return load_table(self.options)
+
+    def _snapshot_id(self) -> int | None:
+        value = self.options.get(keys.SNAPSHOT_ID)
+        return int(value) if value else None
+
+    def partitions(self) -> list[InputPartition]:
+        if self.name == system_tables.READ_OPTIMIZED:
+            splits = system_tables.read_optimized_splits(self._table(), self._snapshot_id())
+            return [InputPartition(pickle.dumps(s)) for s in splits]
+        return [InputPartition(b"")]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from stratalake.spark.source import conform
+
+        if partition.value is None:
+            return
+        table = self._table()
+        target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
+        if self.name == system_tables.READ_OPTIMIZED:
+            batches = table.new_read().read_split(pickle.loads(partition.value))
+        else:
+            batches = iter(system_tables.system_table(table, self.name, self._snapshot_id()).to_batches())
+        for batch in batches:
+            yield conform(batch, target)

@@ -1,0 +1,69 @@
+"""Which DELETEs run without a row-level plan, and the table rules, without starting Spark."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+from stratalake.spark import dml
+from tests.lifecycle.helpers import batch, make_table, rows
+
+
+def _eq(column: str, value: Any, type_name: str = "string") -> dict[str, Any]:
+    return {"name": "=", "children": [{"ref": column}, {"literal": str(value), "type": type_name}]}
+
+
+def test_parse_v2_predicates() -> None:
+    assert dml.parse_predicates([{"name": "ALWAYS_TRUE", "children": []}]) == []
+    parsed = dml.parse_predicates(
+        [
+            {"name": "AND", "children": [_eq("dt", "d1"), _eq("id", 3, "long")]},
+            {"name": ">=", "children": [{"literal": "19000", "type": "date"}, {"ref": "day"}]},
+        ]
+    )
+    assert parsed is not None and len(parsed) == 3
+    assert parsed[2].eval_values({"day": datetime.date(2022, 1, 1)}) is True
+    assert dml.parse_predicates([{"name": "UPPER", "children": [{"ref": "v"}]}]) is None
+
+
+def test_delete_plans_and_execution(tmp_path: Path) -> None:
+    t = make_table(tmp_path)  # primary key (id, dt), partitioned by dt
+    t.write(batch([1, 2], "a", dt="d1"))
+    t.write(batch([3], "b", dt="d2"))
+    assert dml.delete_plan(t, []) == "truncate"
+    assert dml.delete_plan(t, dml.parse_predicates([_eq("dt", "d1")])) == "partitions"
+    keys = dml.parse_predicates(
+        [
+            _eq("dt", "d1"),
+            {
+                "name": "IN",
+                "children": [{"ref": "id"}, *[{"literal": str(i), "type": "long"} for i in (1, 7)]],
+            },
+        ]
+    )
+    assert dml.delete_plan(t, keys) == "keys"
+    assert dml.delete_plan(t, dml.parse_predicates([_eq("id", 1, "long")])) is None  # needs a scan
+    assert keys is not None
+    dml.delete_where(t, keys)
+    assert sorted(rows(t.read())) == [(2, "a2", "d1"), (3, "b3", "d2")]
+    before = {e.file.file_name for e in t.live_entries(t.latest_snapshot())}  # type: ignore[arg-type]
+    dml.delete_where(t, dml.parse_predicates([_eq("dt", "d2")]) or [])
+    snap = t.latest_snapshot()
+    assert snap is not None and snap.commit_kind.value == "OVERWRITE"
+    assert {e.file.file_name for e in t.live_entries(snap)} < before  # metadata only
+    dml.delete_where(t, [])
+    assert t.read().num_rows == 0
+
+
+def test_rules_name_the_table_and_option(tmp_path: Path) -> None:
+    assert dml.row_level_rules(make_table(tmp_path, "dedup")) == {"update_error": None, "delete_error": None}
+    seq = make_table(tmp_path, "seq", **{"sequence.field": "v"})
+    assert "sequence.field" in (dml.delete_error(seq) or "")
+    pu = make_table(tmp_path, "pu", **{"merge-engine": "partial-update"})
+    assert dml.update_error(pu) is None
+    assert "partial-update.remove-record-on-delete" in (dml.delete_error(pu) or "")
+    first = make_table(tmp_path, "first", **{"merge-engine": "first-row"})
+    assert "db.first" in (dml.update_error(first) or "")
+    assert dml.delete_plan(first, dml.parse_predicates([_eq("dt", "d1")])) == "partitions"
+    assert dml.delete_plan(first, dml.parse_predicates([_eq("dt", "d1"), _eq("id", 1, "long")])) is None

@@ -1,0 +1,90 @@
+"""The Python side of the shim's scan (stratalake.spark.planning): no SparkSession needed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa
+
+from stratalake import Catalog
+from stratalake.expressions import Compare, In, IsNull, Not
+from stratalake.spark import planning
+from stratalake.spark import source_options as keys
+
+KEYS = {"id", "dt"}
+
+
+def leaf(op: str, column: str, *values: object, type: str = "long", **extra: object) -> dict[str, object]:
+    return {"op": op, "column": column, "type": type, "values": list(values), **extra}
+
+
+def test_leaves_translate_with_catalyst_values() -> None:
+    assert planning.predicate_from_json(leaf("=", "id", 3), KEYS) == Compare("id", "=", 3)
+    assert planning.predicate_from_json(leaf("<", "id", 3, flipped=True), KEYS) == Compare("id", ">", 3)
+    day = planning.predicate_from_json(leaf(">=", "dt", 19_000, type="date"), KEYS)
+    assert day == Compare("dt", ">=", dt.date(1970, 1, 1) + dt.timedelta(days=19_000))
+    assert planning.predicate_from_json(leaf("in", "id", 1, None, 2), KEYS) == In("id", (1, 2))
+    assert planning.predicate_from_json(leaf("<=>", "id", None), KEYS) == IsNull("id")
+    # Not a key column, or a type whose comparison semantics differ from Arrow's: not used.
+    assert planning.predicate_from_json(leaf("=", "v", 1), KEYS) is None
+    assert planning.predicate_from_json(leaf("=", "id", 1.5, type="double"), KEYS) is None
+
+
+def test_untranslatable_parts_only_weaken_conjunctions() -> None:
+    good, bad = leaf("=", "id", 1), leaf("=", "v", 2)
+    assert planning.predicate_from_json({"op": "and", "children": [good, bad]}, KEYS) == Compare("id", "=", 1)
+    assert planning.predicate_from_json({"op": "or", "children": [good, bad]}, KEYS) is None
+    negated_and = {"op": "not", "children": [{"op": "and", "children": [good, bad]}]}
+    assert planning.predicate_from_json(negated_and, KEYS) is None
+    assert planning.predicate_from_json({"op": "not", "children": [good]}, KEYS) == Not(Compare("id", "=", 1))
+
+
+def _table(tmp_path: Path, writes: int) -> tuple[object, dict[str, str]]:
+    cat = Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.t",
+        schema=pa.schema([("id", pa.int64()), ("dt", pa.string()), ("v", pa.string())]),
+        primary_key=["id", "dt"],
+        partition_keys=["dt"],
+        options={"bucket": "2"},
+    )
+    for i in range(writes):
+        t.write(pa.table({"id": list(range(20)), "dt": ["a", "b"] * 10, "v": [f"v{i}"] * 20}))
+    options = {keys.WAREHOUSE: str(tmp_path), keys.TABLE: "db.t"}
+    return t, options
+
+
+def test_plan_reports_splits_stats_and_buckets(tmp_path: Path) -> None:
+    t, options = _table(tmp_path, writes=2)
+    out = planning.plan(t, options, {"columns": ["v"], "filters": [leaf("=", "dt", "a", type="string")]})  # type: ignore[arg-type]
+    assert out["num_buckets"] == 2 and out["bucket_keys"] == ["id"]
+    assert {s["bucket"] for s in out["splits"]} <= {0, 1} and len(out["splits"]) == 2
+    assert all(s["files"] == 2 and s["runs"] == 2 for s in out["splits"])  # two level-0 files
+    assert sum(s["rows"] for s in out["splits"]) == 20
+    assert out["rows"] == 20  # an upper bound: two versions of each key
+    full = planning.plan(t, options, {"columns": None})  # type: ignore[arg-type]
+    assert 0 < out["bytes"] < full["bytes"]
+    assert planning.count_rows(t, options) is None  # type: ignore[arg-type]
+
+
+def test_count_and_limit_use_raw_convertible_splits(tmp_path: Path) -> None:
+    t, options = _table(tmp_path, writes=1)
+    assert planning.count_rows(t, options) == 20  # type: ignore[arg-type]
+    limited = planning.plan(t, options, {"columns": ["v"], "limit": 3})  # type: ignore[arg-type]
+    assert len(limited["splits"]) == 1 and limited["rows"] == 3
+
+
+def test_exact_filters_are_whole_key_predicates(tmp_path: Path) -> None:
+    t, _ = _table(tmp_path, writes=1)
+    good, bad = leaf("=", "id", 1), leaf("=", "v", 2, type="string")
+    trees = [good, bad, {"op": "and", "children": [good, bad]}, {"op": "or", "children": [good, good]}]
+    assert planning.exact_filters(t, trees) == [True, False, False, True]  # type: ignore[arg-type]
+
+
+def test_limit_never_drops_splits_under_a_filter(tmp_path: Path) -> None:
+    t, options = _table(tmp_path, writes=1)
+    req = {"columns": ["v"], "limit": 1, "filters": [leaf("=", "dt", "b", type="string")]}
+    out = planning.plan(t, options, req)  # type: ignore[arg-type]
+    assert len(out["splits"]) == len(planning.plan(t, options, {"filters": req["filters"]})["splits"])  # type: ignore[arg-type]

@@ -1,0 +1,75 @@
+"""System tables through Spark (``lake.db.`t$snapshots```), checked against the Python API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stratalake.catalog import Catalog
+
+pytestmark = pytest.mark.spark
+
+
+def rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in spark.sql(sql).collect()]
+
+
+def test_system_tables_match_the_python_api(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.sys"
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, v STRING, dt STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt) WITH ('bucket' = '2')"
+    )
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 'd1'), (2, 'b', 'd1'), (3, 'c', 'd2')")
+    spark.sql(f"INSERT INTO {t} VALUES (2, 'b2', 'd1')")
+    table = Catalog(str(warehouse)).get_table(t.removeprefix("lake."))
+    table.create_tag("t1", 1)
+
+    def sys(name: str, columns: str = "*") -> list[tuple[Any, ...]]:
+        return rows(spark, f"SELECT {columns} FROM {db}.`sys${name}`")
+
+    assert sys("snapshots", "snapshot_id, commit_kind, total_record_count") == [
+        (1, "APPEND", 3),
+        (2, "APPEND", 4),
+    ]
+    assert [c for c in spark.table(f"{db}.`sys$snapshots`").columns][:5] == [
+        "snapshot_id",
+        "schema_id",
+        "commit_user",
+        "commit_identifier",
+        "commit_kind",
+    ]
+    assert sys("schemas", "schema_id, primary_keys, partition_keys") == [(0, '["id","dt"]', '["dt"]')]
+    assert ("bucket", "2") in sys("options")
+    for name in ("files", "manifests", "partitions", "buckets", "tags"):
+        expected = table.system_table(name)
+        got = spark.table(f"{db}.`sys${name}`")
+        assert got.columns == expected.column_names, name
+        assert got.count() == expected.num_rows, name
+    assert sys("partitions", "partition, record_count, file_count") == [("dt=d1", 3, 2), ("dt=d2", 1, 1)]
+    assert sys("tags", "tag_name, snapshot_id") == [("t1", 1)]
+    assert sorted(sys("files", "partition, level, record_count")) == sorted(
+        (r["partition"], r["level"], r["record_count"]) for r in table.system_table("files").to_pylist()
+    )
+    audit = sorted(sys("audit_log"))
+    assert audit == [("+I", 1, "a", "d1"), ("+I", 2, "b2", "d1"), ("+I", 3, "c", "d2")]
+    assert sys("ro") == []  # nothing compacted to the top level yet
+    table.compact(full=True)
+    assert sorted(sys("ro", "id, v")) == [(1, "a"), (2, "b2"), (3, "c")]
+    with pytest.raises(Exception, match=r"sys\$nope"):
+        spark.sql(f"SELECT * FROM {db}.`sys$nope`")
+    with pytest.raises(Exception, match="sys\\$snapshots"):
+        spark.sql(f"INSERT INTO {db}.`sys$snapshots` SELECT * FROM {db}.`sys$snapshots`")
+
+
+def test_version_as_of_tag(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.tagged"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a')")
+    spark.sql(f"CALL lake.sys.create_tag(table => '{t.removeprefix('lake.')}', tag => 'first')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'b'), (2, 'c')")
+    assert rows(spark, f"SELECT * FROM {t} VERSION AS OF 'first'") == [(1, "a")]
+    assert rows(spark, f"SELECT * FROM {t} VERSION AS OF 1") == [(1, "a")]
+    with pytest.raises(Exception, match=r"TagNotFoundError|does not exist"):
+        spark.sql(f"SELECT * FROM {t} VERSION AS OF 'nope'").collect()

@@ -180,6 +180,20 @@ def test_partial_static_partition_overwrite(spark: Any, db: str) -> None:
     assert rows(spark, f"SELECT * FROM {t} ORDER BY id") == [(3, "y", 1), (4, "x", 3)]
 
 
+def test_overwrite_of_a_deletion_vector_table_is_visible(spark: Any, db: str) -> None:
+    # Batch reads of deletion-vector tables skip level 0: the overwrite must not be stuck there.
+    t = f"{db}.dv"
+    spark.sql(
+        f"CREATE TABLE {t} (id INT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
+        "WITH ('bucket' = '2', 'deletion-vectors.enabled' = 'true')"
+    )
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
+    spark.sql(f"INSERT INTO {t} VALUES (2, 'B')")
+    assert rows(spark, f"SELECT * FROM {t} ORDER BY id") == [(1, "a"), (2, "B")]
+    spark.sql(f"INSERT OVERWRITE {t} VALUES (1, 'x'), (2, 'y'), (3, 'c'), (4, 'd')")
+    assert rows(spark, f"SELECT * FROM {t} ORDER BY id") == [(1, "x"), (2, "y"), (3, "c"), (4, "d")]
+
+
 # ---- row-level DML: DELETE / UPDATE / MERGE INTO ------------------------------------------------
 
 

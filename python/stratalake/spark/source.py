@@ -285,6 +285,9 @@ class StrataLakeWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
         table = load_table(self.options)
         writer = table.new_write(self.commit_user)
+        # An overwrite replaces the partitions it writes: their previous files must not seed
+        # sequence numbers or compactions (or, with deletion vectors, hide the new rows).
+        writer.ignore_previous_files = self.mode != "append"
         try:
             # Row-level DML sends change records: the row kind travels in a column.
             row_kind = self.options.get(keys.ROW_KIND_COLUMN)

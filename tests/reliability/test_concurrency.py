@@ -160,6 +160,7 @@ def test_snapshot_created_below_newer_ones_is_withdrawn(tmp_path: Path) -> None:
     snap3 = t.snapshot(3)
     t.file_io.delete(sm.snapshot_path(3))  # as if 3 expired and 2 were re-won in a race
     sm.forget(3)
+    time.sleep(0.02)  # the evidence is "successor written before this attempt began": make it so
     with pytest.raises(CommitConflictError, match="withdrawn"):
         sm.try_commit(snap3)  # 2 exists, so it is created, but 4 is older than the attempt
     assert not t.file_io.exists(sm.snapshot_path(3))

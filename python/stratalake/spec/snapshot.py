@@ -122,7 +122,7 @@ class Snapshot:
                     kwargs[attr] = _checked(key, raw[key])
             kwargs["commit_kind"] = CommitKind(kwargs["commit_kind"])
             return Snapshot(**kwargs)
-        except (ValueError, KeyError, TypeError, RecursionError) as e:
+        except (ValueError, ArithmeticError, KeyError, TypeError, RecursionError) as e:
             # RecursionError: absurdly deep JSON nesting.
             raise CorruptFileError(f"{origin} is not a valid snapshot file: {type(e).__name__}: {e}") from e
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
 import pytest
 
 from stratalake.exceptions import SnapshotNotFoundError, TableNotFoundError
-from stratalake.table.system_tables import NAMES, arrow_schema
-from tests.lifecycle.helpers import batch, make_table, rows
+from stratalake.table.system_tables import NAMES, arrow_schema, paimon_columns
+from tests.lifecycle.helpers import batch, fresh, make_table, rows
 
 
 def test_every_system_table_has_paimon_columns(tmp_path: Path) -> None:
@@ -20,15 +21,11 @@ def test_every_system_table_has_paimon_columns(tmp_path: Path) -> None:
     for name in NAMES:
         out = t.system_table(name)
         assert out.schema == arrow_schema(t, name), name
+    for name, columns in PAIMON_COLUMNS.items():  # Paimon's current column lists, in order
+        assert t.system_table(name).column_names == columns, name
     snaps = t.system_table("snapshots")
-    assert snaps.column_names[:6] == [
-        "snapshot_id",
-        "schema_id",
-        "commit_user",
-        "commit_identifier",
-        "commit_kind",
-        "commit_time",
-    ]
+    assert snaps.column("operation").to_pylist() == [None, None]  # Java-only fields
+    assert snaps.column("writer_version").to_pylist() == [None, None]
     assert snaps.column("snapshot_id").to_pylist() == [1, 2]
     assert snaps.column("commit_kind").to_pylist() == ["APPEND", "APPEND"]
     schemas = t.system_table("schemas")
@@ -46,15 +43,164 @@ def test_every_system_table_has_paimon_columns(tmp_path: Path) -> None:
     parts = t.system_table("partitions")
     assert parts.column("partition").to_pylist() == ["dt=d1", "dt=d2"]
     assert parts.column("record_count").to_pylist() == [3, 1]
+    assert parts.column("done").to_pylist() == [False, False]
+    assert parts.column("deleted_record_count").to_pylist() == [0, 0]
+    assert parts.column("created_at").to_pylist() == [None, None]  # catalog partition metadata
+    assert files.column("first_row_id").to_pylist() == [None] * files.num_rows  # no row tracking
+    assert files.column("write_cols").to_pylist() == [None] * files.num_rows
     buckets = t.system_table("buckets")
     assert sum(buckets.column("record_count").to_pylist()) == 4
     assert t.system_table("manifests").num_rows >= 2
     tags = t.system_table("tags")
     assert tags.column("tag_name").to_pylist() == ["v1"]
     assert tags.column("snapshot_id").to_pylist() == [2]
+    created = tags.column("create_time")[0].as_py()
+    assert abs((created - datetime.datetime.now()).total_seconds()) < 60  # local wall-clock time
+    assert tags.column("time_retained").to_pylist() == [None]
     audit = t.system_table("audit_log")
     assert audit.column_names == ["rowkind", "id", "v", "dt"]
     assert set(audit.column("rowkind").to_pylist()) == {"+I"}
+
+
+PAIMON_COLUMNS = {
+    "snapshots": [
+        "snapshot_id",
+        "schema_id",
+        "commit_user",
+        "commit_identifier",
+        "commit_kind",
+        "commit_time",
+        "base_manifest_list",
+        "delta_manifest_list",
+        "changelog_manifest_list",
+        "total_record_count",
+        "delta_record_count",
+        "changelog_record_count",
+        "watermark",
+        "next_row_id",
+        "operation",
+        "writer_version",
+    ],
+    "files": [
+        "partition",
+        "bucket",
+        "file_path",
+        "file_format",
+        "schema_id",
+        "level",
+        "record_count",
+        "file_size_in_bytes",
+        "min_key",
+        "max_key",
+        "null_value_counts",
+        "min_value_stats",
+        "max_value_stats",
+        "min_sequence_number",
+        "max_sequence_number",
+        "creation_time",
+        "deleteRowCount",
+        "file_source",
+        "first_row_id",
+        "write_cols",
+    ],
+    "manifests": [
+        "file_name",
+        "file_size",
+        "num_added_files",
+        "num_deleted_files",
+        "schema_id",
+        "min_partition_stats",
+        "max_partition_stats",
+        "min_row_id",
+        "max_row_id",
+    ],
+    "partitions": [
+        "partition",
+        "record_count",
+        "file_size_in_bytes",
+        "file_count",
+        "last_update_time",
+        "created_at",
+        "created_by",
+        "updated_by",
+        "options",
+        "total_buckets",
+        "done",
+        "deleted_record_count",
+    ],
+    "tags": [
+        "tag_name",
+        "snapshot_id",
+        "schema_id",
+        "commit_time",
+        "record_count",
+        "create_time",
+        "time_retained",
+    ],
+}
+
+
+def test_system_table_types_follow_paimon(tmp_path: Path) -> None:
+    t = make_table(tmp_path)
+    types = {name: dict(paimon_columns(t, name)) for name in PAIMON_COLUMNS}
+    assert types["snapshots"]["operation"] == "STRING"
+    assert types["snapshots"]["writer_version"] == "STRING"
+    assert types["files"]["first_row_id"] == "BIGINT"
+    assert types["files"]["write_cols"] == "ARRAY<STRING>"
+    assert types["manifests"]["min_row_id"] == types["manifests"]["max_row_id"] == "BIGINT"
+    assert types["partitions"]["created_at"] == "TIMESTAMP(3)"
+    assert types["partitions"]["done"] == "BOOLEAN NOT NULL"
+    assert types["partitions"]["deleted_record_count"] == "BIGINT"
+    assert types["tags"]["create_time"] == "TIMESTAMP(3)"
+    assert types["tags"]["time_retained"] == "STRING"
+
+
+def test_java_written_tag_and_snapshot_fields(tmp_path: Path) -> None:
+    t = make_table(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_tag("j")
+    path = Path(t.tag_manager.tag_path("j"))
+    raw = json.loads(path.read_text())
+    # As Java's Jackson writes a Tag: LocalDateTime as an array, Duration as decimal seconds.
+    raw["tagCreateTime"] = [2024, 3, 5, 7, 8, 9, 123456789]
+    raw["tagTimeRetained"] = 90061.500000000
+    raw["writerVersion"] = "1.3-SNAPSHOT"
+    raw["operation"] = "WRITE"
+    path.write_text(json.dumps(raw))
+    tags = t.system_table("tags").to_pylist()[0]
+    assert tags["create_time"] == datetime.datetime(2024, 3, 5, 7, 8, 9, 123000)
+    assert tags["time_retained"] == "PT25H1M1.5S"  # Java's Duration.toString()
+    snap = t.tag_manager.tag("j")
+    assert (snap.writer_version, snap.operation) == ("1.3-SNAPSHOT", "WRITE")
+    snap_path = Path(t.snapshot_manager.snapshot_path(1))
+    raw = json.loads(snap_path.read_text())
+    raw["writerVersion"], raw["operation"] = "1.3-SNAPSHOT", "OVERWRITE"
+    snap_path.write_text(json.dumps(raw))
+    snaps = fresh(t).system_table("snapshots").to_pylist()[0]  # snapshots are cached
+    assert (snaps["writer_version"], snaps["operation"]) == ("1.3-SNAPSHOT", "OVERWRITE")
+
+
+def test_tag_time_retained_rendering() -> None:
+    from decimal import Decimal
+
+    from stratalake.table.tags import _duration_string
+
+    assert _duration_string(Decimal("5.000000000")) == "PT5S"
+    assert _duration_string(Decimal("86400.000000000")) == "PT24H"
+    assert _duration_string(Decimal("90.000000001")) == "PT1M30.000000001S"
+    assert _duration_string(0) == "PT0S"
+    assert _duration_string("PT1H") == "PT1H"
+    assert _duration_string(None) is None
+
+
+def test_partitions_deleted_record_count_with_deletion_vectors(tmp_path: Path) -> None:
+    from tests.deletion_vectors.helpers import dv_entries, with_vectors
+
+    t = with_vectors(tmp_path)
+    expected = sum(r.cardinality or 0 for e in dv_entries(t) for r in e.dv_ranges or ())
+    assert expected > 0
+    parts = t.system_table("partitions")
+    assert parts.column("deleted_record_count").to_pylist() == [expected]
 
 
 def test_unknown_system_table(tmp_path: Path) -> None:

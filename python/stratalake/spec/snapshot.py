@@ -44,6 +44,8 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ("baseManifestListSize", "base_manifest_list_size"),
     ("deltaManifestListSize", "delta_manifest_list_size"),
     ("changelogManifestListSize", "changelog_manifest_list_size"),
+    ("writerVersion", "writer_version"),
+    ("operation", "operation"),
 )
 
 
@@ -56,6 +58,8 @@ _STRING_KEYS = frozenset(
         "commitUser",
         "commitKind",
         "statistics",
+        "writerVersion",
+        "operation",
     }
 )
 _MAP_KEYS = frozenset({"logOffsets", "properties"})
@@ -100,6 +104,8 @@ class Snapshot:
     delta_manifest_list_size: int | None = None
     changelog_manifest_list_size: int | None = None
     version: int = 3
+    writer_version: str | None = None  # Java's writerVersion; we don't write it, but keep it
+    operation: str | None = None  # Java's Snapshot.Operation name (WRITE, OVERWRITE...), if any
 
     def to_json(self) -> str:
         out: dict[str, Any] = {}

@@ -23,9 +23,11 @@ import pyarrow as pa
 
 from stratalake.exceptions import TableNotFoundError
 from stratalake.lsm.data_file import bucket_dir
+from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.spec.binary_row import decode_row
 from stratalake.spec.manifest import FileSource
 from stratalake.spec.snapshot import Snapshot
+from stratalake.table.index_manifest import live_index_entries
 from stratalake.types import DataType, to_arrow
 
 if TYPE_CHECKING:
@@ -48,6 +50,8 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("changelog_record_count", "BIGINT"),
         ("watermark", "BIGINT"),
         ("next_row_id", "BIGINT"),
+        ("operation", "STRING"),
+        ("writer_version", "STRING"),
     ),
     "schemas": (
         ("schema_id", "BIGINT NOT NULL"),
@@ -78,6 +82,8 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("creation_time", "TIMESTAMP(3)"),
         ("deleteRowCount", "BIGINT"),
         ("file_source", "STRING"),
+        ("first_row_id", "BIGINT"),
+        ("write_cols", "ARRAY<STRING>"),
     ),
     "manifests": (
         ("file_name", "STRING NOT NULL"),
@@ -87,6 +93,8 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("schema_id", "BIGINT NOT NULL"),
         ("min_partition_stats", "STRING"),
         ("max_partition_stats", "STRING"),
+        ("min_row_id", "BIGINT"),
+        ("max_row_id", "BIGINT"),
     ),
     "partitions": (
         ("partition", "STRING"),
@@ -94,7 +102,13 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("file_size_in_bytes", "BIGINT NOT NULL"),
         ("file_count", "BIGINT NOT NULL"),
         ("last_update_time", "TIMESTAMP(3)"),
+        ("created_at", "TIMESTAMP(3)"),
+        ("created_by", "STRING"),
+        ("updated_by", "STRING"),
+        ("options", "STRING"),
         ("total_buckets", "INT NOT NULL"),
+        ("done", "BOOLEAN NOT NULL"),
+        ("deleted_record_count", "BIGINT"),
     ),
     "buckets": (
         ("partition", "STRING"),
@@ -110,6 +124,8 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("schema_id", "BIGINT NOT NULL"),
         ("commit_time", "TIMESTAMP(3) NOT NULL"),
         ("record_count", "BIGINT"),
+        ("create_time", "TIMESTAMP(3)"),
+        ("time_retained", "STRING"),
     ),
 }
 
@@ -181,6 +197,8 @@ def _snapshots(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
             "changelog_record_count": s.changelog_record_count,
             "watermark": s.watermark,
             "next_row_id": s.next_row_id,
+            "operation": s.operation,
+            "writer_version": s.writer_version,
         }
         for s in table.snapshots()
     ]
@@ -314,6 +332,8 @@ def _files(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
                 "creation_time": _local_time(f.creation_time),
                 "deleteRowCount": f.delete_row_count,
                 "file_source": None if f.file_source is None else FileSource(f.file_source).name,
+                "first_row_id": f.first_row_id,
+                "write_cols": None if f.write_cols is None else list(f.write_cols),
             }
         )
     return out
@@ -341,6 +361,8 @@ def _manifests(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
                 "schema_id": m.schema_id,
                 "min_partition_stats": lo,
                 "max_partition_stats": hi,
+                "min_row_id": m.min_row_id,
+                "max_row_id": m.max_row_id,
             }
         )
     return out
@@ -374,7 +396,25 @@ def _grouped(
     return groups
 
 
+def _deleted_counts(table: Table, snapshot_id: int | None) -> dict[bytes, int | None]:
+    """Partition -> rows its deletion vectors delete (None if a vector's cardinality is unknown)."""
+    if not table.core_options.deletion_vectors_enabled:
+        return {}
+    out: dict[bytes, int | None] = {}
+    for e in live_index_entries(table, _snapshot(table, snapshot_id)):
+        if e.index_type != DELETION_VECTORS_INDEX:
+            continue
+        for r in e.dv_ranges or ():
+            count = out.get(e.partition, 0)
+            out[e.partition] = None if count is None or r.cardinality is None else count + r.cardinality
+    return out
+
+
 def _partitions(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    # created_at/created_by/updated_by/options come from a catalog's partition metadata, which a
+    # filesystem table doesn't have (Paimon shows null there too); ``done`` is false without it.
+    # deleted_record_count totals the partition's deletion-vector cardinalities (0 without them).
+    deleted = _deleted_counts(table, snapshot_id)
     rows = [
         {
             "partition": _partition_path_string(table, p),
@@ -382,7 +422,13 @@ def _partitions(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
             "file_size_in_bytes": g["file_size_in_bytes"],
             "file_count": g["file_count"],
             "last_update_time": _local_time(g["last"]),
+            "created_at": None,
+            "created_by": None,
+            "updated_by": None,
+            "options": None,
             "total_buckets": g["total_buckets"],
+            "done": False,
+            "deleted_record_count": deleted.get(p, 0),
         }
         for (p, _), g in _grouped(table, snapshot_id, by_bucket=False).items()
     ]
@@ -405,16 +451,21 @@ def _buckets(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
 
 
 def _tags(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
-    return [
-        {
-            "tag_name": name,
-            "snapshot_id": s.id,
-            "schema_id": s.schema_id,
-            "commit_time": _local_time(s.time_millis),
-            "record_count": s.total_record_count,
-        }
-        for name, s in sorted(table.tags().items())
-    ]
+    out = []
+    for name, s in sorted(table.tags().items()):
+        create_time, time_retained = table.tag_manager.tag_times(name)
+        out.append(
+            {
+                "tag_name": name,
+                "snapshot_id": s.id,
+                "schema_id": s.schema_id,
+                "commit_time": _local_time(s.time_millis),
+                "record_count": s.total_record_count,
+                "create_time": create_time,
+                "time_retained": time_retained,
+            }
+        )
+    return out
 
 
 _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {

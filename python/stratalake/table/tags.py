@@ -12,9 +12,12 @@ Example::
 
 from __future__ import annotations
 
+import datetime
+import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -35,6 +38,60 @@ if TYPE_CHECKING:
 
 TAG_PREFIX = "tag-"
 _TAG_RE = re.compile(r"^tag-(.+)$")
+
+
+def _java_local_date_time(value: datetime.datetime) -> list[int]:
+    """Jackson's array form of a ``LocalDateTime`` (seconds and nanos left off when zero)."""
+    out = [value.year, value.month, value.day, value.hour, value.minute]
+    nanos = value.microsecond * 1000
+    if value.second or nanos:
+        out.append(value.second)
+    if nanos:
+        out.append(nanos)
+    return out
+
+
+def _parse_local_date_time(value: Any) -> datetime.datetime | None:
+    """A ``tagCreateTime`` as Jackson writes it: ``[y, m, d, h, mi(, s(, nanos))]`` or ISO text."""
+    try:
+        if isinstance(value, list) and 5 <= len(value) <= 7 and all(isinstance(v, int) for v in value):
+            y, mo, d, h, mi, *rest = value
+            sec = rest[0] if rest else 0
+            nanos = rest[1] if len(rest) > 1 else 0
+            return datetime.datetime(y, mo, d, h, mi, sec, nanos // 1000)
+        if isinstance(value, str):
+            return datetime.datetime.fromisoformat(value)
+    except (ValueError, TypeError, OverflowError):
+        pass
+    return None
+
+
+def _duration_string(value: Any) -> str | None:
+    """A ``tagTimeRetained`` (Jackson: decimal seconds) as Java's ``Duration.toString()``."""
+    if isinstance(value, str) and value.startswith(("PT", "-PT", "P")):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        return None
+    try:
+        total = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    if not total.is_finite() or total < 0:  # Paimon never stores a negative retention
+        return None
+    if total == 0:
+        return "PT0S"
+    whole = int(total)
+    hours, minutes, seconds = whole // 3600, whole % 3600 // 60, whole % 60
+    out = "PT"
+    if hours:
+        out += f"{hours}H"
+    if minutes:
+        out += f"{minutes}M"
+    fraction = total - whole
+    if seconds or fraction:
+        text = f"{(seconds + fraction).normalize():f}"
+        out += f"{text}S"
+    return out
 
 
 class TagManager:
@@ -85,13 +142,32 @@ class TagManager:
                 out[name] = snap
         return out
 
+    def tag_times(self, name: str) -> tuple[datetime.datetime | None, str | None]:
+        """The tag's ``tagCreateTime`` (local time) and ``tagTimeRetained`` (``Duration`` text), if stored."""
+        try:
+            raw = json.loads(self.file_io.read_text(self.tag_path(name)), parse_float=Decimal)
+        except (FileNotFoundError, OSError, ValueError, RecursionError):
+            return None, None
+        if not isinstance(raw, dict):
+            return None, None
+        return _parse_local_date_time(raw.get("tagCreateTime")), _duration_string(raw.get("tagTimeRetained"))
+
     def tagged_snapshots(self) -> list[Snapshot]:
         """The distinct snapshots tags point at, by id."""
         return sorted({s.id: s for s in self.tags().values()}.values(), key=lambda s: s.id)
 
-    def write(self, name: str, snapshot: Snapshot) -> bool:
-        """Create the tag file atomically; False if the tag already exists."""
-        return self.file_io.try_create_atomic(self.tag_path(name), snapshot.to_json().encode())
+    def write(self, name: str, snapshot: Snapshot, create_time: datetime.datetime | None = None) -> bool:
+        """Create the tag file atomically; False if the tag already exists.
+
+        ``create_time`` (local wall-clock time, as Java's ``LocalDateTime.now()``) is stored as
+        Paimon's ``tagCreateTime``.
+        """
+        text = snapshot.to_json()
+        if create_time is not None:
+            raw = json.loads(text)
+            raw["tagCreateTime"] = _java_local_date_time(create_time)
+            text = json.dumps(raw, indent=2)
+        return self.file_io.try_create_atomic(self.tag_path(name), text.encode())
 
     def delete_file(self, name: str) -> None:
         self.file_io.delete_quietly(self.tag_path(name))
@@ -117,7 +193,7 @@ def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snaps
             raise SnapshotNotFoundError(f"table {table.identifier}: cannot tag an empty table (no snapshot)")
     else:
         snap = sm.snapshot(snapshot_id)
-    if not tm.write(name, snap):
+    if not tm.write(name, snap, create_time=datetime.datetime.now()):
         raise TagAlreadyExistsError(
             f"table {table.identifier}: tag '{name}' already exists; delete it first or pick another name"
         )

@@ -7,6 +7,8 @@ the source.
 
 from __future__ import annotations
 
+import gc
+import sys
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource
@@ -19,6 +21,26 @@ if TYPE_CHECKING:
         DataSourceWriter,
     )
     from pyspark.sql.types import StructType
+
+
+_frozen_modules = 0
+
+
+def freeze_imports() -> None:
+    """Hides long-lived objects from the cyclic garbage collector whenever new modules loaded.
+
+    Spark's Python daemon runs a full ``gc.collect()`` after every request a reused worker
+    serves (bridge calls, data source planning, tasks). With pyspark, pyarrow and stratalake
+    loaded that walks every live object (~35 ms), and the worker cannot take its next request
+    meanwhile, so the next round trip waits for it. Module contents live as long as the process:
+    they are moved to the permanent generation (``gc.freeze``) each time the set of imported
+    modules grew (a few times per worker); objects created afterwards are collected as usual.
+    """
+    global _frozen_modules
+    count = len(sys.modules)
+    if count != _frozen_modules:
+        _frozen_modules = count
+        gc.freeze()
 
 
 class DefaultSource(DataSource):
@@ -45,11 +67,13 @@ class DefaultSource(DataSource):
             return SystemTableReader(options, schema)
         from stratalake.spark.source import StrataLakeReader
 
+        freeze_imports()
         return StrataLakeReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from stratalake.spark.source import StrataLakeWriter
 
+        freeze_imports()
         return StrataLakeWriter(dict(self.options), schema, overwrite)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:

@@ -13,6 +13,8 @@ from typing import IO
 from pyspark.sql.worker.utils import worker_run
 from pyspark.worker_util import get_sock_file_to_executor
 
+from pyspark_stratalake import freeze_imports
+
 
 def _read_utf(stream: IO[bytes]) -> str:
     # Spark's PythonWorkerUtils.writeUTF: a big-endian int length, then UTF-8 bytes.
@@ -35,6 +37,7 @@ def _main(infile: IO[bytes], outfile: IO[bytes]) -> None:
 
 def main(infile: IO[bytes], outfile: IO[bytes]) -> None:
     worker_run(_main, infile, outfile)
+    freeze_imports()
 
 
 if __name__ == "__main__":

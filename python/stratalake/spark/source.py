@@ -42,6 +42,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from pyspark_stratalake import freeze_imports
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
@@ -202,6 +203,7 @@ class StrataLakeReader(DataSourceReader):
             return
         split = pickle.loads(partition.value)
         table = load_table(self.options)
+        freeze_imports()  # keeps the daemon's gc.collect() after this task short
         schema = StructType.fromJson(json.loads(self.schema_json))
         target = to_arrow_schema(schema, timezone="UTC")
         names = {f.name for f in table.schema().fields}
@@ -284,6 +286,7 @@ class StrataLakeWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
         table = load_table(self.options)
+        freeze_imports()  # keeps the daemon's gc.collect() after this task short
         writer = table.new_write(self.commit_user)
         # An overwrite replaces the partitions it writes: their previous files must not seed
         # sequence numbers or compactions (or, with deletion vectors, hide the new rows).

@@ -266,14 +266,21 @@ final class StrataLakeScan
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
-      // A fresh Python source: PythonDataSourceV2 caches its planning per instance.
-      PythonBatch python =
-          new PythonBatch(
-              pythonDataSource(),
-              StrataLakeTable.SOURCE_NAME,
+      Map<String, String> opts = readerOptions();
+      return new StrataLakeReaderFactory(
+          ReaderFactoryCache.get(
+              opts,
               readSchema,
-              new CaseInsensitiveStringMap(readerOptions()));
-      return new StrataLakeReaderFactory(python.createReaderFactory());
+              () -> {
+                // A fresh Python source: PythonDataSourceV2 caches its planning per instance.
+                PythonBatch python =
+                    new PythonBatch(
+                        pythonDataSource(),
+                        StrataLakeTable.SOURCE_NAME,
+                        readSchema,
+                        new CaseInsensitiveStringMap(opts));
+                return python.createReaderFactory();
+              }));
     }
 
     @Override

@@ -5,7 +5,6 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.ProjectingInternalRow;
 import org.apache.spark.sql.catalyst.expressions.Alias;
@@ -236,42 +235,7 @@ final class RowLevelRewrite extends Rule<LogicalPlan> {
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
       Map<String, String> options = new HashMap<>(info.options().asCaseSensitiveMap());
       options.put(ROW_KIND_OPTION, ROW_KIND_COLUMN);
-      return new StrataLakeWriteBuilder(table, new WithOptions(info, options));
-    }
-  }
-
-  private static final class WithOptions implements LogicalWriteInfo {
-    private final LogicalWriteInfo delegate;
-    private final CaseInsensitiveStringMap options;
-
-    WithOptions(LogicalWriteInfo delegate, Map<String, String> options) {
-      this.delegate = delegate;
-      this.options = new CaseInsensitiveStringMap(options);
-    }
-
-    @Override
-    public CaseInsensitiveStringMap options() {
-      return options;
-    }
-
-    @Override
-    public String queryId() {
-      return delegate.queryId();
-    }
-
-    @Override
-    public StructType schema() {
-      return delegate.schema();
-    }
-
-    @Override
-    public Optional<StructType> rowIdSchema() {
-      return delegate.rowIdSchema();
-    }
-
-    @Override
-    public Optional<StructType> metadataSchema() {
-      return delegate.metadataSchema();
+      return new StrataLakeWriteBuilder(table, new StrataLakeWriteBuilder.WriteInfo(info, new CaseInsensitiveStringMap(options)));
     }
   }
 }

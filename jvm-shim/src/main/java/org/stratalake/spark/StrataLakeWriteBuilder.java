@@ -208,7 +208,8 @@ final class StrataLakeWriteBuilder
     }
   }
 
-  private static final class WriteInfo implements LogicalWriteInfo {
+  /** The write info Spark gave, with the options stratalake adds (shared with RowLevelRewrite). */
+  static final class WriteInfo implements LogicalWriteInfo {
     private final LogicalWriteInfo delegate;
     private final CaseInsensitiveStringMap options;
 

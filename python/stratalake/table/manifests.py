@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from stratalake.io import FileIO
 from stratalake.spec.avro import (
@@ -26,6 +26,8 @@ from stratalake.spec.manifest import (
     SimpleStats,
 )
 from stratalake.table.partition import PartitionCodec
+
+T = TypeVar("T")
 
 
 class _LRU:
@@ -87,13 +89,16 @@ class ManifestIO:
         return f"{self.dir}/{name}"
 
     # -- manifest files ------------------------------------------------------------------------
-    def read_entries(self, name: str) -> list[ManifestEntry]:
+    def _read_cached(self, name: str, decode: Callable[[bytes, str], list[T]]) -> list[T]:
         path = self.path(name)
-        cached = _CACHE.get(path)
+        cached: list[T] | None = _CACHE.get(path)
         if cached is None:
-            cached = decode_manifest_entries(self.file_io.read_bytes(path), path)
+            cached = decode(self.file_io.read_bytes(path), path)
             _CACHE.put(path, cached)
         return list(cached)
+
+    def read_entries(self, name: str) -> list[ManifestEntry]:
+        return self._read_cached(name, decode_manifest_entries)
 
     def write_entries(self, entries: Sequence[ManifestEntry], namer: ManifestNamer) -> list[ManifestFileMeta]:
         metas = []
@@ -147,12 +152,7 @@ class ManifestIO:
 
     # -- manifest lists ------------------------------------------------------------------------
     def read_list(self, name: str) -> list[ManifestFileMeta]:
-        path = self.path(name)
-        cached = _CACHE.get(path)
-        if cached is None:
-            cached = decode_manifest_file_metas(self.file_io.read_bytes(path), path)
-            _CACHE.put(path, cached)
-        return list(cached)
+        return self._read_cached(name, decode_manifest_file_metas)
 
     def write_list(self, metas: Sequence[ManifestFileMeta], namer: ManifestNamer) -> tuple[str, int]:
         name = namer.manifest_list()

@@ -8,6 +8,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -86,10 +87,13 @@ def test_lookup_second_insert_is_an_update(tmp_path: Path) -> None:
     t = make(tmp_path, "lookup")
     t.write(pa.table({"k": [1], "v": ["1"]}))
     t.write(pa.table({"k": [1], "v": ["2"]}))
+    # Each new run is merged straight into the level its compaction would choose, so one APPEND
+    # snapshot carries the data (never at level 0) and its changelog.
     kinds = [s.commit_kind for s in t.snapshots()]
-    assert kinds == [CommitKind.APPEND, CommitKind.COMPACT, CommitKind.APPEND, CommitKind.COMPACT]
+    assert kinds == [CommitKind.APPEND, CommitKind.APPEND]
+    assert all(e.file.level > 0 for e in t.live_entries(t.latest_snapshot()))
     logs = [changelog(t, s) for s in t.snapshots()]
-    assert logs == [[], [("+I", 1, "1")], [], [("-U", 1, "1"), ("+U", 1, "2")]]
+    assert logs == [[("+I", 1, "1")], [("-U", 1, "1"), ("+U", 1, "2")]]
     t.write(pa.table({"k": [1], "v": ["x"], "op": ["-D"]}), row_kind="op")
     assert changelog(t, t.latest_snapshot()) == [("-D", 1, "2")]
     if hasattr(t, "changelog"):  # the reading API, when present, sees the same records
@@ -237,3 +241,58 @@ def test_changelog_replays_to_table_state(
                 t.compact(full=full)
     t.compact(full=True)  # whatever the options, the producer has caught up afterwards
     assert check_invariant(t, producer) >= 1
+
+
+@pytest.mark.parametrize(
+    ("engine", "kinds"),
+    [
+        ({}, ("+I", "+U", "-D")),
+        ({"merge-engine": "partial-update"}, ("+I",)),
+        ({"merge-engine": "aggregation", "fields.n.aggregate-function": "sum"}, ("+I", "+I", "-D")),
+        ({"merge-engine": "first-row"}, ("+I",)),
+    ],
+    ids=["deduplicate", "partial-update", "aggregation", "first-row"],
+)
+def test_new_runs_merged_directly_equal_level0_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: dict[str, str], kinds: tuple[str, ...]
+) -> None:
+    """A lookup writer merges each new run straight into the level its compaction would pick;
+    Paimon writes it to level 0 and compacts it right away. Same rows, same changelog."""
+    from stratalake.changelog.lookup import LookupChangelogRewriter
+
+    rng = np.random.default_rng(11)
+    batches = []
+    for c in range(6):
+        n = 40
+        batches.append(
+            pa.table(
+                {
+                    "k": rng.integers(0, 30, n),
+                    "v": [None if x == 0 else f"v{c}-{x}" for x in rng.integers(0, 5, n)],
+                    "n": rng.integers(0, 100, n),
+                    "op": list(rng.choice(kinds, n)),
+                }
+            )
+        )
+
+    def run(tmp: Path) -> tuple[stratalake.Table, list[dict[str, Any]], list[dict[str, Any]]]:
+        cat = stratalake.Catalog(str(tmp))
+        cat.create_database("db")
+        schema = pa.schema([("k", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
+        opts = {"bucket": "2", "changelog-producer": "lookup", "num-sorted-run.compaction-trigger": "3"}
+        t = cat.create_table("db.t", schema=schema, primary_key=["k"], options={**opts, **engine})
+        for b in batches:
+            t.write(b, row_kind="op")
+        rows = sorted(t.read().to_pylist(), key=lambda r: r["k"])
+        log = t.changelog().to_pylist()  # in commit order, by bucket, by sequence number
+        return t, rows, log
+
+    direct, direct_rows, direct_log = run(tmp_path / "direct")
+    with monkeypatch.context() as m:
+        m.setattr(LookupChangelogRewriter, "merges_new_runs", lambda self: False)
+        level0, level0_rows, level0_log = run(tmp_path / "level0")
+    assert direct_rows == level0_rows and direct_rows
+    assert direct_log == level0_log
+    assert {s.commit_kind for s in level0.snapshots()} == {CommitKind.APPEND, CommitKind.COMPACT}
+    assert all(s.commit_kind is CommitKind.APPEND for s in direct.snapshots()[:2])
+    assert all(e.file.level > 0 for e in direct.live_entries(direct.latest_snapshot()))

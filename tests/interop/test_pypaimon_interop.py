@@ -546,9 +546,14 @@ random_commits = st.lists(st.lists(random_row, min_size=1, max_size=12), min_siz
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(commits=random_commits, buckets=st.sampled_from([1, 2, 3]), partitioned=st.booleans())
+@given(
+    commits=random_commits,
+    buckets=st.sampled_from([1, 2, 3]),
+    partitioned=st.booleans(),
+    producer=st.sampled_from(["none", "lookup"]),  # lookup: new runs go straight to levels >= 1
+)
 def test_random_changes_written_by_stratalake_read_by_both(
-    commits: list[list[tuple[int, str, int | None, str]]], buckets: int, partitioned: bool
+    commits: list[list[tuple[int, str, int | None, str]]], buckets: int, partitioned: bool, producer: str
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         warehouse = Path(tmp)
@@ -559,7 +564,7 @@ def test_random_changes_written_by_stratalake_read_by_both(
             RANDOM_SCHEMA,
             ["k", "p"],
             ["p"] if partitioned else (),
-            {"bucket": str(buckets)},
+            {"bucket": str(buckets), "changelog-producer": producer},
         )
         model = TableModel(("k", "p"), tuple(RANDOM_SCHEMA.names), kind_column=OP)
         for number, rows in enumerate(commits):

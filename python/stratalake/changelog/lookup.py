@@ -22,11 +22,12 @@ from stratalake.lsm.compaction.rewriter import (
     section_files,
     sort_runs,
 )
+from stratalake.lsm.data_file import kv_schema
 from stratalake.lsm.levels import SortedRun
-from stratalake.lsm.lookup import LEVEL, GroupLevels, LookupLevels, filter_groups, without_level
-from stratalake.merge import MergeContext, drop_retracted, key_group_starts, sort_kv
+from stratalake.lsm.lookup import LEVEL, GroupLevels, LookupLevels, filter_groups, with_level, without_level
+from stratalake.merge import MergeContext, drop_retracted, key_group_starts
 from stratalake.options import MergeEngine
-from stratalake.spec.manifest import DataFileMeta
+from stratalake.spec.manifest import DataFileMeta, FileSource
 
 
 class LookupChangelogRewriter(MergeTreeCompactRewriter):
@@ -67,15 +68,46 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
             return self._rewrite_with_changelog(output_level, False, (file,))
         return super().upgrade(output_level, file)
 
+    def merges_new_runs(self) -> bool:
+        # With deletion vectors the old records are masked in index files, committed with
+        # compactions: keep Paimon's level-0-then-compact path for those tables.
+        return self.files.deletion_vectors is None
+
+    def merge_new_run(self, kv: pa.Table, output_level: int) -> CompactResult:
+        read_schema = kv_schema(self.files.schema)
+        new = with_level(kv.select(read_schema.names).cast(read_schema), 0)
+        # Same merge and changelog as upgrading the run's level-0 file (no retractions dropped).
+        result, changelog = self._merge_level0(sort_runs(new, self.ctx), output_level, False)
+        after = self.files.write(result, output_level, source=FileSource.APPEND)
+        self.lookup_levels.remember(after, result, self.files.schema)
+        cl = (
+            self.files.write(changelog, output_level, changelog=True, source=FileSource.APPEND)
+            if changelog is not None
+            else ()
+        )
+        return CompactResult((), after, cl)
+
     def _rewrite_with_changelog(
         self, output_level: int, drop_delete: bool, files: Sequence[DataFileMeta]
     ) -> CompactResult:
+        kv = sort_runs(self.files.read_all(files, levels=True), self.ctx)
+        result, changelog = self._merge_level0(kv, output_level, drop_delete)
+        after = self.files.write(result, output_level)
+        self.lookup_levels.remember(after, result, self.files.schema)
+        cl = self.files.write(changelog, output_level, changelog=True) if changelog is not None else ()
+        return CompactResult(tuple(files), after, cl)
+
+    def _merge_level0(
+        self, kv: pa.Table, output_level: int, drop_delete: bool
+    ) -> tuple[pa.Table, pa.Table | None]:
+        """Merge sorted runs (KV + LEVEL, in merge order) holding level-0 records with the old
+        values of their keys, looked up above ``output_level``: the rows to write at the output
+        level, and the changelog (None when this rewriter produces none)."""
         ctx = self.ctx
         if self.files.deletion_vectors is not None:
             # Older records are masked, never merged later: a retraction has nothing left to
             # retract, even when upgrading a level-0 file (as Paimon forces it with vectors).
             drop_delete = True
-        kv = sort_runs(self.files.read_all(files, levels=True), ctx)
         starts = key_group_starts(kv, ctx.key_names)
         groups = GroupLevels.of(kv.column(LEVEL).to_numpy(), starts)
         missing = groups.has_level0 & (groups.high < 0)
@@ -92,7 +124,9 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
                     dvs.notify_new_deletions(file_name, positions)
             if found is not None:
                 found = found.select(kv.column_names).cast(kv.schema)
-                kv = sort_kv(pa.concat_tables([kv, found]), ctx)
+                # Found records are older than every record of their key here: first, so the
+                # key-only stable sort of sort_runs yields merge order.
+                kv = sort_runs(pa.concat_tables([found, kv]), ctx)
                 starts = key_group_starts(kv, ctx.key_names)
                 levels = kv.column(LEVEL).to_numpy()
                 groups = GroupLevels.of(levels, starts)
@@ -129,6 +163,4 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
             result = merged.filter(pa.array(keep))
         if drop_delete:
             result = drop_retracted(result)
-        after = self.files.write(result, output_level)
-        cl = self.files.write(changelog, output_level, changelog=True) if changelog is not None else ()
-        return CompactResult(tuple(files), after, cl)
+        return result, changelog

@@ -22,7 +22,7 @@ from stratalake.io import FileIO
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from stratalake.options import CoreOptions
 from stratalake.spec.binary_row import encode_row
-from stratalake.spec.manifest import DataFileMeta, FileSource
+from stratalake.spec.manifest import DataFileMeta, FileSource, SimpleStats
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.stats import compute_stats
 from stratalake.types import to_arrow
@@ -161,7 +161,10 @@ def _dictionary_columns(table: pa.Table) -> list[str]:
         col = sample.column(name)
         t = col.type
         if name == VALUE_KIND or not (
-            pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_boolean(t)
+            pa.types.is_string(t)
+            or pa.types.is_large_string(t)
+            or pa.types.is_binary(t)
+            or pa.types.is_boolean(t)
         ):
             continue
         distinct = pc.count_distinct(col).as_py() or 0
@@ -210,7 +213,9 @@ def read_kv_file(
         arrays.append(col)
         fields.append(pa.field(f.name, target, nullable=f.type.nullable))
     if SEQUENCE_NUMBER not in present or VALUE_KIND not in present:
-        raise CorruptFileError(f"data file {path} lacks {SEQUENCE_NUMBER}/{VALUE_KIND}: not a primary-key data file")
+        raise CorruptFileError(
+            f"data file {path} lacks {SEQUENCE_NUMBER}/{VALUE_KIND}: not a primary-key data file"
+        )
     arrays.append(raw.column(SEQUENCE_NUMBER).cast(pa.int64()))
     fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False))
     arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))
@@ -228,6 +233,38 @@ def kv_schema(schema: TableSchema, columns: Sequence[str] | None = None) -> pa.S
     fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False))
     fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
     return pa.schema(fields)
+
+
+def pending_meta(kv: pa.Table, schema: TableSchema, estimated_size: int) -> DataFileMeta:
+    """Metadata of a level-0 file ``kv`` (sorted by key) would become, without writing it: what a
+    compaction strategy needs (level, size, key and sequence ranges) to plan around it."""
+    key_names = schema.trimmed_primary_keys
+    key_types = [schema.field(k).type for k in key_names]
+    seq = pc.min_max(kv.column(SEQUENCE_NUMBER))
+    return DataFileMeta(
+        file_name=f"pending-{uuid.uuid4()}",
+        file_size=estimated_size,
+        row_count=kv.num_rows,
+        min_key=encode_row([kv.column(k)[0].as_py() for k in key_names], key_types),
+        max_key=encode_row([kv.column(k)[kv.num_rows - 1].as_py() for k in key_names], key_types),
+        key_stats=SimpleStats.empty(),
+        value_stats=SimpleStats.empty(),
+        min_sequence_number=int(seq["min"].as_py()),
+        max_sequence_number=int(seq["max"].as_py()),
+        schema_id=schema.id,
+        level=0,
+    )
+
+
+def written_slices(metas: Sequence[DataFileMeta], kv: pa.Table, schema: TableSchema) -> list[pa.Table]:
+    """The rows of each of ``metas``, written in order from ``kv``, as :func:`read_kv_file` would
+    read them back (``schema``'s KV layout, one chunk per column)."""
+    read_schema = kv_schema(schema)
+    out, offset = [], 0
+    for m in metas:
+        out.append(kv.slice(offset, m.row_count).select(read_schema.names).cast(read_schema).combine_chunks())
+        offset += m.row_count
+    return out
 
 
 def live_kinds_mask(kinds: pa.ChunkedArray | pa.Array) -> pa.Array:

@@ -6,9 +6,9 @@ levels. The newest high-level record of a key is therefore its complete merged v
 merge (read, compaction) must use only that record plus the level-0 records:
 :class:`LookupMergeFunction`. Merging all high-level records would, e.g., sum an aggregate twice.
 
-Lookups are vectorized: a batch of keys is joined against whole decoded files, which are kept in a
-process-wide cache bounded by ``lookup.cache-max-memory-size`` (files are immutable, so the file
-path is a safe cache key). For remote filesystems, files are first copied to a local directory
+Lookups are vectorized: a batch of keys is binary-searched in (a single integer key) or joined
+against whole decoded files, which are kept in a process-wide cache bounded by
+``lookup.cache-max-memory-size`` (files are immutable, so the file path is a safe cache key). For remote filesystems, files are first copied to a local directory
 bounded by ``lookup.cache-max-disk-size`` and ``lookup.cache-file-retention``.
 """
 
@@ -23,6 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,10 +31,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.io import FileIO
+from stratalake.lsm.data_file import written_slices
 from stratalake.lsm.deletion_vector import DeletionVector
 from stratalake.lsm.levels import Levels
 from stratalake.merge import MergeFunction
 from stratalake.spec.manifest import DataFileMeta
+from stratalake.spec.schema import TableSchema
 
 LEVEL = "_LEVEL"
 """Transient int32 column: the level of the file a KV row was read from (never written)."""
@@ -105,11 +108,13 @@ class LookupMergeFunction:
 
 # -- caches ---------------------------------------------------------------------------------------
 class LookupCache:
-    """Decoded data files by path, least recently used evicted beyond ``max_bytes``."""
+    """Decoded data files by path, least recently used evicted beyond ``max_bytes``; also, per
+    file, its key column as a sorted numpy array when the key is a single integer column."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._data: OrderedDict[str, pa.Table] = OrderedDict()
+        self._keys: dict[str, npt.NDArray[Any] | None] = {}
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -128,17 +133,42 @@ class LookupCache:
             if key not in self._data and table.nbytes <= self.max_bytes:
                 self._data[key] = table
                 self._bytes += table.nbytes
-                while self._bytes > self.max_bytes and self._data:
-                    _, old = self._data.popitem(last=False)
-                    self._bytes -= old.nbytes
+                self._evict()
         return table
+
+    def put(self, key: str, table: pa.Table) -> None:
+        """Cache ``table`` (e.g. a file just written, read soon by the next lookup)."""
+        with self._lock:
+            if key not in self._data and table.nbytes <= self.max_bytes:
+                self._data[key] = table
+                self._bytes += table.nbytes
+                self._evict()
+
+    def sorted_keys(self, key: str, table: pa.Table, name: str) -> npt.NDArray[Any] | None:
+        """``table``'s column ``name`` as numpy if strictly increasing (a file of a level >= 1
+        always is), else None; remembered while ``table`` stays cached."""
+        with self._lock:
+            if key in self._keys:
+                return self._keys[key]
+        values = table.column(name).to_numpy()
+        keys = values if len(values) < 2 or bool(np.all(values[1:] > values[:-1])) else None
+        with self._lock:
+            if key in self._data and key not in self._keys:
+                self._keys[key] = keys
+                self._bytes += keys.nbytes if keys is not None else 0
+                self._evict()
+        return keys
+
+    def _evict(self) -> None:
+        while self._bytes > self.max_bytes and self._data:
+            old_key, old = self._data.popitem(last=False)
+            keys = self._keys.pop(old_key, None)
+            self._bytes -= old.nbytes + (keys.nbytes if keys is not None else 0)
 
     def resize(self, max_bytes: int) -> None:
         with self._lock:
             self.max_bytes = max_bytes
-            while self._bytes > self.max_bytes and self._data:
-                _, old = self._data.popitem(last=False)
-                self._bytes -= old.nbytes
+            self._evict()
 
     @property
     def nbytes(self) -> int:
@@ -226,10 +256,21 @@ class LookupLevels:
         self._prefix = cache_prefix
         self._dv_of = deletion_vector_of
 
-    def _file(self, f: DataFileMeta) -> pa.Table:
+    def _cache_key(self, f: DataFileMeta) -> str:
+        return f"{self._prefix}/{f.file_name}"
+
+    def remember(self, metas: Sequence[DataFileMeta], kv: pa.Table, schema: TableSchema) -> None:
+        """Cache files just written from ``kv`` (in order): the next commit looks keys up in them."""
         if self._cache is None:
-            return self._read(f)
-        return self._cache.get_or_load(f"{self._prefix}/{f.file_name}", lambda: self._read(f))
+            return
+        for m, rows in zip(metas, written_slices(metas, kv, schema), strict=True):
+            self._cache.put(self._cache_key(m), rows)
+
+    def _file(self, f: DataFileMeta) -> pa.Table:
+        # One chunk per column: a take from a many-chunk column first concatenates all of it.
+        if self._cache is None:
+            return self._read(f).combine_chunks()
+        return self._cache.get_or_load(self._cache_key(f), lambda: self._read(f).combine_chunks())
 
     def lookup(self, keys: pa.Table, start_level: int) -> pa.Table | None:
         """Records (KV + :data:`LEVEL`) of ``keys`` from the first level >= ``start_level`` holding
@@ -242,7 +283,70 @@ class LookupLevels:
         """:meth:`lookup`, plus where each found record lives: (data file name, row positions).
         Rows a deletion vector marks are skipped, so a key's live record is found."""
         names = self.key_names
-        remaining = keys.select(names)
+        if len(names) == 1 and pa.types.is_integer(keys.schema.field(names[0]).type):
+            return self._lookup_sorted(keys.column(names[0]).to_numpy(), start_level)
+        return self._lookup_join(keys.select(names), start_level)
+
+    def _live_rows(self, f: DataFileMeta, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
+        """Which of ``rows`` (positions in ``f``) no deletion vector marks; None: all of them."""
+        dv = self._dv_of(f.file_name) if self._dv_of is not None and len(rows) else None
+        return None if dv is None else np.isin(rows, dv.positions, invert=True)
+
+    def _lookup_sorted(
+        self, probe: npt.NDArray[Any], start_level: int
+    ) -> tuple[pa.Table | None, list[tuple[str, npt.NDArray[np.int64]]]]:
+        """Single integer key: binary search of the probe keys in each file's sorted key array,
+        O(keys x log(file rows)) per file instead of hashing whole files."""
+        name = self.key_names[0]
+        remaining = np.ones(len(probe), dtype=bool)
+        found: list[pa.Table] = []
+        where: list[tuple[str, npt.NDArray[np.int64]]] = []
+        key_of = self.levels.key_of
+        for level in range(max(start_level, 1), self.levels.number_of_levels):
+            todo = np.flatnonzero(remaining)
+            if len(todo) == 0:
+                break
+            run = self.levels.run_of_level(level)
+            if run.is_empty():
+                continue
+            wanted = probe[todo]
+            lo, hi = int(wanted.min()), int(wanted.max())
+            hits: list[pa.Table] = []
+            for f in run.files:
+                if key_of(f.max_key)[0] < lo or key_of(f.min_key)[0] > hi:
+                    continue
+                data = self._file(f)
+                file_keys = None
+                if self._cache is not None:
+                    file_keys = self._cache.sorted_keys(self._cache_key(f), data, name)
+                if file_keys is None:  # not cached, or (never for a sorted run) unsorted
+                    rows = _semi_join_rows(data, pa.table({name: wanted}), [name])
+                    matched = np.isin(wanted, data.column(name).take(pa.array(rows)).to_numpy())
+                else:
+                    pos = np.searchsorted(file_keys, wanted)
+                    np.minimum(pos, len(file_keys) - 1, out=pos)
+                    matched = file_keys[pos] == wanted
+                    rows = np.sort(pos[matched]).astype(np.int64)
+                live = self._live_rows(f, rows)
+                if live is not None:
+                    dead_keys = data.column(name).take(pa.array(rows[~live])).to_numpy()
+                    matched &= ~np.isin(wanted, dead_keys)
+                    rows = rows[live]
+                remaining[todo[matched]] = False
+                if len(rows):
+                    hits.append(data.take(pa.array(rows)))
+                    where.append((f.file_name, rows))
+            if hits:
+                found.append(with_level(pa.concat_tables(hits), level))
+        if not found:
+            return None, where
+        return (pa.concat_tables(found) if len(found) > 1 else found[0]), where
+
+    def _lookup_join(
+        self, remaining: pa.Table, start_level: int
+    ) -> tuple[pa.Table | None, list[tuple[str, npt.NDArray[np.int64]]]]:
+        """Any key: a semi join of the remaining keys against each overlapping file."""
+        names = self.key_names
         found: list[pa.Table] = []
         where: list[tuple[str, npt.NDArray[np.int64]]] = []
         key_of = self.levels.key_of
@@ -259,9 +363,9 @@ class LookupLevels:
                     continue
                 data = self._file(f)
                 rows = _semi_join_rows(data, remaining, names)
-                dv = self._dv_of(f.file_name) if self._dv_of is not None and len(rows) else None
-                if dv is not None:
-                    rows = rows[np.isin(rows, dv.positions, assume_unique=True, invert=True)]
+                live = self._live_rows(f, rows)
+                if live is not None:
+                    rows = rows[live]
                 if len(rows):
                     hits.append(data.take(pa.array(rows)))
                     where.append((f.file_name, rows))

@@ -234,12 +234,26 @@ class TableWrite:
                 self._written += [f"{directory}/{f.file_name}" for f in files]
         # Raw input becomes mergeable partial results (e.g. `count` columns -> 1/0) before the fold.
         folded = merge_kv(prepare_input(kv, table.merge_context), table.merge_context)
+        if buf.manager is not None and buf.manager.options.needs_lookup:
+            direct = buf.manager.write_new_run(folded, estimated_size=max(folded.nbytes // 4, 1))
+            if direct is not None:
+                # Merged with the old values and written at its compaction's output level; the
+                # changelog goes with this commit's APPEND snapshot (Paimon's changelog readers
+                # follow any snapshot that has one).
+                buf.new_files += direct.after
+                buf.changelog_files += direct.changelog
+                with self._lock:
+                    self._written += [f"{directory}/{f.file_name}" for f in direct.after + direct.changelog]
+                return
         writer = DataFileWriter(table.file_io, self._schema, self._options, directory, self._data_namer)
         files = writer.write(folded, level=0)
         buf.new_files += files
         with self._lock:
             self._written += [f"{directory}/{f.file_name}" for f in files]
         if buf.manager is not None:
+            if buf.manager.options.needs_lookup:
+                # Compacted before this commit ends: read from memory, not back from storage.
+                buf.manager.rewriter.files.remember(files, folded)
             # As Paimon's writers: new level-0 files may trigger a compaction of the bucket.
             for f in files:
                 buf.manager.add_new_file(f)

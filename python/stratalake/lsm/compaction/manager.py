@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pyarrow as pa
+
 from stratalake.lsm.compaction.rewriter import CompactResult, MergeTreeCompactRewriter
 from stratalake.lsm.compaction.strategy import (
     CompactionOptions,
@@ -15,6 +17,7 @@ from stratalake.lsm.compaction.strategy import (
     pick_full_compaction,
 )
 from stratalake.lsm.compaction.task import Rewrite, plan_steps
+from stratalake.lsm.data_file import pending_meta
 from stratalake.lsm.levels import Levels
 from stratalake.spec.manifest import DataFileMeta
 
@@ -62,9 +65,30 @@ class MergeTreeCompactManager:
         num_levels = self.levels.number_of_levels
         if full:
             # A full compaction also rewrites max-level files with vectors, to apply them.
-            return pick_full_compaction(num_levels, runs, self._has_deletion_vector if self.deletion_vectors else None)
+            return pick_full_compaction(
+                num_levels, runs, self._has_deletion_vector if self.deletion_vectors else None
+            )
         unit = self.strategy.pick(num_levels, runs)
         return unit if unit is not None and is_worth_compacting(unit) else None
+
+    def write_new_run(self, kv: pa.Table, estimated_size: int) -> CompactResult | None:
+        """Lookup tables compact every new level-0 run away before their commit. When the run
+        alone would be picked (level 0 is otherwise empty), merge it straight into the level that
+        compaction would choose instead of writing it to level 0, reading it back and rewriting it.
+        None when that does not apply: the caller writes the run to level 0 as usual."""
+        if self.levels.level0 or not self.rewriter.merges_new_runs():
+            return None
+        pending = pending_meta(kv, self.rewriter.files.schema, estimated_size)
+        self.levels.update((), (pending,))
+        try:
+            unit = self.pick()
+        finally:
+            self.levels.update((pending,), ())
+        if unit is None or [f.file_name for f in unit.files] != [pending.file_name]:
+            return None
+        result = self.rewriter.merge_new_run(kv, unit.output_level)
+        self.levels.update((), result.after)
+        return result
 
     def trigger_compaction(self, full: bool = False) -> CompactResult | None:
         """Compact if the strategy (or ``full``) says so; the levels reflect the result."""

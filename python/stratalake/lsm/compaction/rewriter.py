@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.io import FileIO
-from stratalake.lsm.data_file import DataFileWriter, FileNamer, read_kv_file
+from stratalake.lsm.data_file import DataFileWriter, FileNamer, read_kv_file, written_slices
 from stratalake.lsm.deletion_vector import DeletionVectorsMaintainer
 from stratalake.lsm.levels import SortedRun
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
@@ -65,6 +65,14 @@ class BucketFiles:
     # The bucket's deletion vectors (tables with ``deletion-vectors.enabled``): rows they mark are
     # stale and must not take part in any merge.
     deletion_vectors: DeletionVectorsMaintainer | None = None
+    # Files this process just wrote, still in memory (read once instead of from storage; a
+    # writer's level-0 files are compacted right after the flush that wrote them).
+    fresh: dict[str, pa.Table] = dataclasses.field(default_factory=dict)
+
+    def remember(self, metas: Sequence[DataFileMeta], kv: pa.Table) -> None:
+        """Keep the rows of just-written ``metas`` (written from ``kv``, in order) for one read."""
+        for m, rows in zip(metas, written_slices(metas, kv, self.schema), strict=True):
+            self.fresh[m.file_name] = rows
 
     def path(self, f: DataFileMeta) -> str:
         return f"{self.directory}/{f.file_name}"
@@ -77,6 +85,9 @@ class BucketFiles:
 
     def read_raw(self, f: DataFileMeta) -> pa.Table:
         """Every row of a data file in file order (row ``i`` is position ``i``), in :attr:`schema`."""
+        fresh = self.fresh.pop(f.file_name, None)
+        if fresh is not None:
+            return fresh
         path = self.path(f)
         if self.local_path is not None:
             from stratalake.io import LocalFileIO
@@ -95,10 +106,12 @@ class BucketFiles:
             raise ValueError("no files to read")
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
-    def write(self, kv: pa.Table, level: int, changelog: bool = False) -> tuple[DataFileMeta, ...]:
+    def write(
+        self, kv: pa.Table, level: int, changelog: bool = False, source: FileSource = FileSource.COMPACT
+    ) -> tuple[DataFileMeta, ...]:
         namer = self.changelog_namer if changelog else self.data_namer
         writer = DataFileWriter(self.file_io, self.schema, self.options, self.directory, namer)
-        metas = writer.write(kv, level=level, file_source=FileSource.COMPACT, is_changelog=changelog)
+        metas = writer.write(kv, level=level, file_source=source, is_changelog=changelog)
         self.written += [self.path(m) for m in metas]
         return tuple(metas)
 
@@ -170,3 +183,12 @@ class MergeTreeCompactRewriter:
 
     def upgrade(self, output_level: int, file: DataFileMeta) -> CompactResult:
         return CompactResult((file,), (dataclasses.replace(file, level=output_level),))
+
+    def merges_new_runs(self) -> bool:
+        """Whether :meth:`merge_new_run` is supported (lookup tables without deletion vectors)."""
+        return False
+
+    def merge_new_run(self, kv: pa.Table, output_level: int) -> CompactResult:
+        """Write a writer's new sorted run (``kv``, not yet a file) straight at ``output_level``,
+        as compacting it from level 0 would (new files with ``_FILE_SOURCE`` = APPEND)."""
+        raise NotImplementedError(f"{type(self).__name__} writes new runs to level 0 first")

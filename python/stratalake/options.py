@@ -239,6 +239,21 @@ class CoreOptions(Mapping[str, str]):
             )
         if self.num_levels < 2:
             raise InvalidOptionError(f"table {self._table}: option 'num-levels' must be >= 2")
+        if self.deletion_vectors_enabled:
+            # As Paimon's schema validation: the full-compaction rewriter merges without looking
+            # old records up, so it could not mask them; first-row never deletes old records.
+            if self.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+                raise InvalidOptionError(
+                    f"table {self._table}: 'deletion-vectors.enabled'='true' works with "
+                    "'changelog-producer' none, input or lookup, not 'full-compaction'; use 'lookup' "
+                    "for a changelog, or disable deletion vectors"
+                )
+            if self.merge_engine is MergeEngine.FIRST_ROW:
+                raise InvalidOptionError(
+                    f"table {self._table}: 'merge-engine'='first-row' needs no deletion vectors (it never "
+                    "deletes old records, and its batch reads already skip level 0); remove "
+                    "'deletion-vectors.enabled'"
+                )
 
     # Typed accessors. Each parses on access; options are small and accessed rarely per batch.
     @property

@@ -97,16 +97,13 @@ def test_lookup_changelog_with_vectors(tmp_path: Path) -> None:
     assert ("-D", 7) in {(r["_row_kind"], r["k"]) for r in changes.to_pylist()}
 
 
-def test_first_row_with_vectors_keeps_oldest(tmp_path: Path) -> None:
-    t = with_vectors(tmp_path, **{"merge-engine": "first-row", "ignore-delete": "true"})
-    got = dict((r[0], r[1]) for r in rows(t))
-    assert got[1] == "a1" and got[BASE + 1] == f"b{BASE + 1}"
-
-
-def test_full_compaction_producer_is_refused(tmp_path: Path) -> None:
-    t = make(tmp_path, **{"changelog-producer": "full-compaction"})
-    with pytest.raises(stratalake.exceptions.UnsupportedError, match="full-compaction"):
-        t.write(batch([1], "a"))
+def test_options_paimon_refuses_with_vectors_fail_at_create(tmp_path: Path) -> None:
+    for options, named in (
+        ({"changelog-producer": "full-compaction"}, "full-compaction"),
+        ({"merge-engine": "first-row", "ignore-delete": "true"}, "first-row"),
+    ):
+        with pytest.raises(stratalake.exceptions.InvalidOptionError, match=named):
+            make(tmp_path / named, **options)
 
 
 @pytest.mark.interop

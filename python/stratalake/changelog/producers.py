@@ -2,8 +2,8 @@
 
 ``input`` needs no rewriter: the writer copies its input into changelog files at flush time.
 ``lookup`` and ``full-compaction`` produce changelog while compacting, by wrapping the table's
-merge function; without a producer compaction only merges. Deletion-vector tables always compact
-with the lookup rewriter, which finds the old records to mask.
+merge function; without a producer compaction only merges. Tables that need lookup (deletion
+vectors, first-row, force-lookup) always compact with the lookup rewriter.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def create_rewriter(files: BucketFiles, ctx: MergeContext, levels: Levels) -> Me
     if producer is ChangelogProducer.FULL_COMPACTION:
         return FullChangelogRewriter(files, ctx, levels.max_level, row_dedup, lookup_merge_enabled(ctx))
     dvs = files.deletion_vectors
-    if producer is ChangelogProducer.LOOKUP or dvs is not None:
+    if needs_lookup(options):
         cache = memory_cache(options.get_int("lookup.cache-max-memory-size") or 0)
         lookup_levels = LookupLevels(
             levels,
@@ -41,7 +41,10 @@ def create_rewriter(files: BucketFiles, ctx: MergeContext, levels: Levels) -> Me
             cache_prefix=f"{files.directory}@{files.schema.id}",
             deletion_vector_of=dvs.deletion_vector_of if dvs is not None else None,
         )
-        # Deletion vectors need the lookup whatever the producer: it finds the rows to mask.
+        # Paimon's needLookup tables compact level 0 with a lookup whatever the producer: deletion
+        # vectors need it to find the rows to mask, first-row to drop keys already stored (so
+        # level >= 1 holds each key once and batch reads skip level 0), force-lookup to merge
+        # with the newest stored value.
         return LookupChangelogRewriter(
             files, ctx, lookup_levels, row_dedup, produce_changelog=producer is ChangelogProducer.LOOKUP
         )

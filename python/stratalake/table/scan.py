@@ -19,6 +19,7 @@ from stratalake.expressions import (
     to_predicate,
 )
 from stratalake.lsm.deletion_vector import DeletionFile
+from stratalake.options import MergeEngine
 from stratalake.spec.bucket import bucket_ids
 from stratalake.spec.manifest import DataFileMeta, ManifestEntry
 from stratalake.spec.snapshot import Snapshot
@@ -123,9 +124,13 @@ class TableScan:
                 continue
             groups[(e.partition, e.bucket)].append(e)
         opts = table.core_options
-        # Paimon's batchScanSkipLevel0: level 0 has no deletion vectors, so reading it would need
-        # the merge the vectors exist to avoid. Compaction at each commit keeps level 0 empty.
-        skip_level0 = opts.deletion_vectors_enabled and not opts.get_bool("deletion-vectors.merge-on-read")
+        # Paimon's batchScanSkipLevel0. Level 0 has no deletion vectors, so reading it would need
+        # the merge the vectors exist to avoid; first-row's lookup compaction drops keys already
+        # stored, so levels >= 1 hold each key once. Compaction at each commit keeps level 0 empty.
+        if opts.deletion_vectors_enabled:
+            skip_level0 = not opts.get_bool("deletion-vectors.merge-on-read")
+        else:
+            skip_level0 = opts.merge_engine is MergeEngine.FIRST_ROW
         # Vectors are applied whenever a snapshot has them, even if the option was turned off.
         dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
         target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
@@ -139,8 +144,8 @@ class TableScan:
                     continue
             index = dv_index.get((partition, bucket))
             dfiles = deletion_files(table, index) if index else {}
-            # Without retractions, level>=1 files of a deletion-vector table hold each key at most
-            # once among their live rows: read them independently, in parallel splits.
+            # Without retractions, level>=1 files of such tables hold each key at most once among
+            # their live rows: read them independently, in parallel splits.
             raw = skip_level0 and all(f.delete_row_count == 0 for f in files)
             for pack in pack_for_ordered(files, target, open_cost) if raw else [files]:
                 splits.append(

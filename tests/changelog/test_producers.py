@@ -253,8 +253,13 @@ def test_changelog_replays_to_table_state(
     ],
     ids=["deduplicate", "partial-update", "aggregation", "first-row"],
 )
+@pytest.mark.parametrize("key_type", ["int", "string"])  # binary search / semi join lookups
 def test_new_runs_merged_directly_equal_level0_compaction(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: dict[str, str], kinds: tuple[str, ...]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    engine: dict[str, str],
+    kinds: tuple[str, ...],
+    key_type: str,
 ) -> None:
     """A lookup writer merges each new run straight into the level its compaction would pick;
     Paimon writes it to level 0 and compacts it right away. Same rows, same changelog."""
@@ -267,7 +272,7 @@ def test_new_runs_merged_directly_equal_level0_compaction(
         batches.append(
             pa.table(
                 {
-                    "k": rng.integers(0, 30, n),
+                    "k": [int(k) if key_type == "int" else f"key-{k:02d}" for k in rng.integers(0, 30, n)],
                     "v": [None if x == 0 else f"v{c}-{x}" for x in rng.integers(0, 5, n)],
                     "n": rng.integers(0, 100, n),
                     "op": list(rng.choice(kinds, n)),
@@ -278,7 +283,8 @@ def test_new_runs_merged_directly_equal_level0_compaction(
     def run(tmp: Path) -> tuple[stratalake.Table, list[dict[str, Any]], list[dict[str, Any]]]:
         cat = stratalake.Catalog(str(tmp))
         cat.create_database("db")
-        schema = pa.schema([("k", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
+        key = pa.int64() if key_type == "int" else pa.string()
+        schema = pa.schema([("k", key), ("v", pa.string()), ("n", pa.int64())])
         opts = {"bucket": "2", "changelog-producer": "lookup", "num-sorted-run.compaction-trigger": "3"}
         t = cat.create_table("db.t", schema=schema, primary_key=["k"], options={**opts, **engine})
         for b in batches:

@@ -170,6 +170,7 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "commit.max-retries": _Spec(_parse_int, "10", "retries of a commit that lost a race"),
     "manifest.target-file-size": _Spec(parse_memory_size, "8 mb", "target size of manifest files"),
     "manifest.merge-min-count": _Spec(_parse_int, "30", "manifests that trigger a merge"),
+    "manifest.full-compaction-threshold-size": _Spec(parse_memory_size, "16 mb", "size that forces a full merge"),
     "partial-update.remove-record-on-delete": _Spec(_parse_bool, "false", "a -D removes the row"),
     "partial-update.remove-record-on-sequence-group": _Spec(str, None, "sequence groups whose -D removes"),
     "aggregation.remove-record-on-delete": _Spec(_parse_bool, "false", "a -D removes the row"),

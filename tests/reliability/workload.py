@@ -12,9 +12,10 @@ The data model makes a partial commit visible to any reader:
   any snapshot it names the writer's newest visible commit, so merge order is checked as well;
 * writer ``w`` commits 0, 1, 2, ... in order, so the visible commits of ``w`` are always ``0..m``.
 
-Writers use disjoint keys: Paimon's contract is one writer per bucket *for a given key*; two
-concurrent writers of the same key in one bucket can get equal sequence numbers (see
-RELIABILITY.md).
+Writers use disjoint keys: Paimon's contract is one writer per bucket *for a given key*; the
+second of two concurrent writers of the same key in one bucket is refused at commit with
+``CommitConflictError`` (see RELIABILITY.md). Their buckets and key ranges do overlap (the state
+rows), so these tests also show that the check raises no false conflicts.
 """
 
 from __future__ import annotations

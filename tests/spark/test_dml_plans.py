@@ -6,6 +6,8 @@ import datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from stratalake.spark import dml
 from tests.lifecycle.helpers import batch, make_table, rows
 
@@ -59,7 +61,7 @@ def test_delete_plans_and_execution(tmp_path: Path) -> None:
 def test_rules_name_the_table_and_option(tmp_path: Path) -> None:
     assert dml.row_level_rules(make_table(tmp_path, "dedup")) == {"update_error": None, "delete_error": None}
     seq = make_table(tmp_path, "seq", **{"sequence.field": "v"})
-    assert "sequence.field" in (dml.delete_error(seq) or "")
+    assert dml.delete_error(seq) is None  # its -D records carry the stored row (test_dml_sequence)
     pu = make_table(tmp_path, "pu", **{"merge-engine": "partial-update"})
     assert dml.update_error(pu) is None
     assert "partial-update.remove-record-on-delete" in (dml.delete_error(pu) or "")
@@ -67,3 +69,35 @@ def test_rules_name_the_table_and_option(tmp_path: Path) -> None:
     assert "db.first" in (dml.update_error(first) or "")
     assert dml.delete_plan(first, dml.parse_predicates([_eq("dt", "d1")])) == "partitions"
     assert dml.delete_plan(first, dml.parse_predicates([_eq("dt", "d1"), _eq("id", 1, "long")])) is None
+
+
+def test_sequence_field_deletes_carry_the_stored_row(tmp_path: Path) -> None:
+    t = make_table(tmp_path, "seq", **{"sequence.field": "v"})  # primary key (id, dt)
+    t.write(batch([1, 2], "b", dt="d1"))
+    t.write(batch([1], "b", dt="d2"))
+    records = pa.table(
+        {
+            "_row_kind": ["+I", "-D", "-D", "-D"],
+            "id": [5, 1, 1, 9],
+            "v": ["x", None, None, None],
+            "dt": ["d1", "d2", "d1", "d1"],
+        }
+    )
+    filled = dml.fill_deletes(t, records, "_row_kind")
+    # Each -D takes its own key's stored row; one without a live row stays as it was.
+    assert filled.to_pylist() == [
+        {"_row_kind": "+I", "id": 5, "v": "x", "dt": "d1"},
+        {"_row_kind": "-D", "id": 1, "v": "b1", "dt": "d2"},
+        {"_row_kind": "-D", "id": 1, "v": "b1", "dt": "d1"},
+        {"_row_kind": "-D", "id": 9, "v": None, "dt": "d1"},
+    ]
+    assert (
+        dml.delete_filler(t, None) is None and dml.delete_filler(make_table(tmp_path, "plain"), "k") is None
+    )
+    t.write(filled, row_kind="_row_kind")
+    assert rows(t.read()) == [(2, "b2", "d1"), (5, "x", "d1")]
+    # A point delete on the full key looks the stored row up and retracts it.
+    keys = dml.parse_predicates([_eq("dt", "d1"), _eq("id", 2, "long")])
+    assert keys is not None and dml.delete_plan(t, keys) == "keys"
+    dml.delete_where(t, keys)
+    assert rows(t.read()) == [(5, "x", "d1")]

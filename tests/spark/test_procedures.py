@@ -90,3 +90,108 @@ def test_expire_partitions_and_errors(spark: Any, db: str, warehouse: Any) -> No
         spark.sql("CALL lake.sys.nope('x')")
     with pytest.raises(Exception, match="table"):
         spark.sql("CALL lake.sys.create_tag(tag => 'x')")  # missing required table
+
+
+def test_compact_where_selects_partitions(spark: Any, db: str, warehouse: Any) -> None:
+    ident, table = _table(spark, db, "cw", warehouse)
+    for i in range(2):
+        spark.sql(f"INSERT INTO lake.{ident} VALUES ({i}, 'a', 'd1'), ({i}, 'b', 'd2'), ({i}, 'c', 'd3')")
+    top = table.core_options.num_levels - 1
+
+    def levels() -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for e in table.live_entries(table.latest_snapshot()):
+            out.setdefault(table.partition_codec.to_dict(e.partition)["dt"], set()).add(e.file.level)
+        return out
+
+    assert rows(
+        spark, f"""CALL lake.sys.compact(table => '{ident}', where => "dt > 'd1' AND dt <> 'd3'")"""
+    ) == [(True,)]
+    snap = table.latest_snapshot()
+    assert snap.id == 3 and snap.commit_kind.value == "COMPACT"
+    assert levels() == {"d1": {0}, "d2": {top}, "d3": {0}}
+    assert rows(spark, f"CALL lake.sys.compact(table => '{ident}', where => 'dt IN (\"d1\", \"d3\")')") == [
+        (True,)
+    ]
+    assert levels() == {"d1": {top}, "d2": {top}, "d3": {top}}
+    # A condition no partition meets compacts nothing.
+    assert rows(spark, f"CALL lake.sys.compact(table => '{ident}', where => \"dt = 'zz'\")") == [(True,)]
+    assert table.latest_snapshot().id == 4
+    assert sorted(rows(spark, f"SELECT id, v FROM lake.{ident}")) == [
+        (0, "a"),
+        (0, "b"),
+        (0, "c"),
+        (1, "a"),
+        (1, "b"),
+        (1, "c"),
+    ]
+    with pytest.raises(Exception, match=r"only partition predicates are supported.*'v'"):
+        spark.sql(f"CALL lake.sys.compact(table => '{ident}', where => \"v = 'a'\")")
+    with pytest.raises(Exception, match="cannot be used together"):
+        spark.sql(f"CALL lake.sys.compact(table => '{ident}', partitions => 'dt=d1', where => \"dt = 'd1'\")")
+    with pytest.raises(Exception, match="cannot parse the condition"):
+        spark.sql(f"CALL lake.sys.compact(table => '{ident}', where => 'dt = ')")
+    assert table.latest_snapshot().id == 4
+
+
+def test_compact_order_strategy_is_refused_for_primary_key_tables(
+    spark: Any, db: str, warehouse: Any
+) -> None:
+    ident, table = _table(spark, db, "co", warehouse)
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (1, 'a', 'd1')")
+    with pytest.raises(
+        Exception, match=r"only supported for append tables with 'bucket' = '-1'.*primary-key"
+    ):
+        spark.sql(
+            f"CALL lake.sys.compact(table => '{ident}', order_strategy => 'zorder', order_by => 'id,v')"
+        )
+    with pytest.raises(Exception, match="'none' cannot work with order_by"):
+        spark.sql(f"CALL lake.sys.compact(table => '{ident}', order_strategy => 'none', order_by => 'v')")
+    with pytest.raises(Exception, match="should not contain partition columns"):
+        spark.sql(f"CALL lake.sys.compact(table => '{ident}', order_strategy => 'order', order_by => 'dt')")
+    with pytest.raises(Exception, match="unknown order_strategy"):
+        spark.sql(f"CALL lake.sys.compact(table => '{ident}', order_strategy => 'random', order_by => 'v')")
+    assert table.latest_snapshot().id == 1  # nothing ran
+
+
+def test_create_tag_time_retained(spark: Any, db: str, warehouse: Any) -> None:
+    ident, table = _table(spark, db, "ttl", warehouse)
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (1, 'a', 'd1')")
+    assert rows(
+        spark, f"CALL lake.sys.create_tag(table => '{ident}', tag => 'day', time_retained => '1 d')"
+    ) == [(True,)]
+    assert rows(spark, f"CALL lake.sys.create_tag('{ident}', 'brief', 1, '1 ms')") == [(True,)]
+    assert sorted(
+        rows(spark, f"SELECT tag_name, time_retained FROM lake.{ident.replace('.', '.`')}$tags`")
+    ) == [
+        ("brief", "PT0.001S"),
+        ("day", "PT24H"),
+    ]
+    with pytest.raises(Exception, match="time_retained"):
+        spark.sql(f"CALL lake.sys.create_tag(table => '{ident}', tag => 'x', time_retained => 'often')")
+    time.sleep(0.01)
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (2, 'b', 'd1')")  # the commit expires 'brief'
+    assert set(table.tags()) == {"day"}
+    spark.sql(f"CALL lake.sys.create_tag('{ident}', 'kept')")
+    assert rows(spark, f"CALL lake.sys.expire_tags('{ident}')") == [("No expired tags.",)]
+    future = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + 60))
+    out = rows(spark, f"CALL lake.sys.expire_tags(table => '{ident}', older_than => '{future}')")
+    assert sorted(out) == [("day",), ("kept",)]
+    assert table.tags() == {}
+
+
+def test_version_as_of_tag_after_its_snapshot_expired(spark: Any, db: str, warehouse: Any) -> None:
+    ident, table = _table(spark, db, "oldtag", warehouse)
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (1, 'a', 'd1'), (2, 'b', 'd2')")
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (1, 'a2', 'd1')")
+    spark.sql(f"CALL lake.sys.create_tag(table => '{ident}', tag => 'first', snapshot => 1)")
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (3, 'c', 'd1')")
+    assert rows(spark, f"CALL lake.sys.expire_snapshots(table => '{ident}', retain_max => 1)") == [(2,)]
+    assert not table.file_io.exists(table.snapshot_manager.snapshot_path(1))
+    t = f"lake.{ident}"
+    assert sorted(rows(spark, f"SELECT * FROM {t} VERSION AS OF 'first'")) == [(1, "a", "d1"), (2, "b", "d2")]
+    assert rows(spark, f"SELECT v FROM {t} VERSION AS OF 'first' WHERE id = 1 AND dt = 'd1'") == [("a",)]
+    assert rows(spark, f"SELECT count(*) FROM {t} VERSION AS OF 'first'") == [(2,)]
+    assert sorted(rows(spark, f"SELECT id, v FROM {t}")) == [(1, "a2"), (2, "b"), (3, "c")]
+    with pytest.raises(Exception, match=r"TagNotFoundError|does not exist"):
+        spark.sql(f"SELECT * FROM {t} VERSION AS OF 'nope'").collect()

@@ -121,13 +121,9 @@ def load_table(req: Request) -> dict[str, Any]:
         if version.isdigit():
             snapshot_id = int(version)
             table.snapshot(snapshot_id)  # raises SnapshotNotFoundError for a missing snapshot
-        else:  # a tag name
-            snapshot_id = table.tag_manager.tag(version).id
-            if not table.file_io.exists(table.snapshot_manager.snapshot_path(snapshot_id)):
-                raise UnsupportedError(
-                    f"table {_ident(req)}: tag {version!r} points at expired snapshot {snapshot_id}; "
-                    "read it with the Python API (stratalake.table.tags.read_tag) or roll back to it"
-                )
+        else:  # a tag name: scans plan from the tag's own snapshot copy, even once it expired
+            table.tag_manager.tag(version)  # raises TagNotFoundError for a missing tag
+            return describe(req, table, tag=version)
     elif req.get("timestamp_micros") is not None:
         millis = int(req["timestamp_micros"]) // 1000
         snap = table.snapshot_at(millis)
@@ -139,7 +135,9 @@ def load_table(req: Request) -> dict[str, Any]:
     return describe(req, table, snapshot_id)
 
 
-def describe(req: Request, table: Any, snapshot_id: int | None = None) -> dict[str, Any]:
+def describe(
+    req: Request, table: Any, snapshot_id: int | None = None, tag: str | None = None
+) -> dict[str, Any]:
     """Everything the JVM table needs: Spark schema, keys, properties, data source options."""
     schema = table.schema()
     primary_keys = list(schema.primary_keys)
@@ -181,6 +179,8 @@ def describe(req: Request, table: Any, snapshot_id: int | None = None) -> dict[s
     }
     if snapshot_id is not None:
         options[source_options.SNAPSHOT_ID] = str(snapshot_id)
+    if tag is not None:
+        options[source_options.TAG] = tag
     database, name = table.identifier.split(".", 1)
     return {
         "name": table.identifier,

@@ -6,7 +6,13 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
 - whether a ``DELETE`` condition can run without reading rows (:func:`delete_plan`), and runs it
   (:func:`delete_where`): ``DELETE FROM t`` truncates, a condition on partition columns only drops
   the matching partitions (an OVERWRITE commit, no data file is rewritten), and equalities on the
-  whole primary key write ``-D`` records for exactly those keys without scanning the table.
+  whole primary key write ``-D`` records for exactly those keys without scanning the table;
+- which stored values a ``-D`` record must carry (:func:`delete_filler`): on a table with
+  ``sequence.field`` a retraction is ordered by its sequence-field values like any record, so a
+  key-only ``-D`` (null sequence values sort oldest) would lose to the row it deletes. As Paimon,
+  whose DELETE writes the matching stored rows with the ``-D`` kind, such records take the stored
+  row's values (looked up by key), so they tie with the row on the sequence fields and win on the
+  later system sequence number.
 
 Spark gives the condition as V2 predicates, which the shim sends as JSON:
 ``{"name": "=", "children": [{"ref": "dt"}, {"literal": "20230503", "type": "string"}]}``, literal
@@ -17,16 +23,17 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from stratalake.expressions import Compare, In, Predicate, conjunction, split_conjuncts
 from stratalake.expressions import field as col
 from stratalake.options import MergeEngine
-from stratalake.types import to_arrow
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -63,13 +70,6 @@ def delete_error(table: Table) -> str | None:
         return (
             f"table {table.identifier} ignores deletes ('ignore-delete'='true'), so DELETE would change "
             "nothing; delete whole partitions instead or unset the option"
-        )
-    if opts.sequence_fields:
-        # A delete knows only the key; a -D without the sequence value loses to the stored row.
-        return (
-            f"table {table.identifier}: DELETE is not supported on tables with 'sequence.field' "
-            f"({', '.join(opts.sequence_fields)}); delete whole partitions, or write -D records "
-            "carrying the sequence value with the Python API"
         )
     engine = opts.merge_engine
     if engine is MergeEngine.FIRST_ROW:
@@ -262,13 +262,104 @@ def _drop_partitions(table: Table, conjuncts: Sequence[Predicate]) -> int | None
 def _delete_keys(table: Table, keys: Sequence[tuple[Any, ...]]) -> int | None:
     schema = table.schema()
     key_names = list(schema.primary_keys)
+    arrow_schema = table.arrow_schema()
+    key_table = pa.table(
+        {
+            k: pa.array([key[i] for key in keys]).cast(arrow_schema.field(k).type)
+            for i, k in enumerate(key_names)
+        }
+    )
+    if needs_stored_values(table):
+        # A lookup by key (partition, bucket and key-statistics pruning), not a table scan.
+        stored = stored_rows(table, key_table)
+        if stored.num_rows == 0:
+            return None
+        records = stored.append_column(ROW_KIND_COLUMN, pa.array(["-D"] * stored.num_rows))
+        return table.write(records, row_kind=ROW_KIND_COLUMN)
     columns: dict[str, pa.Array] = {}
-    for f in schema.fields:
-        arrow_type = to_arrow(f.type)
+    for f in arrow_schema:
         if f.name in key_names:
-            i = key_names.index(f.name)
-            columns[f.name] = pa.array([k[i] for k in keys]).cast(arrow_type)
+            columns[f.name] = key_table.column(f.name)
         else:
-            columns[f.name] = pa.nulls(len(keys), arrow_type)
+            columns[f.name] = pa.nulls(len(keys), f.type)
     columns[ROW_KIND_COLUMN] = pa.array(["-D"] * len(keys))
     return table.write(pa.table(columns), row_kind=ROW_KIND_COLUMN)
+
+
+# ---- retractions carrying the stored row ------------------------------------------------------
+
+
+def needs_stored_values(table: Table) -> bool:
+    """Whether a ``-D`` record of ``table`` must carry the stored row's values to take effect."""
+    return bool(table.core_options.sequence_fields) and bool(table.schema().primary_keys)
+
+
+def stored_rows(table: Table, keys: pa.Table) -> pa.Table:
+    """The live rows of ``table`` (latest snapshot) whose primary key is one of ``keys``' rows.
+
+    ``keys`` holds the primary-key columns. The read is filtered by the keys' values, which prunes
+    partitions, buckets and files by key statistics; the exact key match is a join afterwards.
+    """
+    key_names = list(table.schema().primary_keys)
+    arrow_schema = table.arrow_schema()
+    if keys.num_rows == 0:
+        return arrow_schema.empty_table()
+    keys = pa.table({k: keys.column(k).cast(arrow_schema.field(k).type) for k in key_names})
+    predicate = conjunction([col(k).isin(pc.unique(keys.column(k)).to_pylist()) for k in key_names])
+    stored = table.read(filter=predicate)
+    if stored.num_rows == 0 or len(key_names) == 1:
+        return stored  # one key column: the filter was exact
+    wanted = keys.group_by(key_names).aggregate([])  # distinct keys: the join never duplicates rows
+    position = "__stratalake_position"
+    numbered = stored.append_column(position, pa.array(np.arange(stored.num_rows, dtype=np.int64)))
+    matched = numbered.select([*key_names, position]).join(wanted, keys=key_names, join_type="inner")
+    indices = np.sort(matched.column(position).to_numpy())
+    return stored.take(pa.array(indices, type=pa.int64()))
+
+
+def fill_deletes(table: Table, data: pa.Table | pa.RecordBatch, row_kind: str) -> pa.Table:
+    """``data`` (change records, kinds in column ``row_kind``) with every ``-D`` record's columns
+    replaced by the stored row of its key; a ``-D`` whose key has no live row is left as it is."""
+    records = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+    deletes = np.flatnonzero(
+        pc.fill_null(pc.equal(records.column(row_kind), "-D"), False).to_numpy(zero_copy_only=False)
+    )
+    if len(deletes) == 0:
+        return records
+    key_names = list(table.schema().primary_keys)
+    keys = pa.table({k: records.column(k).take(pa.array(deletes)) for k in key_names})
+    stored = stored_rows(table, keys)
+    if stored.num_rows == 0:
+        return records
+    arrow_schema = table.arrow_schema()
+    keys = pa.table({k: keys.column(k).cast(arrow_schema.field(k).type) for k in key_names})
+    keys = keys.append_column("__stratalake_delete", pa.array(np.arange(len(deletes), dtype=np.int64)))
+    numbered = stored.select(key_names).append_column(
+        "__stratalake_stored", pa.array(np.arange(stored.num_rows, dtype=np.int64))
+    )
+    matched = keys.join(numbered, keys=key_names, join_type="inner")
+    rows = deletes[matched.column("__stratalake_delete").to_numpy()]
+    sources = matched.column("__stratalake_stored").to_numpy()
+    # Row i takes its own value, or stored row j placed after the records' n rows.
+    take = np.arange(records.num_rows, dtype=np.int64)
+    take[rows] = records.num_rows + sources
+    indices = pa.array(take)
+    columns = []
+    for name in records.column_names:
+        column = records.column(name)
+        if name == row_kind or name in key_names or name not in stored.column_names:
+            columns.append(column)
+            continue
+        both = pa.chunked_array([*column.chunks, *stored.column(name).cast(column.type).chunks], column.type)
+        columns.append(both.take(indices))
+    return pa.Table.from_arrays(columns, schema=records.schema)
+
+
+def delete_filler(
+    table: Table, row_kind: str | None
+) -> Callable[[pa.Table | pa.RecordBatch], pa.Table] | None:
+    """What a writer of row-level DML change records applies to each batch before writing it
+    (None: write the records as they are). Spark's row-level plan sends a deleted row's key only."""
+    if row_kind is None or not needs_stored_values(table):
+        return None
+    return lambda data: fill_deletes(table, data, row_kind)

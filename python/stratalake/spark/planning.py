@@ -31,8 +31,9 @@ import pyarrow as pa
 from stratalake.expressions import Compare, In, IsNotNull, IsNull, Not, Or, Predicate, conjunction
 from stratalake.spark import source_options as keys
 from stratalake.table.read import TableRead
-from stratalake.table.scan import Split
+from stratalake.table.scan import Split, TableScan
 from stratalake.table.table import Table
+from stratalake.table.tags import tag_scan
 
 _COMPARISONS = ("=", "<", "<=", ">", ">=")
 _FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -199,6 +200,13 @@ def _snapshot_id(options: Mapping[str, str]) -> int | None:
     return int(text) if text else None
 
 
+def new_scan(table: Table, options: Mapping[str, str], predicate: Predicate | None = None) -> TableScan:
+    """The scan of the version the options name: a tag (its snapshot copy), a snapshot id, or the latest."""
+    if options.get(keys.TAG):
+        return tag_scan(table, options[keys.TAG], predicate)
+    return table.new_scan(filter=predicate, snapshot_id=_snapshot_id(options))
+
+
 def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
     """Splits and facts for one scan; see the module docstring for the request's filters.
 
@@ -207,7 +215,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     """
     filters = [*(request.get("filters") or []), *(request.get("runtime_filters") or [])]
     predicate = scan_predicate(table, filters)
-    scan = table.new_scan(filter=predicate, snapshot_id=_snapshot_id(options))
+    scan = new_scan(table, options, predicate)
     snapshot = scan.snapshot()
     # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
     splits = scan.plan() if predicate is not None else _limit_splits(scan.plan(), request.get("limit"))
@@ -268,7 +276,7 @@ def count_rows(table: Table, options: Mapping[str, str]) -> int | None:
     files without level 0) and every deletion vector's cardinality is recorded.
     """
     total = 0
-    for s in table.new_scan(snapshot_id=_snapshot_id(options)).plan():
+    for s in new_scan(table, options).plan():
         live = _exact_live_rows(s)
         if live is None:
             return None

@@ -10,8 +10,10 @@ are committed once.
 Example (SQL)::
 
     CALL lake.sys.compact(table => 'db.t', compact_strategy => 'full')
+    CALL lake.sys.compact(table => 'db.t', where => "dt >= '2024-01-01' AND hr IN (0, 12)")
     CALL lake.sys.expire_snapshots('db.t', 2)
     CALL lake.sys.create_tag(table => 'db.t', tag => 'v1', snapshot => 3)
+    CALL lake.sys.create_tag(table => 'db.t', tag => 'daily', time_retained => '1 d')
     CALL lake.sys.rollback(table => 'db.t', version => 'v1')
 """
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 JOB = "stratalake.job"  # data source option naming a job instead of a table read
 JOB_FULL = "stratalake.job.full"
 JOB_PARTITIONS = "stratalake.job.partitions"  # JSON list of partition specs
+JOB_WHERE = "stratalake.job.where"  # a SQL condition on partition columns (compact's 'where')
 NAMESPACE = "sys"
 
 
@@ -121,9 +124,14 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
     strategy = (args.get("compact_strategy") or "full").lower()
     if strategy not in ("full", "minor"):
         raise InvalidOptionError(f"compact_strategy must be 'full' or 'minor', got '{strategy}'")
-    for unsupported in ("order_strategy", "order_by", "where"):
-        if args.get(unsupported):
-            raise UnsupportedError(f"compact: argument '{unsupported}' is not supported")
+    _check_order(table, args)
+    where = str(args.get("where") or "").strip() or None
+    if where is not None and str(args.get("partitions") or "").strip():
+        raise InvalidOptionError("compact: 'partitions' and 'where' cannot be used together")
+    if where is not None:
+        from stratalake.spark.partition_filter import parse_partition_filter
+
+        parse_partition_filter(where, table)  # a bad condition fails before any job runs
     if "job_results" not in state:
         partitions = parse_partitions(args.get("partitions"))
         # The data source options that name this table (computed by the bridge for the catalog).
@@ -136,6 +144,8 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
                 JOB_PARTITIONS: json.dumps(partitions or []),
             }
         )
+        if where is not None:
+            options[JOB_WHERE] = where
         return {"job": {"options": options}}
     messages = [pickle.loads(base64.b64decode(r)) for r in state["job_results"]]
     if messages:
@@ -145,6 +155,37 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
             table.delete_uncommitted(messages)
             raise
     return COMPACT.rows([[True]])
+
+
+def _check_order(table: Table, args: Mapping[str, Any]) -> None:
+    """Paimon's rules for sort compaction ('order_strategy' / 'order_by')."""
+    strategy = str(args.get("order_strategy") or "").strip().lower()
+    order_by = [c.strip() for c in str(args.get("order_by") or "").split(",") if c.strip()]
+    if strategy in ("", "none"):
+        if order_by:
+            raise InvalidOptionError("compact: order_strategy 'none' cannot work with order_by columns")
+        return
+    if strategy not in ("order", "zorder", "hilbert"):
+        raise InvalidOptionError(
+            f"compact: unknown order_strategy '{strategy}'; Paimon's are 'order', 'zorder', 'hilbert', 'none'"
+        )
+    if not order_by:
+        raise InvalidOptionError(f"compact: order_strategy '{strategy}' needs order_by columns")
+    partition_keys = list(table.schema().partition_keys)
+    if set(order_by) & set(partition_keys):
+        raise InvalidOptionError(
+            f"compact: order_by should not contain partition columns (it is meaningless): order_by "
+            f"{order_by}, partition columns {partition_keys}"
+        )
+    # Paimon sorts only append tables with unaware buckets (bucket = -1), rewriting their files in
+    # the new order. A primary-key table's files are sorted by its key, which merges rely on, so
+    # Paimon refuses sort compaction for it; every stratalake table has a primary key.
+    raise UnsupportedError(
+        f"compact: order_strategy '{strategy}' (sort compaction) is only supported for append tables "
+        f"with 'bucket' = '-1' (Paimon's unaware-bucket mode); table {table.identifier} is a "
+        "primary-key table, whose data files must stay sorted by the primary key. Compact it "
+        "without order_strategy/order_by"
+    )
 
 
 def _expire_snapshots(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
@@ -166,10 +207,19 @@ def _expire_snapshots(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str
 
 def _create_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
-    if args.get("time_retained"):
-        raise UnsupportedError("create_tag: 'time_retained' is not supported")
-    table.create_tag(str(args["tag"]), args.get("snapshot"))
+    retained = args.get("time_retained")
+    table.create_tag(str(args["tag"]), args.get("snapshot"), str(retained) if retained else None)
     return CREATE_TAG.rows([[True]])
+
+
+def _expire_tags(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    from stratalake.table.tags import expire_tags
+
+    table = _table(cat, args)
+    older = args.get("older_than")
+    older_than = dt.datetime.fromtimestamp(parse_timestamp_ms(str(older)) / 1000) if older else None
+    expired = expire_tags(table, older_than=older_than)
+    return EXPIRE_TAGS.rows([[name] for name in expired] or [["No expired tags."]])
 
 
 def _delete_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
@@ -243,7 +293,8 @@ def _expire_partitions(cat: Catalog, args: Mapping[str, Any], _state: Mapping[st
 
 COMPACT = Procedure(
     "compact",
-    "Compact buckets (all, or of 'partitions') as one COMPACT snapshot, one Spark task per bucket",
+    "Compact buckets (all, of 'partitions', or of the partitions a 'where' condition selects) as one "
+    "COMPACT snapshot, one Spark task per bucket",
     (
         Param("table", "STRING", True),
         Param("partitions", "STRING"),
@@ -279,6 +330,13 @@ CREATE_TAG = Procedure(
     ),
     (("result", "boolean"),),
     _create_tag,
+)
+EXPIRE_TAGS = Procedure(
+    "expire_tags",
+    "Delete tags whose 'time_retained' has passed, and with 'older_than' those created before it",
+    (Param("table", "STRING", True), Param("older_than", "STRING")),
+    (("expired_tags", "string"),),
+    _expire_tags,
 )
 DELETE_TAG = Procedure(
     "delete_tag",
@@ -328,6 +386,7 @@ PROCEDURES: dict[str, Procedure] = {
         EXPIRE_SNAPSHOTS,
         CREATE_TAG,
         DELETE_TAG,
+        EXPIRE_TAGS,
         ROLLBACK,
         REMOVE_ORPHAN_FILES,
         EXPIRE_PARTITIONS,
@@ -367,8 +426,15 @@ class CompactJobReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         from stratalake.table.compact import plan
 
+        table = self._table()
         specs = json.loads(self.options.get(JOB_PARTITIONS) or "[]")
-        return [InputPartition(pickle.dumps(t)) for t in plan(self._table(), specs or None)]
+        where = self.options.get(JOB_WHERE)
+        selected = None
+        if where:
+            from stratalake.spark.partition_filter import parse_partition_filter
+
+            selected = parse_partition_filter(where, table)
+        return [InputPartition(pickle.dumps(t)) for t in plan(table, specs or None, selected)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from stratalake.table.compact import run_task

@@ -46,7 +46,7 @@ from pyspark_stratalake import freeze_imports
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
-from stratalake.spark import planning
+from stratalake.spark import dml, planning
 from stratalake.spark import source_options as keys
 
 if TYPE_CHECKING:
@@ -193,9 +193,7 @@ class StrataLakeReader(DataSourceReader):
         if self.options.get(keys.SCAN_PLANNED) == "true":
             return []  # the shim planned the splits through the bridge and supplies them itself
         table = load_table(self.options)
-        snapshot = self.options.get(keys.SNAPSHOT_ID)
-        snapshot_id = int(snapshot) if snapshot else None
-        splits = table.new_scan(filter=self._filter(table), snapshot_id=snapshot_id).plan()
+        splits = planning.new_scan(table, self.options, self._filter(table)).plan()
         return [SplitPartition(pickle.dumps(s)) for s in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -294,8 +292,9 @@ class StrataLakeWriter(DataSourceArrowWriter):
         try:
             # Row-level DML sends change records: the row kind travels in a column.
             row_kind = self.options.get(keys.ROW_KIND_COLUMN)
+            fill = dml.delete_filler(table, row_kind)  # -D records taking the stored row's values
             for batch in iterator:
-                writer.write(batch, row_kind=row_kind)
+                writer.write(batch if fill is None else fill(batch), row_kind=row_kind)
             return StrataLakeCommitMessage(writer.prepare_commit())
         except BaseException:
             writer.abort()

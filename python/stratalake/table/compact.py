@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from stratalake.changelog.producers import create_rewriter
 from stratalake.exceptions import CommitConflictError, CorruptFileError, UnsupportedError
+from stratalake.expressions import Predicate
 from stratalake.io import LocalFileIO
 from stratalake.lsm.compaction import (
     BucketFiles,
@@ -101,8 +102,13 @@ def bucket_manager(
     return MergeTreeCompactManager(levels, create_strategy(opts), rewriter, opts)
 
 
-def plan(table: Table, partitions: Sequence[dict[str, Any]] | None = None) -> list[CompactTask]:
-    """One task per bucket with live files at the latest snapshot (optionally some partitions)."""
+def plan(
+    table: Table,
+    partitions: Sequence[dict[str, Any]] | None = None,
+    partition_filter: Predicate | None = None,
+) -> list[CompactTask]:
+    """One task per bucket with live files at the latest snapshot (optionally only of some
+    ``partitions`` specs, and/or of the partitions whose values ``partition_filter`` accepts)."""
     snap = table.latest_snapshot()
     if snap is None:
         return []
@@ -110,11 +116,17 @@ def plan(table: Table, partitions: Sequence[dict[str, Any]] | None = None) -> li
     wanted = None
     if partitions:
         wanted = {codec.to_bytes(codec.spec_to_values(p, table.identifier)) for p in partitions}
+    selected: dict[bytes, bool] = {}
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
     totals: dict[tuple[bytes, int], int] = {}
     for e in table.live_entries(snap):
         if wanted is not None and e.partition not in wanted:
             continue
+        if partition_filter is not None:
+            if e.partition not in selected:
+                selected[e.partition] = partition_filter.eval_values(codec.to_dict(e.partition)) is True
+            if not selected[e.partition]:
+                continue
         groups[(e.partition, e.bucket)].append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
@@ -186,10 +198,14 @@ def _inputs_replaced(table: Table, task: CompactTask) -> bool:
 
 
 def compact(
-    table: Table, full: bool = False, partitions: Sequence[dict[str, Any]] | None = None
+    table: Table,
+    full: bool = False,
+    partitions: Sequence[dict[str, Any]] | None = None,
+    partition_filter: Predicate | None = None,
 ) -> list[CommitMessage]:
-    """Compact every bucket (of ``partitions``) of the latest snapshot; returns commit messages."""
-    tasks = plan(table, partitions)
+    """Compact every bucket (of ``partitions`` / the partitions ``partition_filter`` accepts) of
+    the latest snapshot; returns commit messages."""
+    tasks = plan(table, partitions, partition_filter)
     workers = min(len(tasks), os.cpu_count() or 1)
     if workers > 1:
         # Parquet decoding/encoding, sorting and takes release the GIL: buckets run in parallel.

@@ -222,7 +222,8 @@ def expire_changelogs(table: Table, config: ExpireConfig | None = None, now_ms: 
 
 
 def expire_after_commit(table: Table) -> None:
-    """What a committer runs after creating a snapshot: expire snapshots, then changelogs.
+    """What a committer runs after creating a snapshot: expire snapshots, then changelogs, then
+    tags whose ``time_retained`` has passed.
 
     The commit already succeeded, so a failure here is logged, not raised; the next commit (or
     ``Table.expire_snapshots``) tries again.
@@ -234,6 +235,10 @@ def expire_after_commit(table: Table) -> None:
         cfg = ExpireConfig.from_options(options)
         expire_snapshots(table, cfg)
         expire_changelogs(table, cfg)
+        # Paimon's TagTimeExpire, run after each commit too: tags past their time_retained go.
+        from stratalake.table.tags import expire_tags  # tags imports this module
+
+        expire_tags(table)
     except (StrataLakeError, OSError) as e:
         _log.warning("table %s: expiration after commit failed: %s", table.identifier, e)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -210,9 +211,12 @@ class Table:
         (default: one day ago); returns their paths."""
         return orphan.remove_orphan_files(self, older_than_ms, dry_run)
 
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> Snapshot:
-        """Tag a snapshot (default: the latest) so that its files survive expiration."""
-        return tags.create_tag(self, name, snapshot_id)
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, time_retained: str | datetime.timedelta | None = None
+    ) -> Snapshot:
+        """Tag a snapshot (default: the latest) so that its files survive expiration; with
+        ``time_retained`` ('1 d', '12 h' or a ``timedelta``) the first commit after that long deletes it."""
+        return tags.create_tag(self, name, snapshot_id, time_retained)
 
     def delete_tag(self, name: str) -> list[str]:
         """Delete a tag and the files only it referenced; returns the deleted paths."""

@@ -6,6 +6,7 @@ retained snapshots. Deleting a tag deletes the files only it still referenced.
 Example::
 
     t.create_tag("release-1")            # the latest snapshot
+    t.create_tag("daily", time_retained="1 d")   # deleted by the first commit a day later
     t.expire_snapshots(retain_max=1)     # the tag's files survive
     tags.read_tag(t, "release-1")
 """
@@ -94,6 +95,46 @@ def _duration_string(value: Any) -> str | None:
     return out
 
 
+def _retained_seconds(value: Any) -> Decimal | None:
+    """A ``tagTimeRetained`` (Jackson: decimal seconds, or ``Duration`` text) in seconds."""
+    if isinstance(value, str) and value.lstrip("-").startswith("P"):
+        m = re.fullmatch(r"PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?", value)
+        if m is None or value == "PT":
+            return None
+        h, mi, sec = m.groups()
+        return Decimal(h or 0) * 3600 + Decimal(mi or 0) * 60 + Decimal(sec or 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        return None
+    try:
+        total = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return total if total.is_finite() and total >= 0 else None
+
+
+def _jackson_duration(retained: datetime.timedelta) -> str:
+    """A ``Duration`` as Jackson writes it: seconds with nine fraction digits (``3600.000000000``)."""
+    micros = retained // datetime.timedelta(microseconds=1)
+    seconds, micro = divmod(micros, 1_000_000)
+    return f"{seconds}.{micro * 1000:09d}"
+
+
+def parse_time_retained(value: str | datetime.timedelta, table: str = "table") -> datetime.timedelta:
+    """A tag retention: a ``timedelta`` or a Paimon duration text ('1 d', '12 h', '30 min')."""
+    from stratalake.options import parse_duration_ms
+
+    if isinstance(value, datetime.timedelta):
+        retained = value
+    else:
+        try:
+            retained = datetime.timedelta(milliseconds=parse_duration_ms(str(value).strip()))
+        except ValueError as e:
+            raise InvalidOptionError(f"table {table}: time_retained {value!r}: {e}") from None
+    if retained <= datetime.timedelta(0):
+        raise InvalidOptionError(f"table {table}: time_retained must be positive, got {value!r}")
+    return retained
+
+
 class TagManager:
     """I/O of the tag files of one table."""
 
@@ -152,21 +193,49 @@ class TagManager:
             return None, None
         return _parse_local_date_time(raw.get("tagCreateTime")), _duration_string(raw.get("tagTimeRetained"))
 
+    def retention(self, name: str) -> tuple[datetime.datetime | None, datetime.timedelta | None]:
+        """The tag's ``tagCreateTime`` (local time) and ``tagTimeRetained``, each None if not stored."""
+        try:
+            raw = json.loads(self.file_io.read_text(self.tag_path(name)), parse_float=Decimal)
+        except (FileNotFoundError, OSError, ValueError, RecursionError):
+            return None, None
+        if not isinstance(raw, dict):
+            return None, None
+        seconds = _retained_seconds(raw.get("tagTimeRetained"))
+        try:
+            retained = None if seconds is None else datetime.timedelta(seconds=float(seconds))
+        except OverflowError:
+            retained = datetime.timedelta.max
+        return _parse_local_date_time(raw.get("tagCreateTime")), retained
+
     def tagged_snapshots(self) -> list[Snapshot]:
         """The distinct snapshots tags point at, by id."""
         return sorted({s.id: s for s in self.tags().values()}.values(), key=lambda s: s.id)
 
-    def write(self, name: str, snapshot: Snapshot, create_time: datetime.datetime | None = None) -> bool:
+    def write(
+        self,
+        name: str,
+        snapshot: Snapshot,
+        create_time: datetime.datetime | None = None,
+        time_retained: datetime.timedelta | None = None,
+    ) -> bool:
         """Create the tag file atomically; False if the tag already exists.
 
         ``create_time`` (local wall-clock time, as Java's ``LocalDateTime.now()``) is stored as
-        Paimon's ``tagCreateTime``.
+        Paimon's ``tagCreateTime``, ``time_retained`` as its ``tagTimeRetained`` (Jackson's
+        decimal seconds); the tag expires once ``create_time + time_retained`` has passed.
         """
         text = snapshot.to_json()
-        if create_time is not None:
+        if create_time is not None or time_retained is not None:
             raw = json.loads(text)
-            raw["tagCreateTime"] = _java_local_date_time(create_time)
+            if create_time is not None:
+                raw["tagCreateTime"] = _java_local_date_time(create_time)
+            marker = "@@stratalake:tagTimeRetained@@"
+            if time_retained is not None:
+                raw["tagTimeRetained"] = marker
             text = json.dumps(raw, indent=2)
+            if time_retained is not None:  # a JSON number with all nine digits, as Jackson
+                text = text.replace(json.dumps(marker), _jackson_duration(time_retained))
         return self.file_io.try_create_atomic(self.tag_path(name), text.encode())
 
     def delete_file(self, name: str) -> None:
@@ -182,9 +251,19 @@ def _check_name(table: Table, name: str) -> None:
         )
 
 
-def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snapshot:
-    """Tag ``snapshot_id`` (default: the latest snapshot) as ``name``; returns the snapshot."""
+def create_tag(
+    table: Table,
+    name: str,
+    snapshot_id: int | None = None,
+    time_retained: str | datetime.timedelta | None = None,
+) -> Snapshot:
+    """Tag ``snapshot_id`` (default: the latest snapshot) as ``name``; returns the snapshot.
+
+    With ``time_retained`` (a ``timedelta`` or a duration such as '1 d', '12 h') the tag expires
+    that long after its creation: the first commit after that deletes it (:func:`expire_tags`).
+    """
     _check_name(table, name)
+    retained = None if time_retained is None else parse_time_retained(time_retained, table.identifier)
     sm = table.snapshot_manager
     tm = table.tag_manager
     if snapshot_id is None:
@@ -193,7 +272,7 @@ def create_tag(table: Table, name: str, snapshot_id: int | None = None) -> Snaps
             raise SnapshotNotFoundError(f"table {table.identifier}: cannot tag an empty table (no snapshot)")
     else:
         snap = sm.snapshot(snapshot_id)
-    if not tm.write(name, snap, create_time=datetime.datetime.now()):
+    if not tm.write(name, snap, create_time=datetime.datetime.now(), time_retained=retained):
         raise TagAlreadyExistsError(
             f"table {table.identifier}: tag '{name}' already exists; delete it first or pick another name"
         )
@@ -223,6 +302,38 @@ def delete_tag(table: Table, name: str) -> list[str]:
     return delete_files(table, candidates.minus(keep))
 
 
+def expire_tags(
+    table: Table, now: datetime.datetime | None = None, older_than: datetime.datetime | None = None
+) -> list[str]:
+    """Delete the tags whose retention has passed (``tagCreateTime + tagTimeRetained < now``, local
+    time) and, with ``older_than``, those created before it, with the files only they referenced;
+    returns their names. As Paimon's ``TagTimeExpire``: a tag without ``tagCreateTime`` counts from
+    its file's modification time, and one without ``tagTimeRetained`` only expires by ``older_than``.
+    """
+    current = now if now is not None else datetime.datetime.now()
+    tm = table.tag_manager
+    modified = {
+        m.group(1): datetime.datetime.fromtimestamp(status.mtime_ms / 1000)
+        for status in table.file_io.list_status(tm.tag_dir)
+        if (m := _TAG_RE.match(status.name)) and not status.is_dir
+    }
+    expired = []
+    for name in sorted(modified):
+        created, retained = tm.retention(name)
+        created = created if created is not None else modified[name]
+        try:
+            due = retained is not None and current > created + retained
+        except OverflowError:
+            due = False  # retained beyond the calendar: never by time
+        if due or (older_than is not None and created < older_than):
+            try:
+                delete_tag(table, name)
+            except TagNotFoundError:
+                continue  # deleted concurrently
+            expired.append(name)
+    return expired
+
+
 class _TagScan(TableScan):
     def __init__(self, table: Table, snapshot: Snapshot, filter: FilterLike = None) -> None:
         super().__init__(table, filter)
@@ -232,9 +343,15 @@ class _TagScan(TableScan):
         return self._tag_snapshot
 
 
+def tag_scan(table: Table, name: str, filter: FilterLike = None) -> TableScan:
+    """A scan of tag ``name``'s own copy of its snapshot: it plans even after the snapshot expired
+    (the tag keeps every file the snapshot references)."""
+    return _TagScan(table, table.tag_manager.tag(name), filter)
+
+
 def read_tag(
     table: Table, name: str, columns: Sequence[str] | None = None, filter: FilterLike = None
 ) -> pa.Table:
     """The merged rows of the table as of tag ``name`` (even after its snapshot expired)."""
-    splits = _TagScan(table, table.tag_manager.tag(name), filter).plan()
+    splits = tag_scan(table, name, filter).plan()
     return table.new_read(columns, filter).read_splits(splits)

@@ -21,7 +21,7 @@ from stratalake.merge.context import (
     MergeContext,
     RowKind,
 )
-from stratalake.merge.sort import key_group_starts, sort_kv
+from stratalake.merge.sort import key_group_starts, merge_order, sort_kv
 
 
 class MergeFunction(Protocol):
@@ -49,8 +49,17 @@ def merge_kv(kv: pa.Table, ctx: MergeContext, mf: MergeFunction | None = None) -
     if kv.num_rows == 0:
         return kv
     fn = mf if mf is not None else create_merge_function(ctx)
-    sorted_kv = sort_kv(kv, ctx)
-    starts = key_group_starts(sorted_kv, ctx.key_names)
+    indices, starts = merge_order(kv, ctx)
+    pick_rows = getattr(fn, "pick_rows", None)
+    if pick_rows is not None:
+        # An engine that keeps whole rows (deduplicate) takes every column once, for its picks.
+        kinds = kv.column(VALUE_KIND).to_numpy()
+        if indices is None:
+            picked = pick_rows(kinds, starts)
+            return kv if len(picked) == kv.num_rows else kv.take(picked)
+        order = np.asarray(indices)
+        return kv.take(order[pick_rows(kinds[order], starts)])
+    sorted_kv = kv if indices is None else kv.take(indices)
     return fn.merge(sorted_kv, starts)
 
 

@@ -20,15 +20,22 @@ class DeduplicateMergeFunction:
         n = sorted_kv.num_rows
         if n == 0:
             return sorted_kv
-        ends = group_ends(starts, n)
-        if not self._ignore_delete:
-            pick = ends - 1
-        else:
-            kinds = sorted_kv.column(VALUE_KIND).to_numpy()
-            adds = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
-            candidates = np.where(adds, np.arange(n, dtype=np.int64), -1)
-            pick = np.maximum.reduceat(candidates, starts)
-            pick = pick[pick >= 0]
+        pick = self.pick_rows(sorted_kv.column(VALUE_KIND).to_numpy(), starts)
         if len(pick) == n:
             return sorted_kv
         return sorted_kv.take(pick)
+
+    def pick_rows(self, sorted_kinds: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Positions (in merge order) of the row each key keeps, given the sorted row kinds.
+
+        :func:`stratalake.merge.merge_kv` uses it to take every column once, for the kept rows.
+        """
+        n = len(sorted_kinds)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        if not self._ignore_delete:
+            return group_ends(starts, n) - 1
+        adds = (sorted_kinds == RowKind.INSERT) | (sorted_kinds == RowKind.UPDATE_AFTER)
+        candidates = np.where(adds, np.arange(n, dtype=np.int64), -1)
+        pick = np.maximum.reduceat(candidates, starts)
+        return pick[pick >= 0]

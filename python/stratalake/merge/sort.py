@@ -15,26 +15,40 @@ def sort_kv(kv: pa.Table, ctx: MergeContext) -> pa.Table:
     The sort is stable, so equal sequence values keep input order. Null sequence-field values sort
     first (they are the oldest); keys are never null.
     """
+    indices, _ = merge_order(kv, ctx)
+    return kv if indices is None else kv.take(indices)
+
+
+def merge_order(kv: pa.Table, ctx: MergeContext) -> tuple[np.ndarray | pa.Array | None, np.ndarray]:
+    """The row order :func:`sort_kv` produces, and the key groups in that order.
+
+    Returns ``(indices, starts)``: ``indices`` puts ``kv`` into merge order (None when it already
+    is), ``starts`` is :func:`key_group_starts` of the sorted table. Only the key and sequence
+    columns are looked at, so a caller that picks rows (deduplicate) can take the other columns
+    once, for the picked rows only.
+    """
     if kv.num_rows == 0:
-        return kv
+        return None, np.zeros(0, dtype=np.int64)
+    order_columns = [*ctx.key_names, *ctx.sequence_fields, SEQUENCE_NUMBER]
+    narrow = kv.select(list(dict.fromkeys(order_columns)))
     key_only: list[tuple[str, str]] = [(k, "ascending") for k in ctx.key_names]
     if not ctx.sequence_fields:
         # Rows usually arrive oldest first per key (a write buffer's input; sorted runs read
         # oldest level first). Then a stable sort by the key alone is merge order, and sorting
         # sequence numbers too would cost a second sort column. Verified, never assumed.
-        indices = _sort_indices(kv, key_only)
-        out = kv if indices is None else kv.take(indices)
-        if _sequence_ascending_within_keys(out, ctx.key_names):
-            return out
+        indices = _sort_indices(narrow, key_only)
+        out = narrow if indices is None else narrow.take(indices)
+        starts = key_group_starts(out, ctx.key_names)
+        if _sequence_ascending_within_keys(out, starts):
+            return indices, starts
     order = "descending" if ctx.sequence_descending else "ascending"
     keys = key_only + [(f, order) for f in ctx.sequence_fields] + [(SEQUENCE_NUMBER, "ascending")]
-    indices = _sort_indices(kv, keys)
-    if indices is None:
-        return kv
-    return kv.take(indices)
+    indices = _sort_indices(narrow, keys)
+    out = narrow if indices is None else narrow.take(indices)
+    return indices, key_group_starts(out, ctx.key_names)
 
 
-def _sequence_ascending_within_keys(sorted_kv: pa.Table, key_names: tuple[str, ...]) -> bool:
+def _sequence_ascending_within_keys(sorted_kv: pa.Table, starts: np.ndarray) -> bool:
     seq = sorted_kv.column(SEQUENCE_NUMBER).to_numpy()
     if len(seq) < 2:
         return True
@@ -42,7 +56,7 @@ def _sequence_ascending_within_keys(sorted_kv: pa.Table, key_names: tuple[str, .
     if not later.any():
         return True
     same_key = np.ones(len(seq) - 1, dtype=bool)
-    same_key[key_group_starts(sorted_kv, key_names)[1:] - 1] = False
+    same_key[starts[1:] - 1] = False
     return not bool(np.any(same_key & later))
 
 

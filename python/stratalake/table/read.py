@@ -53,18 +53,21 @@ class TableRead:
         self._pre_merge = conjunction([p for p in conjuncts if p.columns() <= safe])
         self._post_merge = conjunction([p for p in conjuncts if not p.columns() <= safe])
         self._read_columns = self._columns_to_read()
+        # Splits read without a merge (one file, or deletion-vector files) need no merge columns.
+        self._raw_read_columns = self._columns_to_read(merge=False)
         ctx = table.merge_context
         self._merge_ctx = ctx if self._read_columns is None else project(ctx, self._read_columns)
         # Lookup tables merge only a key's newest high-level record with its level-0 records.
         self._lookup_merge = lookup_merge_enabled(table.merge_context)
 
-    def _columns_to_read(self) -> list[str] | None:
-        """Columns to read from files: the requested ones, the filter's, and what the merge needs
-        to compute them (see :func:`stratalake.merge.projection.merge_columns`); None = all."""
+    def _columns_to_read(self, merge: bool = True) -> list[str] | None:
+        """Columns to read from files: the requested ones, the filter's, and (with ``merge``) what
+        the merge needs to compute them (see :func:`stratalake.merge.projection.merge_columns`);
+        None = all."""
         wanted = list(self.columns)
         if self.predicate is not None:
             wanted += sorted(self.predicate.columns())
-        needed = set(merge_columns(self.table.merge_context, wanted))
+        needed = set(merge_columns(self.table.merge_context, wanted) if merge else wanted)
         names = [f.name for f in self.table.schema().fields]
         return None if needed >= set(names) else [n for n in names if n in needed]
 
@@ -87,13 +90,14 @@ class TableRead:
         schema = table.schema()
         directory = bucket_dir(table.location, table.partition_codec.path(split.partition_values), split.bucket)
         parts = []
+        columns = self._read_columns if split.needs_merge else self._raw_read_columns
         for f in split.files:
             kv = read_kv_file(
                 table.file_io,
                 f"{directory}/{f.file_name}",
                 table.file_schema(f.schema_id),
                 schema,
-                self._read_columns,
+                columns,
             )
             kv = self._apply_deletion_vector(kv, split, f.file_name)  # positions: before any filter
             if self._pre_merge is not None:

@@ -6,6 +6,11 @@
   table (written with ``Table.write``, 6 runs per bucket) vs the same over a Parquet copy of its merged
   rows (the floor: Spark reads Parquet without any merge).
 - per-statement overhead on a 10-row table: ``SELECT * ... collect()`` and a 10-row ``INSERT ... VALUES``.
+- Catalyst (issue #10): two 10-column tables of ``spark_rows`` rows (bucket = 4, a load and 5% of the keys
+  updated, so every read merges): ``SELECT *`` vs ``SELECT c3`` (column pruning), and their join on the
+  bucket key, narrow and wide, with ``spark.sql.sources.v2.bucketing.enabled`` true (storage-partitioned,
+  no Exchange) vs false. These statements run interleaved (one of each per round, rotating) with
+  ``spark_reps + 2`` rounds, and their CPU seconds (JVM and Python workers) are recorded too.
 
 Everything runs in one Spark session (``stratalake.spark.session``) in one subprocess; each statement has
 one warm-up execution and then ``spark_reps`` timed ones (``spark_reps * 4`` for the 10-row statements).
@@ -64,6 +69,102 @@ def _timed(fn: Callable[[], Any], reps: int, before: Callable[[], Any] | None = 
         if i:
             out.append(dt)
     return out
+
+
+CATALYST_STATEMENTS = {
+    # name -> (SQL, spark.sql.sources.v2.bucketing.enabled)
+    "select *": ("SELECT * FROM {c}.db.ca", "false"),
+    "select c3": ("SELECT c3 FROM {c}.db.ca", "false"),
+    "narrow join SPJ": ("SELECT a.id, a.c3, b.c4 FROM {c}.db.ca a JOIN {c}.db.cb b ON a.id = b.id", "true"),
+    "narrow join shuffle": (
+        "SELECT a.id, a.c3, b.c4 FROM {c}.db.ca a JOIN {c}.db.cb b ON a.id = b.id",
+        "false",
+    ),
+    "wide join SPJ": ("SELECT * FROM {c}.db.ca a JOIN {c}.db.cb b ON a.id = b.id", "true"),
+    "wide join shuffle": ("SELECT * FROM {c}.db.ca a JOIN {c}.db.cb b ON a.id = b.id", "false"),
+}
+
+
+def catalyst_data(n: int, seed: int) -> Any:
+    """10 columns (ints, doubles, strings of low and high cardinality), ids 0..n-1."""
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    return pa.table(
+        {
+            "id": np.arange(n, dtype=np.int64),
+            "c1": rng.integers(0, 1 << 30, n),
+            "c2": rng.integers(0, 1000, n).astype(np.int32),
+            "c3": rng.random(n),
+            "c4": rng.random(n),
+            "c5": pa.array([f"s{i % 9973}" for i in range(n)]),
+            "c6": pa.array([f"name-{i % 50000}-x" for i in range(n)]),
+            "c7": rng.integers(0, 1 << 40, n),
+            "c8": rng.random(n),
+            "c9": pa.array([f"k{i % 101}" for i in range(n)]),
+        }
+    )
+
+
+def process_tree_cpu(root_pid: int) -> float:
+    """CPU seconds used so far by ``root_pid`` and every process under it (reaped children
+    included), plus this process: for Spark, the JVM and its Python workers and daemons."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # after the command: state, ppid, ..., utime, stime, cutime, cstime (fields 14-17 of stat)
+        stats[int(entry)] = (int(fields[1]), sum(int(x) for x in fields[11:15]) / tick)
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0.0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        total += stats.get(pid, (0, 0.0))[1]
+        todo.extend(children.get(pid, []))
+    own = os.times()
+    return total + own.user + own.system
+
+
+def catalyst_statements(
+    spark: Any, catalog: str, rounds: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds of each of :data:`CATALYST_STATEMENTS` (one warm-up each, then
+    ``rounds`` rounds running every statement once, in a rotating order)."""
+    jvm_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
+    names = list(CATALYST_STATEMENTS)
+
+    def run(name: str) -> tuple[float, float]:
+        sql, bucketing = CATALYST_STATEMENTS[name]
+        spark.conf.set("spark.sql.sources.v2.bucketing.enabled", bucketing)
+        c0, t0 = process_tree_cpu(jvm_pid), time.perf_counter()
+        spark.sql(sql.format(c=catalog)).write.format("noop").mode("overwrite").save()
+        return time.perf_counter() - t0, process_tree_cpu(jvm_pid) - c0
+
+    for name in names:
+        sql, bucketing = CATALYST_STATEMENTS[name]
+        spark.conf.set("spark.sql.sources.v2.bucketing.enabled", bucketing)
+        plan = spark.sql(sql.format(c=catalog))._jdf.queryExecution().executedPlan().toString()
+        if ("Exchange" in plan) != (bucketing == "false" and "join" in name):
+            raise AssertionError(f"unexpected plan for {name}:\n{plan}")
+        run(name)
+    wall: dict[str, list[float]] = {k: [] for k in names}
+    cpu: dict[str, list[float]] = {k: [] for k in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            w, c = run(name)
+            wall[name].append(w)
+            cpu[name].append(c)
+    spark.conf.unset("spark.sql.sources.v2.bucketing.enabled")
+    return wall, cpu
 
 
 def op_spark(spec: dict[str, Any], rec: Any) -> None:
@@ -160,12 +261,29 @@ def op_spark(spec: dict[str, Any], rec: Any) -> None:
         ),
         small_reps,
     )
+
+    # Catalyst: column pruning and storage-partitioned joins (issue #10)
+    n = spec["insert_rows"]
+    for name, seed in (("ca", 1), ("cb", 2)):
+        t = cat.create_table(
+            f"db.{name}", schema=catalyst_data(1, 0).schema, primary_key=["id"], options={"bucket": "4"}
+        )
+        t.write(catalyst_data(n, seed))
+        t.write(catalyst_data(n // 20, seed + 10))  # 5% of the keys updated: every bucket merges
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    wall, cpu = catalyst_statements(spark, CATALOG, reps + 2)
+    cpu_samples: dict[str, list[float]] = {}
+    for k in wall:
+        samples[f"catalyst {k}: stratalake"] = wall[k]
+        cpu_samples[f"catalyst {k}: stratalake"] = cpu[k]
     spark.stop()
 
     for k, v in samples.items():
         rec.phases[k] = statistics.median(v)
-        rec.cpu[k] = 0.0
+        rec.cpu[k] = statistics.median(cpu_samples[k]) if k in cpu_samples else 0.0
     rec.info["samples"] = samples
+    rec.info["cpu_samples"] = cpu_samples
     rec.info["counts"] = counts
 
 
@@ -188,6 +306,7 @@ def run(cfg: Config) -> dict[str, Any]:
         if "phases" in res:
             # one process; expose each statement's samples as its own summary
             res["phases"] = {k: summarize(v) for k, v in res["info"]["samples"].items()}
+            res["cpu"] = {k: summarize(v) for k, v in res["info"].get("cpu_samples", {}).items()}
         payload = {"result": res}
     save_workload(NAME, cfg, payload)
     return payload
@@ -200,6 +319,47 @@ PAIRS = [
     ("select 10 rows", "SELECT on a 10-row table vs Parquet"),
     ("insert 10 rows", "INSERT of 10 rows vs Parquet append"),
 ]
+
+
+#: issue #10's goals: (label, slower statement, faster statement, target ratio)
+CATALYST_GOALS = [
+    ("SELECT * / SELECT one column (10 columns)", "select *", "select c3", 2.0),
+    (
+        "bucket-key join, 3 columns: shuffled / storage-partitioned",
+        "narrow join shuffle",
+        "narrow join SPJ",
+        1.5,
+    ),
+    (
+        "bucket-key join, 20 columns: shuffled / storage-partitioned",
+        "wide join shuffle",
+        "wide join SPJ",
+        1.5,
+    ),
+]
+
+
+def catalyst_goals(res: dict[str, Any], note: str) -> list[Goal]:
+    out = []
+    for label, slow, fast, target in CATALYST_GOALS:
+        ks, kf = f"catalyst {slow}: stratalake", f"catalyst {fast}: stratalake"
+        if "phases" not in res or ks not in res["phases"]:
+            out.append(Goal("10 catalyst", label, "-", f">= {target}x", "n/a", note))
+            continue
+        s, f = res["phases"][ks]["median"], res["phases"][kf]["median"]
+        cpu = res.get("cpu", {})
+        cpu_ratio = f"{cpu[ks]['median'] / cpu[kf]['median']:.2f}x" if ks in cpu and kf in cpu else ""
+        out.append(
+            Goal(
+                "10 catalyst",
+                label,
+                f"{s / f:.2f}x ({s:.3f}s vs {f:.3f}s)",
+                f">= {target}x",
+                "met" if s / f >= target else "MISSED",
+                cpu=cpu_ratio,
+            )
+        )
+    return out
 
 
 def goals(payload: dict[str, Any]) -> list[Goal]:
@@ -220,7 +380,8 @@ def goals(payload: dict[str, Any]) -> list[Goal]:
                 "report",
             )
         )
-    return out
+    note = payload.get("skipped") or "failed: " + res.get("error", "")[:200]
+    return out + catalyst_goals(res, note)
 
 
 def figures(payload: dict[str, Any]) -> list[tuple[str, str, dict[str, Any] | None]]:

@@ -235,3 +235,171 @@ def test_partial_update_pruned_read(spark: Any, db: str) -> None:
     assert rows(spark.sql(f"SELECT k, a, b FROM {db}.pu")) == [(1, 1, "r"), (2, 20, "q")]
     full = rows(spark.sql(f"SELECT k, a, b, g, x FROM {db}.pu"))
     assert [(k, a, b) for k, a, b, _, _ in full] == [(1, 1, "r"), (2, 20, "q")]
+
+
+_SPJ_OFF = {"spark__sql__autoBroadcastJoinThreshold": "-1", "spark__sql__adaptive__enabled": "false"}
+
+
+def _plan_and_rows(spark: Any, q: str, bucketing: str, **settings: str) -> tuple[str, list[tuple[Any, ...]]]:
+    with conf(spark, spark__sql__sources__v2__bucketing__enabled=bucketing, **_SPJ_OFF, **settings):
+        df = spark.sql(q)
+        return plan_of(df), rows(df)
+
+
+def test_sorted_buckets_skip_the_join_sort(spark: Any, db: str) -> None:
+    """Merged splits come out in key order: the bucketed sort-merge join needs neither an
+    Exchange nor a Sort, and returns what the shuffled join returns."""
+    for name, step in (("s1", 1), ("s2", 3)):
+        spark.sql(
+            f"CREATE TABLE {db}.{name} (id BIGINT, k STRING, v INT, PRIMARY KEY (id) NOT ENFORCED) "
+            "TBLPROPERTIES ('bucket' = '4')"
+        )
+        spark.sql(
+            f"INSERT INTO {db}.{name} SELECT id, concat('k', id), CAST(id AS INT) FROM range(0, 600, {step})"
+        )
+        # Updates in a second file of every bucket: the read merges them.
+        spark.sql(f"INSERT INTO {db}.{name} SELECT id, 'upd', -1 FROM range(0, 600, 10)")
+    q = f"SELECT a.id, a.k, b.v FROM {db}.s1 a JOIN {db}.s2 b ON a.id = b.id"
+    plan, joined = _plan_and_rows(spark, q, "true")
+    assert "SortMergeJoin" in plan and "Exchange" not in plan
+    assert "Sort [" not in plan, plan
+    shuffled_plan, shuffled = _plan_and_rows(spark, q, "false")
+    assert "Exchange" in shuffled_plan and "Sort [" in shuffled_plan
+    assert joined == shuffled and len(joined) == 200 + 60 - 20  # ids divisible by 3 or by 10
+    assert (30, "upd", -1) in joined and (3, "k3", 3) in joined
+
+
+def test_ordering_only_when_every_split_is_sorted(spark: Any, warehouse: Any, db: str) -> None:
+    """The reported order: the leading trimmed key columns the scan outputs, with types that sort
+    alike in Spark; none when a split is read file by file without a merge."""
+    from types import SimpleNamespace
+
+    from stratalake.spark.planning import _output_ordering
+
+    spark.sql(
+        f"CREATE TABLE {db}.ord (a BIGINT, b STRING, c DOUBLE, d DOUBLE, v INT, "
+        "PRIMARY KEY (a, b, c, d) NOT ENFORCED) TBLPROPERTIES ('bucket' = '2')"
+    )
+    t = Catalog(str(warehouse)).get_table(f"{db.split('.')[1]}.ord")
+    merged = SimpleNamespace(needs_merge=True, files=(1, 2))
+    one_file = SimpleNamespace(needs_merge=False, files=(1,))
+    unmerged = SimpleNamespace(needs_merge=False, files=(1, 2))  # deletion-vector split
+    assert _output_ordering(t, [merged, one_file], None) == ["a", "b"]  # DOUBLE stops the order
+    assert _output_ordering(t, [merged], ["b", "a", "v"]) == ["a", "b"]
+    assert _output_ordering(t, [merged], ["b", "v"]) == []  # the leading key is not read
+    assert _output_ordering(t, [merged, unmerged], None) == []
+
+
+def test_one_column_bucket_key_of_a_two_column_primary_key(spark: Any, db: str) -> None:
+    """bucket-key = 'a' of primary key (a, b): joins and aggregations on (a, b) use the buckets."""
+    for name in ("m1", "m2"):
+        spark.sql(
+            f"CREATE TABLE {db}.{name} (a BIGINT, b STRING, v INT, PRIMARY KEY (a, b) NOT ENFORCED) "
+            "TBLPROPERTIES ('bucket' = '4', 'bucket-key' = 'a')"
+        )
+        spark.sql(
+            f"INSERT INTO {db}.{name} SELECT id % 50, concat('k', id % 7), CAST(id AS INT) FROM range(400)"
+        )
+        spark.sql(f"INSERT INTO {db}.{name} SELECT id % 50, concat('k', id % 7), -1 FROM range(0, 400, 9)")
+    q = f"SELECT x.a, x.b, x.v, y.v FROM {db}.m1 x JOIN {db}.m2 y ON x.a = y.a AND x.b = y.b"
+    # Spark only co-partitions a join on a subset of its keys when told it may.
+    plan, joined = _plan_and_rows(spark, q, "true", spark__sql__requireAllClusterKeysForCoPartition="false")
+    assert "Exchange" not in plan, plan
+    shuffled_plan, shuffled = _plan_and_rows(spark, q, "false")
+    assert "Exchange" in shuffled_plan
+    assert joined == shuffled and len(joined) == 350
+    agg = f"SELECT a, b, count(*), sum(v) FROM {db}.m1 GROUP BY a, b"
+    agg_plan, counted = _plan_and_rows(spark, agg, "true")
+    assert "Exchange" not in agg_plan
+    assert counted == _plan_and_rows(spark, agg, "false")[1] and len(counted) == 350
+
+
+def test_two_column_bucket_key_joins_correctly(spark: Any, warehouse: Any, db: str) -> None:
+    """A bucket key of two columns (Paimon hashes the BinaryRow of both) cannot be described to
+    Spark 4.3, whose key-grouped partitioning takes one-column transforms only: the scan reports
+    no partitioning, the join shuffles and returns the same rows either way."""
+    from stratalake.spark.planning import spark_bucket_keys
+
+    for name, props in (
+        ("k1", "'bucket-key' = 'a,b'"),
+        ("k2", "'bucket-key' = 'a,b'"),
+        ("k3", "'file.format' = 'parquet'"),
+    ):
+        spark.sql(
+            f"CREATE TABLE {db}.{name} (a BIGINT, b STRING, v INT, PRIMARY KEY (a, b) NOT ENFORCED) "
+            f"TBLPROPERTIES ('bucket' = '4', {props})"
+        )
+        spark.sql(
+            f"INSERT INTO {db}.{name} SELECT id % 50, concat('k', id % 7), CAST(id AS INT) FROM range(300)"
+        )
+    cat = Catalog(str(warehouse))
+    short = db.split(".")[1]
+    assert cat.get_table(f"{short}.k1").schema().bucket_keys == ("a", "b")
+    assert spark_bucket_keys(cat.get_table(f"{short}.k1")) == []
+    assert spark_bucket_keys(cat.get_table(f"{short}.k3")) == []  # the primary key (a, b)
+    for other in ("k2", "k3"):
+        q = f"SELECT x.a, x.b, x.v, y.v FROM {db}.k1 x JOIN {db}.{other} y ON x.a = y.a AND x.b = y.b"
+        plan, joined = _plan_and_rows(
+            spark, q, "true", spark__sql__requireAllClusterKeysForCoPartition="false"
+        )
+        assert "Exchange" in plan
+        assert joined == _plan_and_rows(spark, q, "false")[1]
+        assert len(joined) == 300 and all(v1 == v2 for _, _, v1, v2 in joined)
+
+
+def test_compatible_bucket_counts_are_reduced(spark: Any, db: str) -> None:
+    """bucket(8, id) mod 4 == bucket(4, id) (Paimon's bucket is hash % n): with compatible
+    transforms allowed, 4- and 8-bucket (3- and 6-bucket) tables join without a shuffle."""
+    for n in (3, 4, 6, 8):
+        spark.sql(
+            f"CREATE TABLE {db}.r{n} (id BIGINT, w STRING, PRIMARY KEY (id) NOT ENFORCED) "
+            f"TBLPROPERTIES ('bucket' = '{n}')"
+        )
+        spark.sql(f"INSERT INTO {db}.r{n} SELECT id, concat('w{n}-', id) FROM range(0, 500, {n // 2 + 1})")
+    compatible = {"spark__sql__sources__v2__bucketing__allowCompatibleTransforms__enabled": "true"}
+    for small, big, exchange in ((4, 8, False), (8, 4, False), (3, 6, False), (4, 6, True)):
+        q = f"SELECT s.id, s.w, b.w FROM {db}.r{small} s JOIN {db}.r{big} b ON s.id = b.id"
+        plan, joined = _plan_and_rows(spark, q, "true", **compatible)
+        assert ("Exchange" in plan) == exchange, (small, big, plan)
+        shuffled = _plan_and_rows(spark, q, "false")[1]
+        assert joined == shuffled
+        step_s, step_b = small // 2 + 1, big // 2 + 1
+        assert len(joined) == len([i for i in range(0, 500, step_s) if i % step_b == 0])
+    # Without the setting, different counts still shuffle.
+    plan, _ = _plan_and_rows(spark, f"SELECT * FROM {db}.r4 s JOIN {db}.r8 b ON s.id = b.id", "true")
+    assert "Exchange" in plan
+
+
+def test_timestamp_keys_of_other_precision_are_not_reported(spark: Any, warehouse: Any, db: str) -> None:
+    """Spark sees TIMESTAMP(3) and TIMESTAMP(6) keys as the same type, but Paimon hashes them
+    differently (compact millis vs millis + nanos): no bucket layout for precision 3, so joining
+    such tables shuffles instead of matching buckets that hold different keys."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    short = db.split(".")[1]
+    cat = Catalog(str(warehouse))
+    t3 = cat.create_table(
+        f"{short}.ts3",
+        schema=pa.schema([pa.field("ts", pa.timestamp("ms"), nullable=False), pa.field("v", pa.int32())]),
+        primary_key=["ts"],
+        options={"bucket": "4"},
+    )
+    assert str(t3.schema().field("ts").type).startswith("TIMESTAMP(3)")
+    base = dt.datetime(2024, 1, 1)
+    stamps = [base + dt.timedelta(seconds=7 * i) for i in range(64)]
+    t3.write(pa.table({"ts": pa.array(stamps, pa.timestamp("ms")), "v": pa.array(range(64), pa.int32())}))
+    spark.sql(
+        f"CREATE TABLE {db}.ts6 (ts TIMESTAMP_NTZ, w INT, PRIMARY KEY (ts) NOT ENFORCED) TBLPROPERTIES ('bucket' = '4')"
+    )
+    values = ", ".join(f"(TIMESTAMP_NTZ '{s.isoformat(sep=' ')}', {i})" for i, s in enumerate(stamps))
+    spark.sql(f"INSERT INTO {db}.ts6 VALUES {values}")
+    from stratalake.spark.planning import spark_bucket_keys
+
+    assert spark_bucket_keys(cat.get_table(f"{short}.ts6")) == ["ts"]
+    assert spark_bucket_keys(cat.get_table(f"{short}.ts3")) == []
+    q = f"SELECT a.v, b.w FROM {db}.ts3 a JOIN {db}.ts6 b ON a.ts = b.ts"
+    plan, joined = _plan_and_rows(spark, q, "true")
+    assert "Exchange" in plan
+    assert joined == [(i, i) for i in range(64)]

@@ -34,10 +34,31 @@ from stratalake.table.read import TableRead
 from stratalake.table.scan import Split, TableScan
 from stratalake.table.table import Table
 from stratalake.table.tags import tag_scan
+from stratalake.types import (
+    ArrayType,
+    BigIntType,
+    BinaryType,
+    BooleanType,
+    CharType,
+    DataType,
+    DateType,
+    DecimalType,
+    IntType,
+    LocalZonedTimestampType,
+    MapType,
+    MultisetType,
+    RowType,
+    SmallIntType,
+    TimestampType,
+    TinyIntType,
+    VarBinaryType,
+    VarCharType,
+)
 
 _COMPARISONS = ("=", "<", "<=", ">", ">=")
 _FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _EPOCH = dt.date(1970, 1, 1)
+SPARK_TIMESTAMP_PRECISION = 6
 
 
 # ---- filters --------------------------------------------------------------------------------
@@ -239,8 +260,8 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     rows = sum(_live_estimate(s) for s in splits)
     if request.get("limit") is not None:
         rows = min(rows, int(request["limit"]))
-    schema = table.schema()
-    bucket_keys = list(schema.bucket_keys) if schema.primary_keys else []
+    bucket_keys = spark_bucket_keys(table)
+    ordering = _output_ordering(table, splits, columns)
     totals = {s.total_buckets for s in splits}
     configured = table.core_options.bucket
     num_buckets = configured if configured > 0 and totals <= {configured} else None
@@ -251,7 +272,87 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
         "bytes": int(sum(f.file_size for s in splits for f in s.files) * fraction),
         "bucket_keys": bucket_keys,
         "num_buckets": num_buckets if bucket_keys else None,
+        "ordering": ordering,
     }
+
+
+def _same_bucket_in_spark(t: DataType) -> bool:
+    """Whether equal Spark values of type ``t`` always have equal Paimon bucket hashes.
+
+    Spark tells bucketed layouts apart only by Spark types, which lose timestamp precision: a
+    TIMESTAMP(3) key is hashed in Paimon's compact layout, a TIMESTAMP(6) one is not, and a
+    TIMESTAMP(9) value may carry nanoseconds Spark truncates. Like Paimon's connector, only
+    precision 6 (Spark's own) is reported.
+    """
+    if isinstance(t, (TimestampType, LocalZonedTimestampType)):
+        return t.precision == SPARK_TIMESTAMP_PRECISION
+    if isinstance(t, (ArrayType, MultisetType)):
+        return _same_bucket_in_spark(t.element)
+    if isinstance(t, MapType):
+        return _same_bucket_in_spark(t.key) and _same_bucket_in_spark(t.value)
+    if isinstance(t, RowType):
+        return all(_same_bucket_in_spark(f.type) for f in t.fields)
+    return True
+
+
+def spark_bucket_keys(table: Table) -> list[str]:
+    """The bucket key to report to Spark as ``bucket(n, key)`` partitioning, or [] for none.
+
+    Only primary-key tables with fixed buckets have a bucket layout Spark can rely on. Spark
+    4.3's key-grouped partitioning only takes transforms of one column
+    (``KeyedPartitioning.supportsExpressions``), so a bucket key of several columns is not
+    reported: such joins shuffle (Paimon's Spark connector makes the same choice). A primary key
+    of several columns with a one-column ``bucket-key`` is reported, and satisfies joins and
+    aggregations on any set of columns that includes that one.
+    """
+    schema = table.schema()
+    if not schema.primary_keys or table.core_options.bucket <= 0:
+        return []
+    keys = list(schema.bucket_keys)
+    if len(keys) != 1 or not all(_same_bucket_in_spark(schema.field(k).type) for k in keys):
+        return []
+    return keys
+
+
+# Key types whose order in a merge (numpy / Arrow sorts, Paimon's key comparators) is Spark's
+# ascending order: not FLOAT/DOUBLE (NaN and -0.0 differ), not nested types.
+_ORDERED_KEY_TYPES = (
+    BooleanType,
+    TinyIntType,
+    SmallIntType,
+    IntType,
+    BigIntType,
+    DecimalType,
+    CharType,
+    VarCharType,
+    BinaryType,
+    VarBinaryType,
+    DateType,
+    TimestampType,
+    LocalZonedTimestampType,
+)
+
+
+def _output_ordering(table: Table, splits: Sequence[Split], columns: Sequence[str] | None) -> list[str]:
+    """Key columns every split's rows come out sorted by (ascending), for Spark's
+    ``SupportsReportOrdering``; [] when some split is not sorted.
+
+    A merged split comes out in key order (the merge sorts by the trimmed primary key) and so
+    does a split of one file (data files are sorted by key). Splits read file by file without a
+    merge (deletion vectors) are not. Partition columns are constant within a split, so the
+    trimmed key is the order; only its leading columns that the scan outputs can be reported.
+    With it, a sort-merge join or a sorted aggregation over bucketed scans skips its sort.
+    """
+    schema = table.schema()
+    if not schema.primary_keys or not all(s.needs_merge or len(s.files) <= 1 for s in splits):
+        return []
+    output = set(columns) if columns is not None else {f.name for f in schema.fields}
+    out = []
+    for k in schema.trimmed_primary_keys:
+        if k not in output or not isinstance(schema.field(k).type, _ORDERED_KEY_TYPES):
+            break
+        out.append(k)
+    return out
 
 
 def _exact_live_rows(split: Split) -> int | None:
@@ -291,4 +392,5 @@ __all__ = [
     "plan",
     "predicate_from_json",
     "scan_predicate",
+    "spark_bucket_keys",
 ]

@@ -2,6 +2,8 @@ package org.stratalake.spark;
 
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
+import org.apache.spark.sql.connector.catalog.functions.Reducer;
+import org.apache.spark.sql.connector.catalog.functions.ReducibleFunction;
 import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.types.DataType;
@@ -16,6 +18,18 @@ import org.apache.spark.sql.types.StructType;
  * and bucket count to decide whether two scans are partitioned compatibly. When both sides of a
  * join are stratalake scans with the same bucket count and key types, it never evaluates it: the
  * bucket ids come from the splits (HasPartitionKey), computed by the Python writer.
+ *
+ * <p>Reducible: Paimon's bucket is {@code abs(h % n)} with Java's remainder, so for {@code m} a
+ * multiple of {@code n} every key's bucket among {@code n} is its bucket among {@code m}, mod
+ * {@code n}. With {@code spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled}, Spark
+ * then joins tables of 4 and 8 (or 2 and 6) buckets without a shuffle, grouping the larger side's
+ * buckets. Only keys of the same types qualify (the same {@link Bound#canonicalName()}).
+ *
+ * <p>Only single-column bucket keys ever reach Spark: Spark 4.3's key-grouped partitioning takes
+ * transforms over exactly one column ({@code KeyedPartitioning.supportsExpressions}), so a
+ * multi-column bucket key is reported as unknown partitioning by the scan (as Paimon's own
+ * connector does). Binding still accepts several key columns, consistently with Paimon's hash of
+ * a BinaryRow of all of them, so the name stays correct if Spark lifts that restriction.
  *
  * <p>Evaluation would only be needed to shuffle a non-stratalake side into stratalake's buckets
  * ({@code spark.sql.sources.v2.bucketing.shuffle.enabled}, off by default). That needs Paimon's
@@ -52,7 +66,7 @@ final class BucketFunction implements UnboundFunction {
     return new Bound(types);
   }
 
-  static final class Bound implements ScalarFunction<Integer> {
+  static final class Bound implements ScalarFunction<Integer>, ReducibleFunction<Integer, Integer> {
     private final DataType[] inputTypes;
 
     Bound(DataType[] inputTypes) {
@@ -87,6 +101,24 @@ final class BucketFunction implements UnboundFunction {
       return sb.append(')').toString();
     }
 
+    /**
+     * {@code b -> b % otherNumBuckets} when the other side is a stratalake bucket over keys of
+     * the same types and its bucket count divides this one's; null (not reducible) otherwise.
+     */
+    @Override
+    public Reducer<Integer, Integer> reducer(
+        int thisNumBuckets, ReducibleFunction<?, ?> otherFunction, int otherNumBuckets) {
+      if (!(otherFunction instanceof Bound)
+          || !((Bound) otherFunction).canonicalName().equals(canonicalName())
+          || thisNumBuckets <= 0
+          || otherNumBuckets <= 0
+          || thisNumBuckets == otherNumBuckets
+          || thisNumBuckets % otherNumBuckets != 0) {
+        return null;
+      }
+      return new ModReducer(otherNumBuckets);
+    }
+
     @Override
     public Integer produceResult(InternalRow input) {
       throw new UnsupportedOperationException(
@@ -94,6 +126,31 @@ final class BucketFunction implements UnboundFunction {
               + " computed by the Python writer). It only matches stratalake tables' bucketing;"
               + " set spark.sql.sources.v2.bucketing.shuffle.enabled=false to join a stratalake"
               + " table with a differently partitioned input");
+    }
+  }
+
+  /** A bucket among {@code m} to its bucket among {@code n}, for {@code n} dividing {@code m}. */
+  static final class ModReducer implements Reducer<Integer, Integer>, java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final int numBuckets;
+
+    ModReducer(int numBuckets) {
+      this.numBuckets = numBuckets;
+    }
+
+    @Override
+    public Integer reduce(Integer bucket) {
+      return bucket % numBuckets;
+    }
+
+    @Override
+    public DataType resultType() {
+      return DataTypes.IntegerType;
+    }
+
+    @Override
+    public String displayName() {
+      return "stratalake.bucket mod " + numBuckets;
     }
   }
 }

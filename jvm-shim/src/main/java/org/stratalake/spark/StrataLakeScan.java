@@ -14,6 +14,9 @@ import java.util.Set;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.NullOrdering;
+import org.apache.spark.sql.connector.expressions.SortDirection;
+import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
@@ -21,6 +24,7 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportOrdering;
 import org.apache.spark.sql.connector.read.SupportsReportPartitioning;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
@@ -49,7 +53,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  */
 final class StrataLakeScan
     implements Scan, SupportsReportStatistics, SupportsReportPartitioning,
-        SupportsRuntimeV2Filtering {
+        SupportsReportOrdering, SupportsRuntimeV2Filtering {
   private final StrataLakeTable table;
   private final Map<String, String> sourceOptions;
   private final StructType readSchema;
@@ -133,9 +137,12 @@ final class StrataLakeScan
   }
 
   /**
-   * Rows of one bucket share {@code bucket(n, bucket keys)}: reported as key-grouped
+   * Rows of one bucket share {@code bucket(n, bucket key)}: reported as key-grouped
    * partitioning so Spark can join or aggregate two stratalake tables with the same bucket count
-   * on their bucket keys without a shuffle. Python says whether all splits agree on the count.
+   * (or, with compatible transforms allowed, counts that divide each other: see {@link
+   * BucketFunction}) on their bucket keys without a shuffle. Python says whether all splits agree
+   * on the count and whether Spark can be told the layout at all (one bucket-key column whose
+   * Spark type hashes like the Paimon type).
    */
   @Override
   public Partitioning outputPartitioning() {
@@ -150,6 +157,25 @@ final class StrataLakeScan
     return new KeyGroupedPartitioning(
         new Expression[] {Expressions.bucket(numBuckets.asInt(), keys.toArray(new String[0]))},
         buckets.size());
+  }
+
+  /**
+   * Each split's rows come out sorted by the primary key when Python says so (merged splits and
+   * one-file splits; not deletion-vector splits read file by file): a sort-merge join or sorted
+   * aggregation on the key then skips its sort. Spark drops this ordering by itself where it
+   * groups several splits into one partition (a bucket of a partitioned table in a
+   * storage-partitioned join).
+   */
+  @Override
+  public SortOrder[] outputOrdering() {
+    List<String> keys = StrataLakeCatalog.toList(plan().get("ordering"));
+    SortOrder[] out = new SortOrder[keys.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] =
+          Expressions.sort(
+              Expressions.column(keys.get(i)), SortDirection.ASCENDING, NullOrdering.NULLS_FIRST);
+    }
+    return out;
   }
 
   /** Partition columns the scan outputs: Spark's dynamic partition pruning filters on them. */

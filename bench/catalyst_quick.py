@@ -25,13 +25,11 @@ import sys
 import time
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
-import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import stratalake
-from bench.spark_sql import process_tree_cpu
+from bench.spark_sql import catalyst_data, process_tree_cpu
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.table.read import TableRead
 
@@ -44,33 +42,16 @@ if not keep:
     shutil.rmtree(wh, ignore_errors=True)
 cat = stratalake.Catalog(wh)
 cat.create_database("db", ignore_if_exists=True)
-rng = np.random.default_rng(1)
-
-
-def data(n: int, start: int = 0) -> pa.Table:
-    ids = np.arange(start, start + n, dtype=np.int64)
-    return pa.table(
-        {
-            "id": ids,
-            "c1": rng.integers(0, 1 << 30, n),
-            "c2": rng.integers(0, 1000, n).astype(np.int32),
-            "c3": rng.random(n),
-            "c4": rng.random(n),
-            "c5": pa.array([f"s{i % 9973}" for i in range(n)]),
-            "c6": pa.array([f"name-{i % 50000}-x" for i in range(n)]),
-            "c7": rng.integers(0, 1 << 40, n),
-            "c8": rng.random(n),
-            "c9": pa.array([f"k{i % 101}" for i in range(n)]),
-        }
-    )
 
 
 if not keep:
     for name in ("a", "b"):
-        t = cat.create_table(f"db.{name}", schema=data(1).schema, primary_key=["id"], options={"bucket": "4"})
+        t = cat.create_table(
+            f"db.{name}", schema=catalyst_data(1, 0).schema, primary_key=["id"], options={"bucket": "4"}
+        )
         t0 = time.perf_counter()
-        t.write(data(N))
-        t.write(data(N // 20))  # 5% updated keys: every bucket needs a merge
+        t.write(catalyst_data(N, 1))
+        t.write(catalyst_data(N // 20, 2))  # 5% updated keys: every bucket needs a merge
         if COMPACT:
             t.compact(full=True)
         print(f"wrote db.{name} in {time.perf_counter() - t0:.1f}s", flush=True)

@@ -71,13 +71,8 @@ def _duration_string(value: Any) -> str | None:
     """A ``tagTimeRetained`` (Jackson: decimal seconds) as Java's ``Duration.toString()``."""
     if isinstance(value, str) and value.startswith(("PT", "-PT", "P")):
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
-        return None
-    try:
-        total = Decimal(str(value))
-    except InvalidOperation:
-        return None
-    if not total.is_finite() or total < 0:  # Paimon never stores a negative retention
+    total = _retained_seconds(value)
+    if total is None:  # not a number, or negative: Paimon never stores a negative retention
         return None
     if total == 0:
         return "PT0S"

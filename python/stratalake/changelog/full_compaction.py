@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from stratalake.changelog.diff import align_results, diff_changelog
 from stratalake.lsm.compaction.rewriter import (
@@ -50,8 +51,26 @@ class FullChangelogRewriter(MergeTreeCompactRewriter):
         return super().upgrade(output_level, file)
 
     def _rewrite_with_changelog(self, files: Sequence[DataFileMeta]) -> CompactResult:
+        # Streamed: every key's records arrive in one chunk, so the diff is done chunk by chunk.
+        data = self.files.open_writer(self.max_level)
+        changelog = self.files.open_writer(self.max_level, changelog=True)
+        try:
+            for chunk in self.files.chunks(files, levels=True):
+                merged, cl = self._merge_chunk(sort_runs(chunk, self.ctx))
+                # Nothing is older than the max level: retractions are dropped.
+                data.write(drop_retracted(merged))
+                if cl is not None:
+                    changelog.write(cl)
+        except BaseException:
+            data.abort()
+            changelog.abort()
+            raise
+        after = self.files.close_writer(data)
+        return CompactResult(tuple(files), after, self.files.close_writer(changelog))
+
+    def _merge_chunk(self, kv: pa.Table) -> tuple[pa.Table, pa.Table | None]:
+        """Merged rows (KV) and changelog of key-complete ``kv`` (KV + LEVEL, merge order)."""
         ctx = self.ctx
-        kv = sort_runs(self.files.read_all(files, levels=True), ctx)
         starts = key_group_starts(kv, ctx.key_names)
         n = kv.num_rows
         levels = kv.column(LEVEL).to_numpy()
@@ -68,7 +87,4 @@ class FullChangelogRewriter(MergeTreeCompactRewriter):
         changelog = diff_changelog(
             kv, top.astype(np.int64), merged, after_idx, active, ctx.value_names, self.row_deduplicate
         )
-        # Nothing is older than the max level: retractions are dropped.
-        after = self.files.write(drop_retracted(merged), self.max_level)
-        cl = self.files.write(changelog, self.max_level, changelog=True) if changelog is not None else ()
-        return CompactResult(tuple(files), after, cl)
+        return merged, changelog

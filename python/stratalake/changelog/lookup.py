@@ -90,12 +90,33 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
     def _rewrite_with_changelog(
         self, output_level: int, drop_delete: bool, files: Sequence[DataFileMeta]
     ) -> CompactResult:
-        kv = sort_runs(self.files.read_all(files, levels=True), self.ctx)
-        result, changelog = self._merge_level0(kv, output_level, drop_delete)
-        after = self.files.write(result, output_level)
-        self.lookup_levels.remember(after, result, self.files.schema)
-        cl = self.files.write(changelog, output_level, changelog=True) if changelog is not None else ()
-        return CompactResult(tuple(files), after, cl)
+        # Streamed: every key's records arrive in one chunk, so lookup, merge and diff go chunk by
+        # chunk. The written rows are kept for the lookup cache only while they fit its budget.
+        data = self.files.open_writer(output_level)
+        changelog = self.files.open_writer(output_level, changelog=True)
+        budget = self.lookup_levels.remember_budget()
+        kept: list[pa.Table] | None = []
+        kept_bytes = 0
+        try:
+            for chunk in self.files.chunks(files, levels=True):
+                result, cl = self._merge_level0(sort_runs(chunk, self.ctx), output_level, drop_delete)
+                data.write(result)
+                if cl is not None:
+                    changelog.write(cl)
+                if kept is not None and result.num_rows:
+                    kept_bytes += result.nbytes
+                    if kept_bytes <= budget:
+                        kept.append(result)
+                    else:
+                        kept = None
+        except BaseException:
+            data.abort()
+            changelog.abort()
+            raise
+        after = self.files.close_writer(data)
+        if kept:
+            self.lookup_levels.remember(after, pa.concat_tables(kept), self.files.schema)
+        return CompactResult(tuple(files), after, self.files.close_writer(changelog))
 
     def _merge_level0(
         self, kv: pa.Table, output_level: int, drop_delete: bool

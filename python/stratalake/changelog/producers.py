@@ -40,6 +40,7 @@ def create_rewriter(files: BucketFiles, ctx: MergeContext, levels: Levels) -> Me
             cache,
             cache_prefix=f"{files.directory}@{files.schema.id}",
             deletion_vector_of=dvs.deletion_vector_of if dvs is not None else None,
+            iter_read=files.iter_raw,  # files too large for the cache are probed batch by batch
         )
         # Paimon's needLookup tables compact level 0 with a lookup whatever the producer: deletion
         # vectors need it to find the rows to mask, first-row to drop keys already stored (so

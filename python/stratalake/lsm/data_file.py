@@ -1,8 +1,10 @@
-"""Data files of a bucket: Parquet in Paimon's KV layout, written and read columnar.
+"""Data files of a bucket in Paimon's KV layout, written and read columnar.
 
-Physical layout (FORMAT.md section 6): ``_KEY_<k>`` per trimmed-key column, ``_SEQUENCE_NUMBER``,
-``_VALUE_KIND``, then every table column. A second layout (pypaimon's Rust writer) has no ``_KEY_``
-columns; the reader accepts both because it only ever reads the value columns.
+A file's format (Parquet, ORC or Avro: ``lsm/file_format.py``) is its name's extension on read and
+the table's ``file.format`` options on write. Physical layout (docs/format.md, "Data files"):
+``_KEY_<k>`` per trimmed-key column, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, then every table column.
+A second layout (pypaimon's Rust writer, Paimon's thin mode) has no ``_KEY_`` columns; the reader
+accepts both because it only ever reads the value columns.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -19,28 +21,29 @@ import pyarrow.parquet as pq
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
+from stratalake.lsm.file_format import dictionary_columns, file_format, open_data_file
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from stratalake.options import CoreOptions
 from stratalake.spec.binary_row import encode_row
 from stratalake.spec.manifest import DataFileMeta, FileSource, SimpleStats
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.stats import compute_stats
-from stratalake.types import to_arrow
+from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, to_arrow
 
 KEY_PREFIX = "_KEY_"
 SYSTEM_COLUMNS = (SEQUENCE_NUMBER, VALUE_KIND)
 
 
 class FileNamer:
-    """``data-<uuid>-<n>.parquet`` names, unique per writer."""
+    """``data-<uuid>-<n>.<format>`` names, unique per writer."""
 
     def __init__(self, prefix: str = "data") -> None:
         self._uuid = str(uuid.uuid4())
         self._counter = itertools.count()  # atomic under the GIL: buckets flush in parallel
         self._prefix = prefix
 
-    def next(self) -> str:
-        return f"{self._prefix}-{self._uuid}-{next(self._counter)}.parquet"
+    def next(self, extension: str = "parquet") -> str:
+        return f"{self._prefix}-{self._uuid}-{next(self._counter)}.{extension}"
 
 
 def bucket_dir(table_path: str, partition_path: str, bucket: int) -> str:
@@ -86,17 +89,12 @@ class DataFileWriter:
         schema = self.schema
         key_names = schema.trimmed_primary_keys
         physical = self._physical_table(kv)
-        name = self.namer.next()
+        fmt = self.options.format_for_level(level, is_changelog)
+        name = self.namer.next(fmt)
         path = f"{self.directory}/{name}"
         self.file_io.mkdirs(self.directory)
-        with self.file_io.open_output_stream(path) as sink:
-            pq.write_table(
-                physical,
-                sink,
-                compression=self.options.file_compression,
-                use_dictionary=_dictionary_columns(physical),
-                write_statistics=False,
-            )
+        compression = self.options.compression_for_level(level, is_changelog)
+        file_format(fmt).write(self.file_io, path, physical, compression, self.options.zstd_level)
         size = self.file_io.file_size(path)
         key_types = [schema.field(k).type for k in key_names]
         field_types = [f.type for f in schema.fields]
@@ -148,29 +146,7 @@ class DataFileWriter:
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def _dictionary_columns(table: pa.Table) -> list[str]:
-    """Columns worth dictionary-encoding: few distinct values in a sample.
-
-    Dictionary-encoding a high-cardinality column costs twice the write time and makes the file
-    larger; for low-cardinality columns (row kinds, partition-like strings) it is a big win.
-    """
-    out = [VALUE_KIND]
-    n = table.num_rows
-    sample = table.slice(0, 4096) if n > 4096 else table
-    for name in table.column_names:
-        col = sample.column(name)
-        t = col.type
-        if name == VALUE_KIND or not (
-            pa.types.is_string(t)
-            or pa.types.is_large_string(t)
-            or pa.types.is_binary(t)
-            or pa.types.is_boolean(t)
-        ):
-            continue
-        distinct = pc.count_distinct(col).as_py() or 0
-        if distinct <= max(sample.num_rows // 4, 1):
-            out.append(name)
-    return out
+_dictionary_columns = dictionary_columns
 
 
 def read_kv_file(
@@ -189,11 +165,11 @@ def read_kv_file(
     wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
     by_id = {f.id: f for f in file_schema.fields}
     try:
-        pf = pq.ParquetFile(file_io.open_input_file(path))
-        present = set(pf.schema_arrow.names)
+        reader = open_data_file(file_io, path)
+        present = set(reader.schema.names)
         physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
         system = [c for c in SYSTEM_COLUMNS if c in present]
-        raw = pf.read(columns=list(dict.fromkeys(physical + system)), use_threads=False)
+        raw = reader.read(list(dict.fromkeys(physical + system)))
     except FileNotFoundError:
         raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None
     except (OSError, pa.ArrowInvalid) as e:
@@ -269,3 +245,285 @@ def written_slices(metas: Sequence[DataFileMeta], kv: pa.Table, schema: TableSch
 
 def live_kinds_mask(kinds: pa.ChunkedArray | pa.Array) -> pa.Array:
     return pc.or_(pc.equal(kinds, int(RowKind.INSERT)), pc.equal(kinds, int(RowKind.UPDATE_AFTER)))
+
+
+# -- streaming: batch-wise reads and a rolling writer ---------------------------------------------
+DEFAULT_BATCH_ROWS = 128 * 1024
+"""Rows per batch of a streaming read: large enough that per-batch overhead stays small."""
+
+
+def iter_kv_file(
+    file_io: FileIO,
+    path: str,
+    file_schema: TableSchema,
+    read_schema: TableSchema,
+    columns: Sequence[str] | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> Iterator[pa.Table]:
+    """:func:`read_kv_file`, batch by batch (at most ``batch_rows`` rows each, file order).
+
+    Parquet files are decoded one batch at a time; other formats are read whole and sliced.
+    """
+    if not path.endswith(".parquet"):
+        kv = read_kv_file(file_io, path, file_schema, read_schema, columns)
+        for offset in range(0, kv.num_rows, batch_rows):
+            yield kv.slice(offset, batch_rows)
+        return
+    wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
+    by_id = {f.id: f for f in file_schema.fields}
+    try:
+        source = file_io.open_input_file(path)
+    except FileNotFoundError:
+        raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None
+    try:
+        try:
+            pf = pq.ParquetFile(source)
+            present = set(pf.schema_arrow.names)
+            if SEQUENCE_NUMBER not in present or VALUE_KIND not in present:
+                raise CorruptFileError(
+                    f"data file {path} lacks {SEQUENCE_NUMBER}/{VALUE_KIND}: not a primary-key data file"
+                )
+            physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
+            names = list(dict.fromkeys(physical + list(SYSTEM_COLUMNS)))
+            batches = pf.iter_batches(batch_size=batch_rows, columns=names, use_threads=False)
+            for batch in batches:
+                yield _conform_kv(pa.Table.from_batches([batch]), wanted, by_id, present)
+        except (OSError, pa.ArrowInvalid) as e:
+            raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
+    finally:
+        source.close()
+
+
+def _conform_kv(
+    raw: pa.Table, wanted: Sequence[DataField], by_id: dict[int, DataField], present: set[str]
+) -> pa.Table:
+    """Raw file columns as a KV table of ``wanted`` fields (mapped by field id, cast, or nulls)."""
+    n = raw.num_rows
+    arrays = []
+    fields = []
+    for f in wanted:
+        target = to_arrow(f.type)
+        old = by_id.get(f.id)
+        if old is not None and old.name in present:
+            col = raw.column(old.name)
+            if col.type != target:
+                col = col.cast(target)
+        else:
+            col = pa.chunked_array([pa.nulls(n, type=target)])
+        arrays.append(col)
+        fields.append(pa.field(f.name, target, nullable=f.type.nullable))
+    arrays.append(raw.column(SEQUENCE_NUMBER).cast(pa.int64()))
+    fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False))
+    arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))
+    fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+class _StatsSummary:
+    """Per-column statistics of a file written chunk by chunk: each chunk adds its min and max (two
+    rows) and null counts, and :meth:`stats` folds them as :func:`compute_stats` would the file."""
+
+    def __init__(self, names: Sequence[str], types: Sequence[DataType]) -> None:
+        self.names = list(names)
+        self.types = list(types)
+        self.parts: list[pa.Table] = []
+        self.null_counts = [0] * len(self.names)
+
+    def add(self, kv: pa.Table) -> None:
+        arrays = []
+        for i, (name, dt) in enumerate(zip(self.names, self.types, strict=True)):
+            col = kv.column(name)
+            self.null_counts[i] += col.null_count
+            arrays.append(_min_max_pair(col, dt))
+        self.parts.append(pa.Table.from_arrays(arrays, names=self.names))
+
+    def stats(self, mode: str) -> SimpleStats:
+        summary = pa.concat_tables(self.parts) if len(self.parts) > 1 else self.parts[0]
+        # Fold accumulated summaries as they come: a file of many chunks keeps few rows.
+        self.parts = [summary]
+        out = compute_stats(summary, self.names, self.types, mode)
+        if out.null_counts is None or len(out.null_counts) != len(self.names):
+            return out  # mode none
+        counts = tuple(None if c is None else self.null_counts[i] for i, c in enumerate(out.null_counts))
+        return SimpleStats(out.min_values, out.max_values, counts)
+
+
+def _min_max_pair(col: pa.ChunkedArray, dt: DataType) -> pa.Array:
+    """``[min, max]`` of ``col`` as a two-row array of its type (nulls when there is none)."""
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col = col.cast(t.value_type)
+        t = col.type
+    nested = pa.types.is_nested(t) or isinstance(dt, ArrayType | MapType | MultisetType | RowType)
+    if nested or col.null_count == len(col):
+        return pa.nulls(2, type=t)
+    result = pc.min_max(col)
+    lo, hi = result["min"], result["max"]
+    if pa.types.is_floating(t) and lo.is_valid and hi.is_valid and lo.as_py() > hi.as_py():
+        return pa.nulls(2, type=t)  # only NaNs: min_max skips them
+    return pa.array([lo, hi], type=t)
+
+
+class RollingDataFileWriter:
+    """Writes a stream of KV chunks (in key order unless ``is_changelog``) as data files of one
+    bucket, starting a new file once the current one reaches ``target-file-size``.
+
+    Holds at most ``row_group_rows`` pending rows plus a few summary rows per chunk, never a
+    whole file. Usable as a context manager: an exception deletes the files written so far.
+    """
+
+    def __init__(
+        self,
+        base: DataFileWriter,
+        level: int,
+        file_source: FileSource = FileSource.APPEND,
+        is_changelog: bool = False,
+        row_group_rows: int = DEFAULT_BATCH_ROWS,
+    ) -> None:
+        self.base = base
+        self.level = level
+        self.file_source = file_source
+        self.is_changelog = is_changelog
+        self.row_group_rows = max(row_group_rows, 1)
+        self.metas: list[DataFileMeta] = []
+        self.paths: list[str] = []  # every file started, for cleanup
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        self._file: _OpenFile | None = None
+
+    def write(self, kv: pa.Table) -> None:
+        if kv.num_rows == 0:
+            return
+        self._pending.append(kv)
+        self._pending_rows += kv.num_rows
+        if self._pending_rows >= self.row_group_rows:
+            self._flush_pending()
+
+    def close(self) -> list[DataFileMeta]:
+        """Write what is pending and finish the current file; the metadata of every file."""
+        self._flush_pending()
+        if self._file is not None:
+            self.metas.append(self._file.finish())
+            self._file = None
+        return self.metas
+
+    def abort(self) -> None:
+        if self._file is not None:
+            self._file.discard()
+            self._file = None
+        for path in self.paths:
+            self.base.file_io.delete_quietly(path)
+        self._pending, self._pending_rows = [], 0
+
+    def __enter__(self) -> RollingDataFileWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+    def _flush_pending(self) -> None:
+        if not self._pending:
+            return
+        kv = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending, self._pending_rows = [], 0
+        if self._file is None:
+            self._file = _OpenFile(self, kv)
+            self.paths.append(self._file.path)
+        self._file.write(kv)
+        if self._file.position() >= self.base.options.target_file_size:
+            self.metas.append(self._file.finish())
+            self._file = None
+
+
+class _OpenFile:
+    """One data file being written by a :class:`RollingDataFileWriter`."""
+
+    def __init__(self, owner: RollingDataFileWriter, first: pa.Table) -> None:
+        base = owner.base
+        self.owner = owner
+        self.schema = base.schema
+        self.key_names = list(base.schema.trimmed_primary_keys)
+        self.key_types = [base.schema.field(k).type for k in self.key_names]
+        self.name = base.namer.next()
+        self.path = f"{base.directory}/{self.name}"
+        base.file_io.mkdirs(base.directory)
+        self.sink = base.file_io.open_output_stream(self.path)
+        physical = base._physical_table(first.slice(0, 0))
+        self.writer = pq.ParquetWriter(
+            self.sink,
+            physical.schema,
+            compression=base.options.file_compression,
+            use_dictionary=_dictionary_columns(base._physical_table(first)),
+            write_statistics=False,
+        )
+        self.rows = 0
+        self.retracts = 0
+        self.min_seq: int | None = None
+        self.max_seq: int | None = None
+        self.first_key = [first.column(k)[0].as_py() for k in self.key_names]
+        self.last_key = self.first_key
+        self.key_stats = _StatsSummary(self.key_names, self.key_types)
+        self.value_stats = _StatsSummary(
+            [f.name for f in base.schema.fields], [f.type for f in base.schema.fields]
+        )
+
+    def position(self) -> int:
+        return int(self.sink.tell())
+
+    def write(self, kv: pa.Table) -> None:
+        base = self.owner.base
+        self.writer.write_table(base._physical_table(kv), row_group_size=kv.num_rows)
+        n = kv.num_rows
+        self.rows += n
+        self.last_key = [kv.column(k)[n - 1].as_py() for k in self.key_names]
+        kinds = kv.column(VALUE_KIND)
+        retracts = pc.sum(pc.cast(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3)), pa.int64())).as_py()
+        self.retracts += int(retracts or 0)
+        seq = pc.min_max(kv.column(SEQUENCE_NUMBER))
+        lo, hi = int(seq["min"].as_py()), int(seq["max"].as_py())
+        self.min_seq = lo if self.min_seq is None else min(self.min_seq, lo)
+        self.max_seq = hi if self.max_seq is None else max(self.max_seq, hi)
+        if base.options.stats_mode != "none":
+            self.key_stats.add(kv)
+            self.value_stats.add(kv)
+
+    def discard(self) -> None:
+        try:
+            self.writer.close()
+        finally:
+            self.sink.close()
+
+    def finish(self) -> DataFileMeta:
+        base = self.owner.base
+        self.writer.close()
+        self.sink.close()
+        size = base.file_io.file_size(self.path)
+        mode = base.options.stats_mode
+        if mode == "none":
+            key_stats = value_stats = compute_stats(pa.table({}), [], [], "none")
+        else:
+            key_stats = self.key_stats.stats("full")
+            value_stats = self.value_stats.stats(mode)
+        assert self.min_seq is not None and self.max_seq is not None
+        return DataFileMeta(
+            file_name=self.name,
+            file_size=size,
+            row_count=self.rows,
+            min_key=encode_row(self.first_key, self.key_types),
+            max_key=encode_row(self.last_key, self.key_types),
+            key_stats=key_stats,
+            value_stats=value_stats,
+            min_sequence_number=self.min_seq,
+            max_sequence_number=self.max_seq,
+            schema_id=self.schema.id,
+            level=self.owner.level,
+            extra_files=(),
+            creation_time=int(time.time() * 1000),
+            delete_row_count=self.retracts,
+            embedded_file_index=None,
+            file_source=int(self.owner.file_source),
+            value_stats_cols=() if mode == "none" else None,
+        )

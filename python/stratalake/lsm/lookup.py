@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,14 +175,18 @@ class LookupCache:
         return self._bytes
 
 
-_MEMORY_CACHE = LookupCache(256 * 1024 * 1024)
+_MEMORY_CACHES: dict[int, LookupCache] = {}
+_MEMORY_CACHES_LOCK = threading.Lock()
 
 
 def memory_cache(max_bytes: int) -> LookupCache:
-    """The process-wide cache, grown to ``max_bytes`` if a table asks for more."""
-    if max_bytes > _MEMORY_CACHE.max_bytes:
-        _MEMORY_CACHE.resize(max_bytes)
-    return _MEMORY_CACHE
+    """The process-wide cache of exactly ``max_bytes`` (tables with the same
+    ``lookup.cache-max-memory-size`` share it), so a small setting bounds memory too."""
+    with _MEMORY_CACHES_LOCK:
+        cache = _MEMORY_CACHES.get(max_bytes)
+        if cache is None:
+            cache = _MEMORY_CACHES[max_bytes] = LookupCache(max_bytes)
+        return cache
 
 
 class LocalCopies:
@@ -245,16 +249,23 @@ class LookupLevels:
         cache: LookupCache | None,
         cache_prefix: str = "",
         deletion_vector_of: Callable[[str], DeletionVector | None] | None = None,
+        iter_read: Callable[[DataFileMeta], Iterable[pa.Table]] | None = None,
     ) -> None:
         """``read`` must return every row of a file in file order (positions are row indices);
         ``deletion_vector_of`` gives the rows to ignore, looked up at each call because vectors
-        change while the decoded files stay cached."""
+        change while the decoded files stay cached. ``iter_read`` reads a file batch by batch in
+        file order: files too large for the cache are probed that way, never held whole."""
         self.levels = levels
         self.key_names = list(key_names)
         self._read = read
         self._cache = cache
         self._prefix = cache_prefix
         self._dv_of = deletion_vector_of
+        self._iter_read = iter_read
+
+    def remember_budget(self) -> int:
+        """Bytes of just-written rows worth keeping for :meth:`remember` (0: no cache)."""
+        return 0 if self._cache is None else self._cache.max_bytes // 4
 
     def _cache_key(self, f: DataFileMeta) -> str:
         return f"{self._prefix}/{f.file_name}"
@@ -271,6 +282,24 @@ class LookupLevels:
         if self._cache is None:
             return self._read(f).combine_chunks()
         return self._cache.get_or_load(self._cache_key(f), lambda: self._read(f).combine_chunks())
+
+    def _streams(self, f: DataFileMeta) -> bool:
+        """Whether ``f`` is probed batch by batch: its decoded size (estimated from the file
+        size; Parquet compresses by about 4x at most for typical data) exceeds the cache."""
+        return self._iter_read is not None and (
+            self._cache is None or f.file_size * 4 > self._cache.max_bytes
+        )
+
+    def _parts(self, f: DataFileMeta) -> Iterator[tuple[pa.Table, int, str | None]]:
+        """``f``'s rows as (rows, position of the first, cache key or None): the whole cached file,
+        or batches read one by one."""
+        if self._iter_read is not None and self._streams(f):
+            offset = 0
+            for batch in self._iter_read(f):
+                yield batch.combine_chunks(), offset, None
+                offset += batch.num_rows
+            return
+        yield self._file(f), 0, self._cache_key(f) if self._cache is not None else None
 
     def lookup(self, keys: pa.Table, start_level: int) -> pa.Table | None:
         """Records (KV + :data:`LEVEL`) of ``keys`` from the first level >= ``start_level`` holding
@@ -315,27 +344,33 @@ class LookupLevels:
             for f in run.files:
                 if key_of(f.max_key)[0] < lo or key_of(f.min_key)[0] > hi:
                     continue
-                data = self._file(f)
-                file_keys = None
-                if self._cache is not None:
-                    file_keys = self._cache.sorted_keys(self._cache_key(f), data, name)
-                if file_keys is None:  # not cached, or (never for a sorted run) unsorted
-                    rows = _semi_join_rows(data, pa.table({name: wanted}), [name])
-                    matched = np.isin(wanted, data.column(name).take(pa.array(rows)).to_numpy())
-                else:
-                    pos = np.searchsorted(file_keys, wanted)
-                    np.minimum(pos, len(file_keys) - 1, out=pos)
-                    matched = file_keys[pos] == wanted
-                    rows = np.sort(pos[matched]).astype(np.int64)
-                live = self._live_rows(f, rows)
-                if live is not None:
-                    dead_keys = data.column(name).take(pa.array(rows[~live])).to_numpy()
-                    matched &= ~np.isin(wanted, dead_keys)
-                    rows = rows[live]
-                remaining[todo[matched]] = False
-                if len(rows):
-                    hits.append(data.take(pa.array(rows)))
-                    where.append((f.file_name, rows))
+                for data, offset, cache_key in self._parts(f):
+                    if data.num_rows == 0:
+                        continue
+                    if self._cache is not None and cache_key is not None:
+                        file_keys = self._cache.sorted_keys(cache_key, data, name)
+                    else:
+                        values = data.column(name).to_numpy()
+                        file_keys = (
+                            values if len(values) < 2 or bool(np.all(values[1:] > values[:-1])) else None
+                        )
+                    if file_keys is None:  # not cached, or (never for a sorted run) unsorted
+                        rows = _semi_join_rows(data, pa.table({name: wanted}), [name])
+                        matched = np.isin(wanted, data.column(name).take(pa.array(rows)).to_numpy())
+                    else:
+                        pos = np.searchsorted(file_keys, wanted)
+                        np.minimum(pos, len(file_keys) - 1, out=pos)
+                        matched = file_keys[pos] == wanted
+                        rows = np.sort(pos[matched]).astype(np.int64)
+                    live = self._live_rows(f, rows + offset)
+                    if live is not None:
+                        dead_keys = data.column(name).take(pa.array(rows[~live])).to_numpy()
+                        matched &= ~np.isin(wanted, dead_keys)
+                        rows = rows[live]
+                    remaining[todo[matched]] = False
+                    if len(rows):
+                        hits.append(data.take(pa.array(rows)))
+                        where.append((f.file_name, rows + offset))
             if hits:
                 found.append(with_level(pa.concat_tables(hits), level))
         if not found:
@@ -361,14 +396,14 @@ class LookupLevels:
             for f in run.files:
                 if key_of(f.max_key) < lo or key_of(f.min_key) > hi:
                     continue
-                data = self._file(f)
-                rows = _semi_join_rows(data, remaining, names)
-                live = self._live_rows(f, rows)
-                if live is not None:
-                    rows = rows[live]
-                if len(rows):
-                    hits.append(data.take(pa.array(rows)))
-                    where.append((f.file_name, rows))
+                for data, offset, _ in self._parts(f):
+                    rows = _semi_join_rows(data, remaining, names)
+                    live = self._live_rows(f, rows + offset)
+                    if live is not None:
+                        rows = rows[live]
+                    if len(rows):
+                        hits.append(data.take(pa.array(rows)))
+                        where.append((f.file_name, rows + offset))
             if hits:
                 level_rows = pa.concat_tables(hits)
                 found.append(with_level(level_rows, level))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -12,18 +12,22 @@ import pyarrow as pa
 from stratalake.changelog.producers import lookup_merge_enabled
 from stratalake.exceptions import SchemaError
 from stratalake.expressions import FilterLike, Predicate, conjunction, split_conjuncts, to_predicate
-from stratalake.lsm.data_file import bucket_dir, kv_schema, read_kv_file
+from stratalake.lsm.data_file import DEFAULT_BATCH_ROWS, bucket_dir, iter_kv_file, kv_schema
 from stratalake.lsm.deletion_vector import read_deletion_vector
+from stratalake.lsm.levels import KeyOf, key_decoder
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
+from stratalake.lsm.merge_reader import dv_keep_mask, merge_sorted_runs, sorted_runs
 from stratalake.merge import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
     MergeContext,
+    MergeFunction,
     create_merge_function,
     drop_retracted,
     merge_kv,
 )
 from stratalake.merge.projection import merge_columns, project
+from stratalake.spec.manifest import DataFileMeta
 from stratalake.table.scan import Split
 
 if TYPE_CHECKING:
@@ -40,7 +44,9 @@ class TableRead:
         if columns is not None:
             unknown = [c for c in columns if c not in names]
             if unknown:
-                raise SchemaError(f"table {table.identifier}: unknown column(s) {unknown}; columns are {names}")
+                raise SchemaError(
+                    f"table {table.identifier}: unknown column(s) {unknown}; columns are {names}"
+                )
         self.columns: list[str] = list(columns) if columns is not None else names
         self.predicate: Predicate | None = to_predicate(filter)
         if self.predicate is not None:
@@ -59,6 +65,9 @@ class TableRead:
         self._merge_ctx = ctx if self._read_columns is None else project(ctx, self._read_columns)
         # Lookup tables merge only a key's newest high-level record with its level-0 records.
         self._lookup_merge = lookup_merge_enabled(table.merge_context)
+        # Rows per batch read from each sorted run (and per batch returned).
+        self.batch_rows = DEFAULT_BATCH_ROWS
+        self._key_decoder: KeyOf | None = None
 
     def _columns_to_read(self, merge: bool = True) -> list[str] | None:
         """Columns to read from files: the requested ones, the filter's, and (with ``merge``) what
@@ -81,73 +90,111 @@ class TableRead:
         return pa.schema([full.field(c) for c in self.columns])
 
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
-        """Merged, filtered rows of one split as record batches of :meth:`output_schema`."""
-        result = self.read_split_table(split)
-        yield from result.to_batches(max_chunksize=64 * 1024)
+        """Merged, filtered rows of one split as record batches of :meth:`output_schema`.
+
+        Streams: splits that merge go through the k-way merge of their sorted runs
+        (:mod:`stratalake.lsm.merge_reader`), the others file by file; memory stays
+        O(sorted runs x :attr:`batch_rows`) whatever the bucket holds.
+        """
+        schema = self.output_schema()
+        drop = split.merge or any(f.delete_row_count != 0 for f in split.files)
+        for kv in self._kv_chunks(split):
+            # Files read without a merge were planned that way because they hold no retractions.
+            if drop:
+                kv = drop_retracted(kv)
+            if self._post_merge is not None:
+                kv = kv.filter(self._post_merge.to_arrow())
+            if kv.num_rows:
+                yield from kv.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
 
     def read_split_table(self, split: Split) -> pa.Table:
-        table = self.table
-        schema = table.schema()
-        directory = bucket_dir(table.location, table.partition_codec.path(split.partition_values), split.bucket)
-        parts = []
+        """:meth:`read_split` as one table."""
+        return pa.Table.from_batches(list(self.read_split(split)), schema=self.output_schema())
+
+    def _kv_chunks(self, split: Split) -> Iterator[pa.Table]:
+        """KV rows of ``split`` (merged if it needs a merge, retractions kept), chunk by chunk."""
         columns = self._read_columns if split.needs_merge else self._raw_read_columns
-        for f in split.files:
-            kv = read_kv_file(
-                table.file_io,
-                f"{directory}/{f.file_name}",
-                table.file_schema(f.schema_id),
-                schema,
-                columns,
-            )
-            kv = self._apply_deletion_vector(kv, split, f.file_name)  # positions: before any filter
-            if self._pre_merge is not None:
+        if not split.needs_merge:
+            for f in split.files:
+                yield from self._file_batches(split, f, columns, levels=False)
+            return
+        levels = self._lookup_merge
+        runs = [
+            _chain(self._file_batches(split, f, columns, levels) for f in run)
+            for run in sorted_runs(split.files, self._key_of())
+        ]
+        ctx = self._merge_ctx
+        mf = self._merge_function(ctx)
+        yield from merge_sorted_runs(runs, ctx.key_names, lambda kv: merge_kv(kv, ctx, mf))
+
+    def _file_batches(
+        self,
+        split: Split,
+        f: DataFileMeta,
+        columns: Sequence[str] | None,
+        levels: bool,
+        filtered: bool = True,
+    ) -> Iterator[pa.Table]:
+        """A data file's live rows batch by batch: deletion vector applied by file position
+        (before any filter), then (``filtered``) the pre-merge filter; with ``levels``, plus the
+        file's level."""
+        table = self.table
+        directory = bucket_dir(
+            table.location, table.partition_codec.path(split.partition_values), split.bucket
+        )
+        deletion_file = split.deletion_file(f.file_name)
+        dv = read_deletion_vector(table.file_io, deletion_file) if deletion_file is not None else None
+        offset = 0
+        batches = iter_kv_file(
+            table.file_io,
+            f"{directory}/{f.file_name}",
+            table.file_schema(f.schema_id),
+            table.schema(),
+            columns,
+            self.batch_rows,
+        )
+        for kv in batches:
+            n = kv.num_rows
+            if dv is not None:
+                keep = dv_keep_mask(dv.positions, offset, n)
+                if keep is not None:
+                    kv = kv.filter(pa.array(keep))
+            offset += n
+            if filtered and self._pre_merge is not None:
                 kv = kv.filter(self._pre_merge.to_arrow())
-            parts.append(with_level(kv, f.level) if self._lookup_merge and split.needs_merge else kv)
-        if not parts:
-            return self.output_schema().empty_table()
-        kv = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-        if split.needs_merge:
-            kv = self._merge(kv, self._merge_ctx)
-        # Files read without a merge were planned that way because they hold no retractions.
-        if split.merge or any(f.delete_row_count != 0 for f in split.files):
-            kv = drop_retracted(kv)
-        if self._post_merge is not None:
-            kv = kv.filter(self._post_merge.to_arrow())
-        out = kv.select(self.columns)
-        return out.cast(self.output_schema())
+            yield with_level(kv, f.level) if levels else kv
+
+    def _key_of(self) -> KeyOf:
+        if self._key_decoder is None:
+            self._key_decoder = key_decoder(self.table.schema())
+        return self._key_decoder
+
+    def iter_kv_split(self, split: Split) -> Iterator[pa.Table]:
+        """The merged KV rows of a split including retractions (for changelog and compaction),
+        chunk by chunk in key order, in bounded memory."""
+        schema = self.table.schema()
+        if not split.merge:  # deletion-vector splits: files hold disjoint live keys
+            for f in split.files:
+                yield from self._file_batches(split, f, None, levels=False, filtered=False)
+            return
+        runs = [
+            _chain(self._file_batches(split, f, None, self._lookup_merge, filtered=False) for f in run)
+            for run in sorted_runs(split.files, self._key_of())
+        ]
+        ctx = self.table.merge_context
+        mf = self._merge_function(ctx)
+        yield from merge_sorted_runs(runs, schema.trimmed_primary_keys, lambda kv: merge_kv(kv, ctx, mf))
 
     def read_kv_split(self, split: Split) -> pa.Table:
-        """The merged KV rows of a split including retractions (for changelog and compaction)."""
-        table = self.table
-        schema = table.schema()
-        directory = bucket_dir(table.location, table.partition_codec.path(split.partition_values), split.bucket)
-        parts = [
-            self._apply_deletion_vector(
-                read_kv_file(
-                    table.file_io, f"{directory}/{f.file_name}", table.file_schema(f.schema_id), schema
-                ),
-                split,
-                f.file_name,
-            )
-            for f in split.files
-        ]
-        if not split.merge:  # deletion-vector splits: files hold disjoint live keys
-            return pa.concat_tables(parts) if parts else kv_schema(schema).empty_table()
-        if self._lookup_merge:
-            parts = [with_level(kv, f.level) for kv, f in zip(parts, split.files, strict=True)]
-        return self._merge(pa.concat_tables(parts))
+        """:meth:`iter_kv_split` as one table."""
+        chunks = list(self.iter_kv_split(split))
+        if not chunks:
+            return kv_schema(self.table.schema()).empty_table()
+        return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
 
-    def _apply_deletion_vector(self, kv: pa.Table, split: Split, file_name: str) -> pa.Table:
-        deletion_file = split.deletion_file(file_name)
-        if deletion_file is None:
-            return kv
-        return read_deletion_vector(self.table.file_io, deletion_file).apply(kv)
-
-    def _merge(self, kv: pa.Table, ctx: MergeContext | None = None) -> pa.Table:
-        ctx = ctx if ctx is not None else self.table.merge_context
-        if self._lookup_merge:
-            return merge_kv(kv, ctx, LookupMergeFunction(create_merge_function(ctx)))
-        return merge_kv(kv, ctx)
+    def _merge_function(self, ctx: MergeContext) -> MergeFunction:
+        inner = create_merge_function(ctx)
+        return LookupMergeFunction(inner) if self._lookup_merge else inner
 
     def read_splits(self, splits: Sequence[Split]) -> pa.Table:
         """Read splits concurrently: Parquet decoding, sorting and takes release the GIL."""
@@ -163,3 +210,9 @@ class TableRead:
 
 
 __all__ = ["SEQUENCE_NUMBER", "VALUE_KIND", "TableRead"]
+
+
+def _chain(parts: Iterable[Iterator[pa.Table]]) -> Iterator[pa.Table]:
+    """The batches of a sorted run's files, one file after the other (opened lazily)."""
+    for part in parts:
+        yield from part

@@ -8,7 +8,7 @@ and return changelog files along with the compacted ones.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,10 +16,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.io import FileIO
-from stratalake.lsm.data_file import DataFileWriter, FileNamer, read_kv_file, written_slices
+from stratalake.lsm.data_file import (
+    DEFAULT_BATCH_ROWS,
+    DataFileWriter,
+    FileNamer,
+    RollingDataFileWriter,
+    iter_kv_file,
+    read_kv_file,
+    written_slices,
+)
 from stratalake.lsm.deletion_vector import DeletionVectorsMaintainer
-from stratalake.lsm.levels import SortedRun
+from stratalake.lsm.levels import KeyOf, SortedRun, key_decoder
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
+from stratalake.lsm.merge_reader import (
+    dv_keep_mask,
+    key_complete_chunks,
+    merge_sorted_runs,
+    slices,
+    sorted_runs,
+)
 from stratalake.merge import (
     SEQUENCE_NUMBER,
     MergeContext,
@@ -68,6 +83,9 @@ class BucketFiles:
     # Files this process just wrote, still in memory (read once instead of from storage; a
     # writer's level-0 files are compacted right after the flush that wrote them).
     fresh: dict[str, pa.Table] = dataclasses.field(default_factory=dict)
+    # Rows per batch of each sorted run in a streaming merge (and per row group written).
+    batch_rows: int = DEFAULT_BATCH_ROWS
+    _key_of: KeyOf | None = None
 
     def remember(self, metas: Sequence[DataFileMeta], kv: pa.Table) -> None:
         """Keep the rows of just-written ``metas`` (written from ``kv``, in order) for one read."""
@@ -105,6 +123,101 @@ class BucketFiles:
         if not parts:
             raise ValueError("no files to read")
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def iter_raw(self, f: DataFileMeta) -> Iterator[pa.Table]:
+        """Every row of a data file in file order, batch by batch, in :attr:`schema`."""
+        fresh = self.fresh.pop(f.file_name, None)
+        if fresh is not None:
+            yield from slices(fresh, self.batch_rows)
+            return
+        path = self.path(f)
+        if self.local_path is not None:
+            from stratalake.io import LocalFileIO
+
+            yield from iter_kv_file(
+                LocalFileIO(),
+                self.local_path(path),
+                self.schema_of(f.schema_id),
+                self.schema,
+                None,
+                self.batch_rows,
+            )
+            return
+        yield from iter_kv_file(
+            self.file_io, path, self.schema_of(f.schema_id), self.schema, None, self.batch_rows
+        )
+
+    def iter_live(self, f: DataFileMeta, levels: bool = False) -> Iterator[pa.Table]:
+        """The live rows of a data file (deletion vector applied by file position), batch by
+        batch; with ``levels``, each row also carries the file's level."""
+        dv = self.deletion_vectors.deletion_vector_of(f.file_name) if self.deletion_vectors else None
+        offset = 0
+        for batch in self.iter_raw(f):
+            n = batch.num_rows
+            if dv is not None:
+                keep = dv_keep_mask(dv.positions, offset, n)
+                if keep is not None:
+                    batch = batch.filter(pa.array(keep))
+            offset += n
+            yield with_level(batch, f.level) if levels else batch
+
+    def key_of(self) -> KeyOf:
+        if self._key_of is None:
+            self._key_of = key_decoder(self.schema)
+        return self._key_of
+
+    def run_batches(self, files: Iterable[DataFileMeta], levels: bool = False) -> list[Iterator[pa.Table]]:
+        """The sorted runs of ``files``, oldest first, each as a stream of batches."""
+
+        def run(run_files: list[DataFileMeta]) -> Iterator[pa.Table]:
+            for f in run_files:
+                yield from self.iter_live(f, levels)
+
+        return [run(r) for r in sorted_runs(files, self.key_of())]
+
+    def chunks(self, files: Iterable[DataFileMeta], levels: bool = False) -> Iterator[pa.Table]:
+        """Rows of ``files`` in key-complete chunks, each concatenated oldest run first (what
+        :func:`sort_runs` expects), in key order; see :func:`key_complete_chunks`."""
+        return key_complete_chunks(self.run_batches(files, levels), self.schema.trimmed_primary_keys)
+
+    def merged(
+        self, files: Iterable[DataFileMeta], ctx: MergeContext, mf: MergeFunction, levels: bool = False
+    ) -> Iterator[pa.Table]:
+        """The streaming merge of ``files``: merged rows (retractions kept), chunk by chunk."""
+        runs = self.run_batches(files, levels)
+        return merge_sorted_runs(runs, self.schema.trimmed_primary_keys, lambda kv: merge_runs(kv, ctx, mf))
+
+    def open_writer(
+        self, level: int, changelog: bool = False, source: FileSource = FileSource.COMPACT
+    ) -> RollingDataFileWriter:
+        """A rolling writer of this bucket; call :meth:`close_writer` (or its ``abort``)."""
+        namer = self.changelog_namer if changelog else self.data_namer
+        base = DataFileWriter(self.file_io, self.schema, self.options, self.directory, namer)
+        return RollingDataFileWriter(
+            base, level, source, is_changelog=changelog, row_group_rows=self.batch_rows
+        )
+
+    def close_writer(self, writer: RollingDataFileWriter) -> tuple[DataFileMeta, ...]:
+        metas = writer.close()
+        self.written += [self.path(m) for m in metas]
+        return tuple(metas)
+
+    def write_stream(
+        self,
+        chunks: Iterable[pa.Table],
+        level: int,
+        changelog: bool = False,
+        source: FileSource = FileSource.COMPACT,
+    ) -> tuple[DataFileMeta, ...]:
+        """Write a stream of sorted KV chunks at ``level`` through a rolling writer."""
+        writer = self.open_writer(level, changelog, source)
+        try:
+            for kv in chunks:
+                writer.write(kv)
+        except BaseException:
+            writer.abort()
+            raise
+        return self.close_writer(writer)
 
     def write(
         self, kv: pa.Table, level: int, changelog: bool = False, source: FileSource = FileSource.COMPACT
@@ -175,11 +288,10 @@ class MergeTreeCompactRewriter:
         self, output_level: int, drop_delete: bool, sections: Sequence[Sequence[SortedRun]]
     ) -> CompactResult:
         before = section_files(sections)
-        kv = self.files.read_all(before, levels=self.lookup_merge)
-        merged = merge_runs(kv, self.ctx, self.merge_function)
+        merged = self.files.merged(before, self.ctx, self.merge_function, levels=self.lookup_merge)
         if drop_delete:
-            merged = drop_retracted(merged)
-        return CompactResult(before, self.files.write(merged, output_level))
+            merged = (drop_retracted(kv) for kv in merged)
+        return CompactResult(before, self.files.write_stream(merged, output_level))
 
     def upgrade(self, output_level: int, file: DataFileMeta) -> CompactResult:
         return CompactResult((file,), (dataclasses.replace(file, level=output_level),))

@@ -1,0 +1,174 @@
+"""Streaming k-way merge of a bucket's sorted runs in bounded memory.
+
+Each sorted run (a level-0 file, or the key-ordered files of one level >= 1) is read batch by
+batch; within a run keys ascend and occur at most once. Every step takes, from every run, the rows
+whose key is at most the *bound*, the smallest last key of the runs' current batches: all records
+of those keys are then in hand, since any later batch of any run starts above the bound. The slices
+are concatenated oldest run first (the order :meth:`BucketFiles.read_all` uses), so the stable
+key-only sort of :func:`~stratalake.lsm.compaction.rewriter.sort_runs` yields merge order, and are
+merged with the table's merge function. Memory held: O(runs x batch rows); every step consumes at
+least one whole batch, so there are no more steps than batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stratalake.lsm.levels import KeyOf
+from stratalake.spec.manifest import DataFileMeta
+
+RunBatches = Iterable[pa.Table]
+"""The batches of one sorted run, in key order (possibly empty batches, which are skipped)."""
+
+
+def sorted_runs(files: Iterable[DataFileMeta], key_of: KeyOf) -> list[list[DataFileMeta]]:
+    """``files`` as sorted runs (each a key-ordered list of files with disjoint key ranges), oldest
+    run first: higher level first, then, in level 0, by max sequence number and file name.
+
+    Every level-0 file is a run of its own. The files of a level >= 1 form one run; should some
+    overlap anyway, they are split greedily into several runs, so every run stays a valid stream.
+    """
+    by_level: dict[int, list[DataFileMeta]] = {}
+    for f in files:
+        by_level.setdefault(f.level, []).append(f)
+    runs: list[list[DataFileMeta]] = []
+    for level in sorted(by_level, reverse=True):
+        level_files = by_level[level]
+        if level == 0:
+            runs += [[f] for f in sorted(level_files, key=lambda f: (f.max_sequence_number, f.file_name))]
+            continue
+        level_runs: list[list[DataFileMeta]] = []
+        for f in sorted(level_files, key=lambda f: (key_of(f.min_key), f.max_sequence_number, f.file_name)):
+            lo = key_of(f.min_key)
+            for run in level_runs:
+                if key_of(run[-1].max_key) < lo:
+                    run.append(f)
+                    break
+            else:
+                level_runs.append([f])
+        level_runs.sort(key=lambda r: (max(f.max_sequence_number for f in r), r[0].file_name))
+        runs += level_runs
+    return runs
+
+
+def _is_int_key(schema: pa.Schema, key_names: Sequence[str]) -> bool:
+    return len(key_names) == 1 and pa.types.is_integer(schema.field(key_names[0]).type)
+
+
+def _count_at_most(batch: pa.Table, key_names: Sequence[str], bound: pa.Table) -> int:
+    """Rows of key-sorted ``batch`` whose key is <= the key of one-row ``bound`` (lexicographic,
+    Arrow's order: numbers by value, strings and binary bytewise)."""
+    if _is_int_key(batch.schema, key_names):
+        keys = batch.column(key_names[0]).to_numpy()
+        return int(np.searchsorted(keys, bound.column(key_names[0]).to_numpy()[0], side="right"))
+    mask: pa.ChunkedArray | pa.Array | None = None
+    for name in reversed(key_names):
+        col = batch.column(name)
+        b = bound.column(name)[0]
+        if mask is None:
+            mask = pc.less_equal(col, b)
+        else:
+            mask = pc.or_(pc.less(col, b), pc.and_(pc.equal(col, b), mask))
+    assert mask is not None
+    # Sorted input: the matching rows are a prefix, and counting them is one pass.
+    return int(pc.sum(pc.cast(mask, pa.int64())).as_py() or 0)
+
+
+def _min_last_key(batches: Sequence[pa.Table], key_names: Sequence[str]) -> pa.Table:
+    """The smallest last key of ``batches`` (non-empty, key-sorted), as a one-row table."""
+    lasts = pa.concat_tables([b.select(list(key_names)).slice(b.num_rows - 1, 1) for b in batches])
+    if _is_int_key(lasts.schema, key_names):
+        i = int(np.argmin(lasts.column(key_names[0]).to_numpy()))
+    else:
+        i = pc.sort_indices(lasts, sort_keys=[(k, "ascending") for k in key_names])[0].as_py()
+    return lasts.slice(i, 1)
+
+
+def key_complete_chunks(runs: Sequence[RunBatches], key_names: Sequence[str]) -> Iterator[pa.Table]:
+    """Chunks of the rows of ``runs`` (given oldest first) such that every key's records are all in
+    one chunk, concatenated oldest run first; chunks come in key order. Each chunk holds at most
+    one batch's worth of rows per run."""
+    iters = [iter(r) for r in runs]
+    current: list[pa.Table | None] = [None] * len(iters)
+
+    def advance(i: int) -> None:
+        for b in iters[i]:
+            if b.num_rows:
+                current[i] = b
+                return
+        current[i] = None
+
+    for i in range(len(iters)):
+        advance(i)
+    schema: pa.Schema | None = None
+    while True:
+        live = [i for i, b in enumerate(current) if b is not None]
+        if not live:
+            return
+        if len(live) == 1:
+            # One run left: its batches hold each key once and are complete as they are.
+            i = live[0]
+            batch = current[i]
+            assert batch is not None
+            yield batch
+            advance(i)
+            continue
+        batches = [b for b in current if b is not None]
+        bound = _min_last_key(batches, key_names)
+        parts = []
+        for i in live:
+            b = current[i]
+            assert b is not None
+            n = _count_at_most(b, key_names, bound)
+            if n == b.num_rows:
+                parts.append(b)
+                advance(i)
+            elif n:
+                parts.append(b.slice(0, n))
+                current[i] = b.slice(n)
+        if schema is None:
+            schema = parts[0].schema
+        parts = [p if p.schema == schema else p.cast(schema) for p in parts]
+        yield pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def merge_sorted_runs(
+    runs: Sequence[RunBatches], key_names: Sequence[str], merge: Callable[[pa.Table], pa.Table]
+) -> Iterator[pa.Table]:
+    """The merged rows of ``runs`` (oldest first), chunk by chunk in key order: ``merge`` folds
+    each key-complete chunk (e.g. ``lambda kv: merge_runs(kv, ctx, mf)``)."""
+    for chunk in key_complete_chunks(runs, key_names):
+        merged = merge(chunk)
+        if merged.num_rows:
+            yield merged
+
+
+def slices(table: pa.Table, batch_rows: int) -> Iterator[pa.Table]:
+    """``table`` as consecutive slices of at most ``batch_rows`` rows (zero-copy)."""
+    for offset in range(0, table.num_rows, max(batch_rows, 1)):
+        yield table.slice(offset, batch_rows)
+
+
+def dv_keep_mask(positions: np.ndarray, offset: int, num_rows: int) -> np.ndarray | None:
+    """Keep-mask of rows ``[offset, offset + num_rows)`` of a file given its sorted deleted
+    ``positions``; None when none of them is deleted."""
+    lo, hi = np.searchsorted(positions, [offset, offset + num_rows])
+    if lo == hi:
+        return None
+    keep = np.ones(num_rows, dtype=bool)
+    keep[positions[lo:hi].astype(np.int64) - offset] = False
+    return keep
+
+
+__all__ = [
+    "RunBatches",
+    "dv_keep_mask",
+    "key_complete_chunks",
+    "merge_sorted_runs",
+    "slices",
+    "sorted_runs",
+]

@@ -108,6 +108,23 @@ def _parse_int(text: str) -> int:
     return int(text.strip())
 
 
+def _parse_level_map(text: str) -> dict[int, str]:
+    """Paimon's per-level map option: ``'0:avro,5:parquet'`` -> ``{0: 'avro', 5: 'parquet'}``."""
+    out: dict[int, str] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        level, sep, value = part.partition(":")
+        if not sep or not level.strip().isdigit() or not value.strip():
+            raise ValueError(f"'{text}' is not a per-level map (e.g. '0:avro,5:parquet')")
+        out[int(level)] = value.strip()
+    return out
+
+
+#: Data file formats stratalake reads and writes (Paimon's identifiers and file name extensions).
+FILE_FORMATS = ("parquet", "orc", "avro")
+
+
 @dataclass(frozen=True)
 class _Spec:
     parse: object  # Callable[[str], object]; kept loose to allow enums
@@ -128,7 +145,12 @@ def _enum_parser(enum: type[Enum]) -> object:
 
 # Options stratalake interprets, with Paimon's defaults. Values are validated on create/alter/load.
 KNOWN_OPTIONS: dict[str, _Spec] = {
-    "bucket": _Spec(_parse_int, "1", "number of fixed buckets (> 0)"),
+    # Paimon's default -1: dynamic bucket mode for primary-key tables (tables stratalake creates
+    # get an explicit 'bucket', see catalog create_table; schema files of Paimon <= 0.7 default to 1).
+    "bucket": _Spec(_parse_int, "-1", "number of fixed buckets (> 0), -1 (dynamic) or -2 (postpone)"),
+    "dynamic-bucket.target-row-num": _Spec(_parse_int, "2000000", "keys per dynamic bucket (> 0)"),
+    "dynamic-bucket.max-buckets": _Spec(_parse_int, "-1", "dynamic buckets per partition (-1: unbounded)"),
+    "dynamic-bucket.initial-buckets": _Spec(_parse_int, None, "dynamic-bucket assigners (initial buckets)"),
     "bucket-key": _Spec(str, None, "comma-separated bucket key columns (default: trimmed primary key)"),
     "merge-engine": _Spec(_enum_parser(MergeEngine), "deduplicate", "how rows with the same key merge"),
     "ignore-delete": _Spec(_parse_bool, "false", "drop -U/-D input records"),
@@ -139,8 +161,13 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "changelog-producer.row-deduplicate": _Spec(_parse_bool, "false", "drop -U/+U pairs with equal rows"),
     "target-file-size": _Spec(parse_memory_size, "128 mb", "rolling size of data files"),
     "write-buffer-size": _Spec(parse_memory_size, "256 mb", "memory of the write buffer before a flush"),
-    "file.format": _Spec(str, "parquet", "data file format (parquet)"),
-    "file.compression": _Spec(str, "zstd", "Parquet compression codec"),
+    "file.format": _Spec(str, "parquet", "data file format (parquet, orc or avro)"),
+    "file.format.per.level": _Spec(_parse_level_map, "", "format per LSM level, e.g. '0:avro,5:parquet'"),
+    "file.compression": _Spec(str, "zstd", "compression codec of data files (e.g. zstd, snappy, lz4, none)"),
+    "file.compression.per.level": _Spec(_parse_level_map, "", "compression per LSM level, e.g. '0:lz4'"),
+    "file.compression.zstd-level": _Spec(_parse_int, "1", "zstd level of Parquet and Avro data files"),
+    "changelog-file.format": _Spec(str, None, "format of changelog files (default: as data files)"),
+    "changelog-file.compression": _Spec(str, None, "compression of changelog files (default: as data files)"),
     "metadata.stats-mode": _Spec(str, "truncate(16)", "none, counts, full or truncate(N)"),
     "num-levels": _Spec(_parse_int, None, "LSM levels (default: num-sorted-run.compaction-trigger + 1)"),
     "num-sorted-run.compaction-trigger": _Spec(_parse_int, "5", "sorted runs that trigger compaction"),
@@ -219,19 +246,20 @@ class CoreOptions(Mapping[str, str]):
         """Parse every known option; raise :class:`InvalidOptionError` on the first bad one."""
         for key in KNOWN_OPTIONS:
             self._parsed(key)
-        if self.bucket == -1 or self.bucket == -2:
-            raise UnsupportedError(
-                f"table {self._table}: 'bucket'={self.bucket} (dynamic/postpone bucket mode) is not "
-                "supported yet; set 'bucket' to a fixed number of buckets > 0"
-            )
-        if self.bucket <= 0:
+        # -1: dynamic bucket mode (table/dynamic_bucket.py); -2: postpone buckets (read only).
+        if self.bucket <= 0 and self.bucket not in (-1, -2):
             raise InvalidOptionError(
-                f"table {self._table}: option 'bucket' must be a number of buckets > 0, got {self.bucket}"
+                f"table {self._table}: option 'bucket' must be a number of buckets > 0, -1 (dynamic "
+                f"bucket mode) or -2 (postpone bucket mode), got {self.bucket}"
             )
-        if self.file_format != "parquet":
-            raise UnsupportedError(
-                f"table {self._table}: 'file.format'='{self.file_format}' is not supported; use 'parquet'"
-            )
+        if self.bucket == -1:
+            self._validate_dynamic_bucket()
+        for key, fmt in self._format_settings():
+            if fmt not in FILE_FORMATS:
+                raise UnsupportedError(
+                    f"table {self._table}: '{key}'='{fmt}' is not supported; stratalake reads and writes "
+                    f"data files in {', '.join(FILE_FORMATS)}"
+                )
         mode = self.stats_mode
         if mode not in ("none", "counts", "full") and not re.fullmatch(r"truncate\(\d+\)", mode):
             raise InvalidOptionError(
@@ -255,6 +283,31 @@ class CoreOptions(Mapping[str, str]):
                     "deletes old records, and its batch reads already skip level 0); remove "
                     "'deletion-vectors.enabled'"
                 )
+
+    def _validate_dynamic_bucket(self) -> None:
+        """Paimon's schema validation of dynamic bucket mode."""
+        target = int(self._parsed("dynamic-bucket.target-row-num"))
+        max_buckets = int(self._parsed("dynamic-bucket.max-buckets"))
+        initial = self._parsed("dynamic-bucket.initial-buckets")
+        if target <= 0:
+            raise InvalidOptionError(
+                f"table {self._table}: option 'dynamic-bucket.target-row-num' must be > 0, got {target}"
+            )
+        if max_buckets != -1 and not 1 <= max_buckets <= 32768:
+            raise InvalidOptionError(
+                f"table {self._table}: option 'dynamic-bucket.max-buckets' must be -1 (unbounded) or "
+                f"between 1 and 32768, got {max_buckets}"
+            )
+        if initial is not None and int(initial) <= 0:
+            raise InvalidOptionError(
+                f"table {self._table}: option 'dynamic-bucket.initial-buckets' must be > 0, got {initial}"
+            )
+        if self._raw.get("bucket-key"):
+            raise InvalidOptionError(
+                f"table {self._table}: 'bucket-key' cannot be set with 'bucket'='-1' (dynamic bucket "
+                "mode assigns buckets by the primary key); remove 'bucket-key' or set a fixed number "
+                "of buckets"
+            )
 
     # Typed accessors. Each parses on access; options are small and accessed rarely per batch.
     @property
@@ -313,6 +366,35 @@ class CoreOptions(Mapping[str, str]):
     @property
     def file_compression(self) -> str:
         return str(self._parsed("file.compression")).lower()
+
+    @property
+    def zstd_level(self) -> int:
+        return int(self._parsed("file.compression.zstd-level"))
+
+    def format_for_level(self, level: int, changelog: bool = False) -> str:
+        """Format of a new data file of ``level`` (or changelog file written at ``level``), as
+        Paimon picks it: ``changelog-file.format`` for changelog files, then
+        ``file.format.per.level``, then ``file.format``."""
+        if changelog and self._raw.get("changelog-file.format"):
+            return self._raw["changelog-file.format"].strip().lower()
+        per_level: dict[int, str] = self._parsed("file.format.per.level")
+        return per_level.get(level, self.file_format).strip().lower()
+
+    def compression_for_level(self, level: int, changelog: bool = False) -> str:
+        """Compression of a new data (or changelog) file of ``level``, chosen like its format."""
+        if changelog and self._raw.get("changelog-file.compression"):
+            return self._raw["changelog-file.compression"].strip().lower()
+        per_level: dict[int, str] = self._parsed("file.compression.per.level")
+        return per_level.get(level, self.file_compression).strip().lower()
+
+    def _format_settings(self) -> list[tuple[str, str]]:
+        """Every format the options name, with the option naming it."""
+        out = [("file.format", self.file_format)]
+        per_level: dict[int, str] = self._parsed("file.format.per.level")
+        out += [("file.format.per.level", f.strip().lower()) for f in per_level.values()]
+        if self._raw.get("changelog-file.format"):
+            out.append(("changelog-file.format", self._raw["changelog-file.format"].strip().lower()))
+        return out
 
     @property
     def stats_mode(self) -> str:

@@ -1,0 +1,769 @@
+"""Data file formats: Parquet, ORC and Avro, behind one small interface (docs/format.md, "File formats").
+
+A data or changelog file's format is the extension of its name (``data-<uuid>-<n>.orc``); the table
+options only decide the format of files written from now on (``file.format``,
+``file.format.per.level``, ``changelog-file.format``), so a table may hold files of several formats.
+
+Everything here works on Arrow tables with the physical (file) layout; which columns a KV file holds
+and how they map to table columns is ``lsm/data_file.py``'s business. Readers return columns in the
+format's natural Arrow types (e.g. ``int32`` for a TINYINT stored as Avro ``int``, ``timestamp[ns]``
+for an ORC timestamp); callers cast to the table's types.
+
+Example::
+
+    fmt = file_format("orc")
+    fmt.write(file_io, "/t/bucket-0/data-x-0.orc", table, compression="zstd")
+    reader = open_data_file(file_io, "/t/bucket-0/data-x-0.orc")
+    reader.schema.names, reader.read(["id", "v"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from stratalake.exceptions import CorruptFileError, InvalidOptionError, UnsupportedError
+from stratalake.io import FileIO
+from stratalake.options import FILE_FORMATS
+
+PARQUET = "parquet"
+ORC = "orc"
+AVRO = "avro"
+#: The formats stratalake reads and writes (Paimon's identifiers, also the file name extensions).
+SUPPORTED_FORMATS = FILE_FORMATS
+
+DEFAULT_BATCH_ROWS = 64 * 1024
+
+# Paimon's Avro record name for a file's rows; nested ROW records are "<parent>_<field>".
+_AVRO_NAMESPACE = "org.apache.paimon.avro.generated"
+_AVRO_RECORD = "record"
+
+
+class FormatReader(Protocol):
+    """An opened data file."""
+
+    path: str
+
+    @property
+    def schema(self) -> pa.Schema:
+        """Arrow schema of the file's columns (in the format's natural types)."""
+        ...
+
+    def read(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The file's ``columns`` (all when None), in the given order."""
+        ...
+
+    def iter_batches(
+        self, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
+    ) -> Iterator[pa.RecordBatch]:
+        """The file's ``columns`` batch by batch, in file order."""
+        ...
+
+
+class FormatWriter(Protocol):
+    """A data file being written, table by table (all of one schema)."""
+
+    path: str
+
+    def write(self, table: pa.Table) -> None: ...
+
+    def position(self) -> int:
+        """Bytes written to the file so far (buffered bytes not included)."""
+        ...
+
+    def close(self) -> None:
+        """Finish the file and close its stream."""
+        ...
+
+    def abort(self) -> None:
+        """Close the stream without finishing the file (the caller deletes it)."""
+        ...
+
+
+class FileFormat(Protocol):
+    name: str
+
+    def open_writer(
+        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int = 1
+    ) -> FormatWriter:
+        """Start a file at ``path`` holding rows of ``schema``, compressed with ``compression``
+        (Paimon's codec names: zstd, snappy, lz4, gzip/zlib/deflate, none...)."""
+        ...
+
+    def write(
+        self, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int = 1
+    ) -> None:
+        """Write ``table`` as one file at ``path``."""
+        ...
+
+    def open(self, file_io: FileIO, path: str) -> FormatReader:
+        """Open ``path``; :class:`CorruptFileError` naming it when it is not a file of this format."""
+        ...
+
+
+def format_of_file(file_name: str) -> str:
+    """The format of a data file, from its name's extension (Paimon names every file that way)."""
+    base = file_name.rsplit("/", 1)[-1]
+    ext = base.rsplit(".", 1)[-1].lower() if "." in base else ""
+    return ext if ext else PARQUET
+
+
+def file_format(name: str) -> FileFormat:
+    """The format called ``name`` (``parquet``, ``orc``, ``avro``)."""
+    fmt = _FORMATS.get(name.strip().lower())
+    if fmt is None:
+        raise UnsupportedError(
+            f"file format '{name}' is not supported; stratalake reads and writes {', '.join(SUPPORTED_FORMATS)}"
+        )
+    return fmt
+
+
+def open_data_file(file_io: FileIO, path: str) -> FormatReader:
+    """Open a data file in the format its name says."""
+    fmt = format_of_file(path)
+    if fmt not in _FORMATS:
+        raise UnsupportedError(
+            f"data file {path} is in format '{fmt}', which stratalake cannot read "
+            f"(it reads {', '.join(SUPPORTED_FORMATS)})"
+        )
+    return _FORMATS[fmt].open(file_io, path)
+
+
+def validate_compression(fmt: str, compression: str) -> None:
+    """Raise :class:`InvalidOptionError` when ``fmt`` has no codec ``compression``."""
+    codecs = {PARQUET: _PARQUET_CODECS, ORC: _ORC_CODECS, AVRO: _AVRO_CODECS}[fmt]
+    if compression.strip().lower() not in codecs:
+        raise InvalidOptionError(
+            f"compression '{compression}' is not available for {fmt} files; use one of "
+            f"{', '.join(sorted(codecs))}"
+        )
+
+
+def _corrupt(path: str, fmt: str, e: BaseException) -> CorruptFileError:
+    return CorruptFileError(f"data file {path} cannot be read as {fmt}: {e}")
+
+
+def _select(names: Sequence[str], columns: Sequence[str] | None) -> list[str]:
+    return list(names) if columns is None else [c for c in columns]
+
+
+# -- Parquet -------------------------------------------------------------------------------------
+_PARQUET_CODECS = {
+    "zstd": "zstd",
+    "snappy": "snappy",
+    "gzip": "gzip",
+    "lz4": "lz4",
+    "brotli": "brotli",
+    "none": "none",
+    "uncompressed": "none",
+}
+
+
+def dictionary_columns(table: pa.Table) -> list[str]:
+    """Columns worth dictionary-encoding: few distinct values in a sample.
+
+    Dictionary-encoding a high-cardinality column costs twice the write time and makes the file
+    larger; for low-cardinality columns (row kinds, partition-like strings) it is a big win.
+    """
+    out = [n for n in table.column_names if n == "_VALUE_KIND"]
+    sample = table.slice(0, 4096) if table.num_rows > 4096 else table
+    for name in table.column_names:
+        t = sample.column(name).type
+        if name in out or not (
+            pa.types.is_string(t)
+            or pa.types.is_large_string(t)
+            or pa.types.is_binary(t)
+            or pa.types.is_boolean(t)
+        ):
+            continue
+        distinct = pc.count_distinct(sample.column(name)).as_py() or 0
+        if distinct <= max(sample.num_rows // 4, 1):
+            out.append(name)
+    return out
+
+
+class _ParquetReader:
+    def __init__(self, file_io: FileIO, path: str) -> None:
+        self.path = path
+        try:
+            self._file = pq.ParquetFile(file_io.open_input_file(path))
+        except FileNotFoundError:
+            raise
+        except (OSError, pa.ArrowException) as e:
+            raise _corrupt(path, PARQUET, e) from None
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._file.schema_arrow
+
+    def read(self, columns: Sequence[str] | None = None) -> pa.Table:
+        try:
+            return self._file.read(columns=None if columns is None else list(columns), use_threads=False)
+        except (OSError, pa.ArrowException) as e:
+            raise _corrupt(self.path, PARQUET, e) from None
+
+    def iter_batches(
+        self, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
+    ) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from self._file.iter_batches(
+                batch_size=batch_rows, columns=None if columns is None else list(columns), use_threads=False
+            )
+        except (OSError, pa.ArrowException) as e:
+            raise _corrupt(self.path, PARQUET, e) from None
+
+
+class _ParquetWriter:
+    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int) -> None:
+        validate_compression(PARQUET, compression)
+        self.path = path
+        self._codec = _PARQUET_CODECS[compression.strip().lower()]
+        self._zstd_level = zstd_level
+        self._schema = schema
+        self._sink = file_io.open_output_stream(path)
+        self._writer: pq.ParquetWriter | None = None
+
+    def write(self, table: pa.Table) -> None:
+        if self._writer is None:  # dictionary columns are chosen from the first rows written
+            self._writer = pq.ParquetWriter(
+                self._sink,
+                self._schema,
+                compression=self._codec,
+                compression_level=self._zstd_level if self._codec == "zstd" else None,
+                use_dictionary=dictionary_columns(table),
+                write_statistics=False,
+            )
+        self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+
+    def position(self) -> int:
+        return int(self._sink.tell())
+
+    def close(self) -> None:
+        try:
+            if self._writer is None:
+                self.write(self._schema.empty_table())
+            assert self._writer is not None
+            self._writer.close()
+        finally:
+            self._sink.close()
+
+    def abort(self) -> None:
+        try:
+            if self._writer is not None:
+                self._writer.close()
+        finally:
+            self._sink.close()
+
+
+class _Parquet:
+    name = PARQUET
+
+    def open_writer(
+        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int = 1
+    ) -> FormatWriter:
+        return _ParquetWriter(file_io, path, schema, compression, zstd_level)
+
+    def write(
+        self, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int = 1
+    ) -> None:
+        _write_whole(self, file_io, path, table, compression, zstd_level)
+
+    def open(self, file_io: FileIO, path: str) -> FormatReader:
+        return _ParquetReader(file_io, path)
+
+
+# -- ORC -----------------------------------------------------------------------------------------
+# Paimon passes file.compression to ORC's "orc.compress" (NONE, ZLIB, SNAPPY, LZO, LZ4, ZSTD).
+_ORC_CODECS = {
+    "zstd": "zstd",
+    "snappy": "snappy",
+    "lz4": "lz4",
+    "zlib": "zlib",
+    "none": "uncompressed",
+    "uncompressed": "uncompressed",
+}
+
+
+def _orc_writable(table: pa.Table) -> pa.Table:
+    # Arrow's ORC writer has no TIME type; Paimon stores TIME in ORC as an int (millis of day).
+    if not any(pa.types.is_time(f.type) for f in table.schema):
+        return table
+    arrays, fields = [], []
+    for f, col in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_time(f.type):
+            col = col.cast(pa.time32("ms")).cast(pa.int32())
+            f = pa.field(f.name, pa.int32(), nullable=f.nullable)
+        arrays.append(col)
+        fields.append(f)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+class _OrcReader:
+    def __init__(self, file_io: FileIO, path: str) -> None:
+        import pyarrow.orc as orc
+
+        self.path = path
+        try:
+            self._file = orc.ORCFile(file_io.open_input_file(path))
+            self._schema = self._file.schema
+        except FileNotFoundError:
+            raise
+        except (OSError, pa.ArrowException) as e:
+            raise _corrupt(path, ORC, e) from None
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._schema
+
+    def read(self, columns: Sequence[str] | None = None) -> pa.Table:
+        try:
+            table = self._file.read(columns=None if columns is None else list(columns))
+        except (OSError, pa.ArrowException) as e:
+            raise _corrupt(self.path, ORC, e) from None
+        return table.select(_select(table.column_names, columns))
+
+    def iter_batches(
+        self, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
+    ) -> Iterator[pa.RecordBatch]:
+        for i in range(self._file.nstripes):
+            try:
+                stripe = self._file.read_stripe(i, columns=None if columns is None else list(columns))
+            except (OSError, pa.ArrowException) as e:
+                raise _corrupt(self.path, ORC, e) from None
+            table = pa.Table.from_batches([stripe]).select(_select(stripe.schema.names, columns))
+            yield from table.to_batches(max_chunksize=batch_rows)
+
+
+class _OrcWriter:
+    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, compression: str) -> None:
+        import pyarrow.orc as orc
+
+        validate_compression(ORC, compression)
+        self.path = path
+        self._sink = file_io.open_output_stream(path)
+        self._writer = orc.ORCWriter(self._sink, compression=_ORC_CODECS[compression.strip().lower()])
+        self._schema = schema
+
+    def write(self, table: pa.Table) -> None:
+        self._writer.write(_orc_writable(table))
+
+    def position(self) -> int:
+        return int(self._sink.tell())
+
+    def close(self) -> None:
+        try:
+            self._writer.close()
+        finally:
+            self._sink.close()
+
+    def abort(self) -> None:
+        self._sink.close()
+
+
+class _Orc:
+    name = ORC
+
+    def open_writer(
+        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int = 1
+    ) -> FormatWriter:
+        return _OrcWriter(file_io, path, schema, compression)
+
+    def write(
+        self, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int = 1
+    ) -> None:
+        _write_whole(self, file_io, path, table, compression, zstd_level)
+
+    def open(self, file_io: FileIO, path: str) -> FormatReader:
+        return _OrcReader(file_io, path)
+
+
+# -- Avro ----------------------------------------------------------------------------------------
+# Paimon's Avro codecs are Avro's own (CodecFactory.fromString); zstd is "zstandard" at
+# file.compression.zstd-level.
+_AVRO_CODECS = {
+    "zstd": "zstandard",
+    "zstandard": "zstandard",
+    "snappy": "snappy",
+    "deflate": "deflate",
+    "bzip2": "bzip2",
+    "xz": "xz",
+    "none": "null",
+    "null": "null",
+    "uncompressed": "null",
+}
+
+
+def _avro_type(t: pa.DataType, record_name: str) -> Any:
+    """Avro schema of Arrow type ``t`` (not nullable), as Paimon's AvroSchemaConverter builds it."""
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
+        return "int"
+    if pa.types.is_int64(t):
+        return "long"
+    if pa.types.is_float32(t):
+        return "float"
+    if pa.types.is_float64(t):
+        return "double"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return "bytes"
+    if pa.types.is_decimal(t):
+        return {"type": "bytes", "logicalType": "decimal", "precision": t.precision, "scale": t.scale}
+    if pa.types.is_date(t):
+        return {"type": "int", "logicalType": "date"}
+    if pa.types.is_time(t):
+        return {"type": "int", "logicalType": "time-millis"}
+    if pa.types.is_timestamp(t):
+        if t.unit == "ns":
+            raise UnsupportedError(
+                "Avro data files hold timestamps of precision 6 at most (as Paimon's); use 'file.format' "
+                "parquet or orc for TIMESTAMP(7..9) columns"
+            )
+        unit = "millis" if t.unit in ("s", "ms") else "micros"
+        # TIMESTAMP WITH LOCAL TIME ZONE (tz-aware in Arrow) uses Avro's local-timestamp types.
+        return {"type": "long", "logicalType": f"{'local-timestamp' if t.tz else 'timestamp'}-{unit}"}
+    if pa.types.is_struct(t):
+        fields = []
+        for child in t:
+            field: dict[str, Any] = {
+                "name": child.name,
+                "type": _avro_field_type(child, f"{record_name}_{child.name}"),
+            }
+            if child.nullable:
+                field["default"] = None
+            fields.append(field)
+        return {"type": "record", "name": record_name, "namespace": _AVRO_NAMESPACE, "fields": fields}
+    if pa.types.is_map(t):
+        key_t = t.key_type
+        if pa.types.is_string(key_t) or pa.types.is_large_string(key_t):
+            return {"type": "map", "values": _avro_field_type(t.item_field, record_name)}
+        # Avro maps have string keys only: Paimon stores other maps as an array of key/value records.
+        value: dict[str, Any] = {
+            "name": "value",
+            "type": _avro_field_type(t.item_field, f"{record_name}_value"),
+        }
+        if t.item_field.nullable:
+            value["default"] = None
+        entry = {
+            "type": "record",
+            "name": record_name,
+            "namespace": _AVRO_NAMESPACE,
+            "fields": [{"name": "key", "type": _avro_type(key_t, f"{record_name}_key")}, value],
+        }
+        return {"type": "array", "items": entry, "logicalType": "map"}
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return {"type": "array", "items": _avro_field_type(t.value_field, record_name)}
+    raise UnsupportedError(f"Arrow type {t} cannot be written to an Avro data file")
+
+
+def _avro_field_type(f: pa.Field, record_name: str) -> Any:
+    inner = _avro_type(f.type, record_name)
+    return ["null", inner] if f.nullable else inner
+
+
+def avro_schema(schema: pa.Schema) -> dict[str, Any]:
+    """The Avro schema Paimon writes for rows of ``schema``."""
+    return _avro_type(pa.struct(list(schema)), _AVRO_RECORD)  # type: ignore[no-any-return]
+
+
+def _raw_for_avro(arr: pa.Array) -> pa.Array:
+    """``arr`` with temporal values as the integers Avro stores (so no datetime goes through the
+    host's time zone), recursively through nested types."""
+    t = arr.type
+    if pa.types.is_timestamp(t):
+        unit = "ms" if t.unit in ("s", "ms") else "us"
+        return arr.cast(pa.timestamp(unit, tz=t.tz)).cast(pa.int64())
+    if pa.types.is_date(t):
+        return arr.cast(pa.date32()).cast(pa.int32())
+    if pa.types.is_time(t):
+        return arr.cast(pa.time32("ms")).cast(pa.int32())
+    if pa.types.is_struct(t):
+        assert isinstance(arr, pa.StructArray)
+        children = [_raw_for_avro(arr.field(i)) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(
+            children,
+            fields=[pa.field(t.field(i).name, c.type) for i, c in enumerate(children)],
+            mask=arr.is_null(),
+        )
+    if pa.types.is_map(t):
+        assert isinstance(arr, pa.MapArray)
+        entries = pa.StructArray.from_arrays(
+            [_raw_for_avro(arr.keys), _raw_for_avro(arr.items)], names=["key", "value"]
+        )
+        return pa.ListArray.from_arrays(arr.offsets, entries, mask=arr.is_null())
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        assert isinstance(arr, pa.ListArray | pa.LargeListArray)
+        flat = arr if arr.offset == 0 else pa.concat_arrays([arr])
+        return type(flat).from_arrays(flat.offsets, _raw_for_avro(flat.values), mask=flat.is_null())
+    return arr
+
+
+def _py_for_avro(value: Any, t: pa.DataType) -> Any:
+    """Python value of a :func:`_raw_for_avro` column fit for fastavro (string-key maps as dicts)."""
+    if value is None:
+        return None
+    if pa.types.is_map(t):
+        if pa.types.is_string(t.key_type) or pa.types.is_large_string(t.key_type):
+            return {e["key"]: _py_for_avro(e["value"], t.item_type) for e in value}
+        return [{"key": e["key"], "value": _py_for_avro(e["value"], t.item_type)} for e in value]
+    if pa.types.is_struct(t):
+        return {f.name: _py_for_avro(value[f.name], f.type) for f in t}
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return [_py_for_avro(v, t.value_type) for v in value]
+    return value
+
+
+def _arrow_of_avro(schema: Any) -> tuple[pa.DataType, bool]:
+    """(Arrow type, nullable) of an Avro schema as Paimon writes them."""
+    if isinstance(schema, list):
+        branches = [s for s in schema if s != "null"]
+        if len(branches) != 1:
+            raise UnsupportedError(f"Avro union {schema} is not a Paimon column type")
+        return _arrow_of_avro(branches[0])[0], "null" in schema
+    if isinstance(schema, str):
+        simple = {
+            "boolean": pa.bool_(),
+            "int": pa.int32(),
+            "long": pa.int64(),
+            "float": pa.float32(),
+            "double": pa.float64(),
+            "string": pa.string(),
+            "bytes": pa.binary(),
+        }
+        if schema not in simple:
+            raise UnsupportedError(f"Avro type '{schema}' is not a Paimon column type")
+        return simple[schema], False
+    logical = schema.get("logicalType")
+    kind = schema["type"]
+    if logical == "decimal":
+        return pa.decimal128(int(schema["precision"]), int(schema.get("scale", 0))), False
+    if logical == "date":
+        return pa.date32(), False
+    if logical == "time-millis":
+        return pa.time32("ms"), False
+    if logical in (
+        "timestamp-millis",
+        "timestamp-micros",
+        "local-timestamp-millis",
+        "local-timestamp-micros",
+    ):
+        unit = "ms" if logical.endswith("millis") else "us"
+        return pa.timestamp(unit, tz="UTC" if logical.startswith("local") else None), False
+    if kind == "record":
+        fields = []
+        for f in schema["fields"]:
+            ft, nullable = _arrow_of_avro(f["type"])
+            fields.append(pa.field(f["name"], ft, nullable=nullable))
+        return pa.struct(fields), False
+    if kind == "map":
+        vt, vnull = _arrow_of_avro(schema["values"])
+        return pa.map_(
+            pa.field("key", pa.string(), nullable=False), pa.field("value", vt, nullable=vnull)
+        ), False
+    if kind == "array":
+        items = schema["items"]
+        if logical == "map" and isinstance(items, dict) and items.get("type") == "record":
+            kt, _ = _arrow_of_avro(items["fields"][0]["type"])
+            vt, vnull = _arrow_of_avro(items["fields"][1]["type"])
+            return pa.map_(pa.field("key", kt, nullable=False), pa.field("value", vt, nullable=vnull)), False
+        it, inull = _arrow_of_avro(items)
+        return pa.list_(pa.field("item", it, nullable=inull)), False
+    return _arrow_of_avro(kind)
+
+
+def _py_from_avro(value: Any, t: pa.DataType) -> Any:
+    """A fastavro value as pyarrow takes it for ``t`` (maps as key/value pairs)."""
+    if value is None:
+        return None
+    if pa.types.is_map(t):
+        if isinstance(value, dict):
+            return [(k, _py_from_avro(v, t.item_type)) for k, v in value.items()]
+        return [(e["key"], _py_from_avro(e["value"], t.item_type)) for e in value]
+    if pa.types.is_struct(t):
+        return {f.name: _py_from_avro(value.get(f.name), f.type) for f in t}
+    if pa.types.is_list(t):
+        return [_py_from_avro(v, t.value_type) for v in value]
+    return value
+
+
+def _needs_py_conversion(t: pa.DataType) -> bool:
+    return pa.types.is_map(t) or (
+        pa.types.is_nested(t) and any(_needs_py_conversion(t.field(i).type) for i in range(t.num_fields))
+    )
+
+
+class _AvroReader:
+    def __init__(self, file_io: FileIO, path: str) -> None:
+        import fastavro
+
+        self.path = path
+        self._file_io = file_io
+        try:
+            with file_io.open_input_file(path) as f:
+                header = fastavro.reader(f)
+                self._writer_schema: Any = header.writer_schema
+        except FileNotFoundError:
+            raise
+        except Exception as e:  # fastavro raises ValueError, EOFError, its own errors...
+            raise _corrupt(path, AVRO, e) from None
+        schema = self._writer_schema
+        if not isinstance(schema, dict) or schema.get("type") != "record":
+            raise CorruptFileError(f"data file {path} is an Avro file but not of records: {schema}")
+        fields = []
+        for f in schema["fields"]:
+            t, nullable = _arrow_of_avro(f["type"])
+            fields.append(pa.field(f["name"], t, nullable=nullable))
+        self._schema = pa.schema(fields)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._schema
+
+    def read(self, columns: Sequence[str] | None = None) -> pa.Table:
+        names = _select(self._schema.names, columns)
+        batches = list(self.iter_batches(columns, DEFAULT_BATCH_ROWS))
+        target = pa.schema([self._schema.field(n) for n in names])
+        return pa.Table.from_batches(batches, schema=target) if batches else target.empty_table()
+
+    def iter_batches(
+        self, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
+    ) -> Iterator[pa.RecordBatch]:
+        import fastavro
+
+        names = _select(self._schema.names, columns)
+        target = pa.schema([self._schema.field(n) for n in names])
+        wanted = set(names)
+        # A reader schema with only the wanted fields: fastavro then skips the others.
+        reader_schema = dict(self._writer_schema)
+        reader_schema["fields"] = [f for f in self._writer_schema["fields"] if f["name"] in wanted]
+        convert = [_needs_py_conversion(f.type) for f in target]
+        try:
+            with self._file_io.open_input_file(self.path) as f:
+                columns_data: list[list[Any]] = [[] for _ in names]
+                count = 0
+                record: Any
+                for record in fastavro.reader(f, reader_schema=reader_schema):
+                    for i, n in enumerate(names):
+                        columns_data[i].append(record[n])
+                    count += 1
+                    if count >= batch_rows:
+                        yield self._batch(columns_data, target, convert)
+                        columns_data = [[] for _ in names]
+                        count = 0
+                if count:
+                    yield self._batch(columns_data, target, convert)
+        except (FileNotFoundError, CorruptFileError):
+            raise
+        except Exception as e:
+            raise _corrupt(self.path, AVRO, e) from None
+
+    @staticmethod
+    def _batch(data: list[list[Any]], target: pa.Schema, convert: list[bool]) -> pa.RecordBatch:
+        arrays = []
+        for values, field, conv in zip(data, target, convert, strict=True):
+            if conv:
+                values = [_py_from_avro(v, field.type) for v in values]
+            arrays.append(pa.array(values, type=field.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _avro_records(table: pa.Table) -> Iterator[dict[str, Any]]:
+    names = table.column_names
+    columns = []
+    for col in table.columns:
+        raw = _raw_for_avro(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0))
+        values = raw.to_pylist()
+        if _needs_py_conversion(col.type):
+            values = [_py_for_avro(v, col.type) for v in values]
+        columns.append(values)
+    return (dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True))
+
+
+class _AvroWriter:
+    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int) -> None:
+        from fastavro.write import Writer
+
+        validate_compression(AVRO, compression)
+        codec = _AVRO_CODECS[compression.strip().lower()]
+        parsed = fastavro_schema(schema)
+        self.path = path
+        self._sink = file_io.open_output_stream(path)
+        level = zstd_level if codec == "zstandard" else None
+        self._writer = Writer(self._sink, parsed, codec=codec, compression_level=level)
+
+    def write(self, table: pa.Table) -> None:
+        for record in _avro_records(table):
+            self._writer.write(record)
+
+    def position(self) -> int:
+        return int(self._sink.tell())
+
+    def close(self) -> None:
+        try:
+            self._writer.flush()
+        finally:
+            self._sink.close()
+
+    def abort(self) -> None:
+        self._sink.close()
+
+
+def fastavro_schema(schema: pa.Schema) -> Any:
+    import fastavro
+
+    return fastavro.parse_schema(avro_schema(schema))
+
+
+class _Avro:
+    name = AVRO
+
+    def open_writer(
+        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int = 1
+    ) -> FormatWriter:
+        return _AvroWriter(file_io, path, schema, compression, zstd_level)
+
+    def write(
+        self, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int = 1
+    ) -> None:
+        _write_whole(self, file_io, path, table, compression, zstd_level)
+
+    def open(self, file_io: FileIO, path: str) -> FormatReader:
+        return _AvroReader(file_io, path)
+
+
+def _write_whole(
+    fmt: FileFormat, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int
+) -> None:
+    writer = fmt.open_writer(file_io, path, table.schema, compression, zstd_level)
+    try:
+        writer.write(table)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+
+
+_FORMATS: dict[str, FileFormat] = {PARQUET: _Parquet(), ORC: _Orc(), AVRO: _Avro()}
+
+__all__ = [
+    "AVRO",
+    "DEFAULT_BATCH_ROWS",
+    "ORC",
+    "PARQUET",
+    "SUPPORTED_FORMATS",
+    "FileFormat",
+    "FormatReader",
+    "FormatWriter",
+    "avro_schema",
+    "dictionary_columns",
+    "file_format",
+    "format_of_file",
+    "open_data_file",
+    "validate_compression",
+]

@@ -1,0 +1,11 @@
+"""Commits of writers' messages as snapshots.
+
+``protocol`` (:class:`TableCommit`: plan, build, retry loop, idempotence), ``conflicts`` (checks
+against the latest snapshot and the key reads they need), ``manifest_merge`` (keeping the base
+manifest list bounded), ``message`` (:class:`CommitMessage`).
+"""
+
+from stratalake.table.commit.message import CommitMessage
+from stratalake.table.commit.protocol import TableCommit
+
+__all__ = ["CommitMessage", "TableCommit"]

@@ -1,0 +1,38 @@
+"""What writers hand to the committer: one picklable message per (partition, bucket)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
+
+
+@dataclass(frozen=True)
+class CommitMessage:
+    """What one writer (e.g. a Spark task) produced for one (partition, bucket). Picklable."""
+
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    new_files: tuple[DataFileMeta, ...] = ()
+    compact_before: tuple[DataFileMeta, ...] = ()
+    compact_after: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
+    compact_changelog_files: tuple[DataFileMeta, ...] = ()
+    # Deletion vectors, changed by the compaction: the bucket's new index files replace the old.
+    index_files_added: tuple[IndexManifestEntry, ...] = ()
+    index_files_deleted: tuple[IndexManifestEntry, ...] = ()
+    # Names of the bucket's deletion-vector index files the compaction read (None: the table has
+    # none). The compaction is valid only if they are still exactly the live ones.
+    index_base: tuple[str, ...] | None = None
+
+    def is_empty(self) -> bool:
+        return not (
+            self.new_files
+            or self.compact_before
+            or self.compact_after
+            or self.changelog_files
+            or self.compact_changelog_files
+            or self.index_files_added
+            or self.index_files_deleted
+        )

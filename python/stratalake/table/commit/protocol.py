@@ -1,0 +1,327 @@
+"""Optimistic snapshot commits: APPEND, OVERWRITE and COMPACT, with conflict checks and retries.
+
+The protocol: plan the entries against the latest snapshot, check conflicts (``conflicts.py``),
+write manifests (merging old ones, ``manifest_merge.py``) and publish the snapshot atomically;
+on a lost race, start over from the new latest snapshot.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from stratalake.exceptions import CommitConflictError
+from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
+from stratalake.spec.manifest import (
+    DataFileMeta,
+    FileKind,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+)
+from stratalake.spec.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
+from stratalake.table.commit import conflicts
+from stratalake.table.commit.manifest_merge import ManifestMerger
+from stratalake.table.commit.message import CommitMessage
+from stratalake.table.expire import expire_after_commit
+from stratalake.table.index_manifest import live_index_entries, write_index_manifest
+from stratalake.table.manifests import ManifestIO, ManifestNamer, fold_entries
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+_LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class _Plan:
+    """The entries of one snapshot to commit, derived from the current latest snapshot."""
+
+    kind: CommitKind
+    delta: list[ManifestEntry]
+    changelog: list[ManifestEntry] = field(default_factory=list)
+    index_added: list[IndexManifestEntry] = field(default_factory=list)
+    index_deleted: list[IndexManifestEntry] = field(default_factory=list)
+    # Deletion-vector index files of these partitions go (an overwrite drops their data files).
+    drop_index_of: Callable[[bytes], bool] | None = None
+    index_base: dict[tuple[bytes, int], frozenset[str]] = field(default_factory=dict)
+
+    def touches_index(self) -> bool:
+        return bool(self.index_added or self.index_deleted or self.drop_index_of or self.index_base)
+
+
+class TableCommit:
+    """Commits writers' messages as one snapshot with optimistic concurrency.
+
+    A commit never leaves a visible partial state: data and manifest files are written first; the
+    snapshot file, created atomically only if its id is free, is what makes them visible. On a
+    lost race it re-reads the latest snapshot, re-checks conflicts and retries with the next id.
+    """
+
+    def __init__(self, table: Table, commit_user: str | None = None) -> None:
+        self.table = table
+        self.commit_user = commit_user or str(uuid.uuid4())
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage | None],
+        overwrite: bool = False,
+        overwrite_partitions: Sequence[dict[str, Any]] | None = None,
+        commit_identifier: int | None = None,
+    ) -> int | None:
+        """Commit ``messages``; returns the new snapshot id (or the last one written).
+
+        ``overwrite=True`` replaces the whole table, or only ``overwrite_partitions`` when given
+        (a list of partition specs such as ``{"dt": "2024-01-01"}``). A streaming writer passes a
+        ``commit_identifier``; a commit already recorded for (commit user, identifier) is skipped.
+        """
+        msgs = [m for m in messages if m is not None]
+        identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
+        if commit_identifier is not None:
+            done = self._find_committed(identifier)
+            if done is not None:
+                return done
+        new_files = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.new_files]
+        changelog = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.changelog_files]
+        compact_changelog = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.compact_changelog_files]
+        compact = [self._entry(FileKind.DELETE, m, f) for m in msgs for f in m.compact_before] + [
+            self._entry(FileKind.ADD, m, f) for m in msgs for f in m.compact_after
+        ]
+        index_added = [e for m in msgs for e in m.index_files_added]
+        index_deleted = [e for m in msgs for e in m.index_files_deleted]
+        index_base = {
+            (m.partition, m.bucket): frozenset(m.index_base)
+            for m in msgs
+            if m.index_base is not None and (m.compact_before or m.compact_after or m.index_files_added)
+        }
+        last: int | None = None
+        if overwrite:
+            partition_filter = self._partition_filter(overwrite_partitions)
+            last = self._commit_with_retry(
+                lambda live: _Plan(
+                    CommitKind.OVERWRITE,
+                    [
+                        ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                        for e in live.values()
+                        if partition_filter(e.partition)
+                    ]
+                    + new_files,
+                    changelog,
+                    drop_index_of=partition_filter,
+                ),
+                identifier,
+                check_deletes=False,
+                check_writers=True,
+            )
+        elif new_files or changelog:
+            last = self._commit_with_retry(
+                lambda live: _Plan(CommitKind.APPEND, new_files, changelog),
+                identifier,
+                check_deletes=False,
+                check_writers=True,
+            )
+        if compact or index_added or index_deleted:
+            try:
+                last = self._commit_with_retry(
+                    lambda live: _Plan(
+                        CommitKind.COMPACT,
+                        compact,
+                        compact_changelog,
+                        index_added,
+                        index_deleted,
+                        None,
+                        index_base,
+                    ),
+                    identifier,
+                    check_deletes=True,
+                )
+            except CommitConflictError:
+                if last is None:
+                    raise  # nothing is committed: the caller removes the files
+                # The data is committed; only a writer's own compaction lost a race (e.g. with a
+                # compaction job). Compaction is optional, so drop it instead of failing the write.
+                self.table.delete_uncommitted([replace(m, new_files=(), changelog_files=()) for m in msgs])
+                _LOG.warning(
+                    "table %s: compaction after snapshot %s was abandoned: a concurrent commit "
+                    "removed some of its input files",
+                    self.table.identifier,
+                    last,
+                )
+        if last is not None:
+            # As Paimon's committer: expire once a new snapshot exists (skipped when write-only).
+            expire_after_commit(self.table)
+        return last if last is not None else self.table.snapshot_manager.latest_snapshot_id()
+
+    def committed_snapshot(self, commit_identifier: int) -> int | None:
+        """The snapshot this commit user already committed under ``commit_identifier``, if any
+        (a streaming writer's replayed batch is recognised this way)."""
+        return self._find_committed(commit_identifier)
+
+    # -- internals ------------------------------------------------------------------------------
+    @staticmethod
+    def _entry(kind: FileKind, m: CommitMessage, f: DataFileMeta) -> ManifestEntry:
+        return ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
+
+    def _partition_filter(self, specs: Sequence[dict[str, Any]] | None) -> Callable[[bytes], bool]:
+        if not specs:
+            return lambda _p: True
+        codec = self.table.partition_codec
+        wanted = {codec.to_bytes(codec.spec_to_values(s, self.table.identifier)) for s in specs}
+        return lambda p: p in wanted
+
+    def _find_committed(self, identifier: int) -> int | None:
+        sm = self.table.snapshot_manager
+        latest = sm.latest_snapshot_id()
+        earliest = sm.earliest_snapshot_id()
+        if latest is None or earliest is None:
+            return None
+        for sid in range(latest, earliest - 1, -1):
+            try:
+                snap = sm.snapshot(sid)
+            except Exception:
+                break
+            if snap.commit_user == self.commit_user:
+                if snap.commit_identifier == identifier:
+                    return snap.id
+                if snap.commit_identifier < identifier:
+                    return None  # this user's commits are ordered: older ones cannot match
+        return None
+
+    def _commit_with_retry(
+        self,
+        plan_for: Callable[[dict[tuple[bytes, int, str], ManifestEntry]], _Plan],
+        identifier: int,
+        check_deletes: bool,
+        check_writers: bool = False,
+    ) -> int | None:
+        table = self.table
+        sm = table.snapshot_manager
+        retries = table.core_options.commit_max_retries
+        keys_read: dict[str, pa.Table] = {}  # data files' keys read by the writer check, per path
+        for attempt in range(retries + 1):
+            latest = sm.latest_snapshot()
+            base_metas = self._all_metas(latest)
+            live = self._live(base_metas)
+            plan = plan_for(live)
+            index_live = live_index_entries(table, latest) if plan.touches_index() else None
+            if plan.drop_index_of is not None and index_live is not None:
+                drop = plan.drop_index_of
+                plan.index_deleted += [
+                    e for e in index_live if e.index_type == DELETION_VECTORS_INDEX and drop(e.partition)
+                ]
+            if not plan.delta and not plan.changelog and not plan.index_added and not plan.index_deleted:
+                return None
+            if check_deletes:
+                self._check_deletes(plan.delta, live)
+                if index_live is not None:
+                    self._check_index(plan, index_live)
+            if check_writers:
+                self._check_concurrent_writers(plan.delta, live, keys_read)
+            written: list[str] = []
+            snapshot = self._build(latest, base_metas, plan, identifier, written, index_live)
+            if sm.try_commit(snapshot):
+                return snapshot.id
+            for path in written:  # lost the race: our lists are based on a stale snapshot
+                table.file_io.delete_quietly(path)
+            time.sleep(min(0.01 * (2**attempt), 1.0) * (0.5 + random.random()))
+        raise CommitConflictError(
+            f"table {table.identifier}: commit failed after {retries} retries because other "
+            "writers kept committing; retry the write or raise 'commit.max-retries'"
+        )
+
+    def _all_metas(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
+        if latest is None:
+            return []
+        mio = self.table.manifest_io
+        return mio.read_list(latest.base_manifest_list) + mio.read_list(latest.delta_manifest_list)
+
+    def _live(self, metas: Sequence[ManifestFileMeta]) -> dict[tuple[bytes, int, str], ManifestEntry]:
+        mio = self.table.manifest_io
+        return fold_entries(e for m in metas for e in mio.read_entries(m.file_name))
+
+    def _check_deletes(self, delta: Sequence[ManifestEntry], live: conflicts.LiveEntries) -> None:
+        conflicts.check_deletes(self.table, delta, live)
+
+    def _check_index(self, plan: _Plan, index_live: Sequence[IndexManifestEntry]) -> None:
+        conflicts.check_index(self.table, plan.index_base, plan.index_added, plan.index_deleted, index_live)
+
+    def _check_concurrent_writers(
+        self, delta: Sequence[ManifestEntry], live: conflicts.LiveEntries, keys_read: dict[str, pa.Table]
+    ) -> None:
+        """See :func:`conflicts.check_concurrent_writers`."""
+        conflicts.check_concurrent_writers(self.table, delta, live, keys_read, self._file_keys)
+
+    def _file_keys(
+        self,
+        partition: bytes,
+        bucket: int,
+        f: DataFileMeta,
+        key_names: list[str],
+        keys_read: dict[str, pa.Table],
+    ) -> pa.Table:
+        """The trimmed-key columns and sequence numbers of one data file (cached per commit)."""
+        return conflicts.read_file_keys(self.table, partition, bucket, f, key_names, keys_read)
+
+    def _build(
+        self,
+        latest: Snapshot | None,
+        base_metas: list[ManifestFileMeta],
+        plan: _Plan,
+        identifier: int,
+        written: list[str],
+        index_live: Sequence[IndexManifestEntry] | None = None,
+    ) -> Snapshot:
+        table = self.table
+        mio: ManifestIO = table.manifest_io
+        index_manifest = latest.index_manifest if latest is not None else None
+        if plan.index_added or plan.index_deleted:
+            # The index manifest is the full live set: write a new one (Paimon does the same).
+            index_manifest = write_index_manifest(
+                table, index_live or (), plan.index_added, plan.index_deleted
+            )
+            if index_manifest is not None:
+                written.append(mio.path(index_manifest))
+        namer = ManifestNamer()
+        base_metas = ManifestMerger(table).maybe_merge(base_metas, namer, written)
+        delta_metas = mio.write_entries(plan.delta, namer)
+        written += [mio.path(m.file_name) for m in delta_metas]
+        base_name, base_size = mio.write_list(base_metas, namer)
+        delta_name, delta_size = mio.write_list(delta_metas, namer)
+        written += [mio.path(base_name), mio.path(delta_name)]
+        changelog_name = changelog_size = changelog_count = None
+        if plan.changelog:
+            cl_metas = mio.write_entries(plan.changelog, namer)
+            written += [mio.path(m.file_name) for m in cl_metas]
+            changelog_name, changelog_size = mio.write_list(cl_metas, namer)
+            written.append(mio.path(changelog_name))
+            changelog_count = sum(e.file.row_count for e in plan.changelog)
+        delta_count = sum(
+            e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in plan.delta
+        )
+        previous_total = (latest.total_record_count or 0) if latest is not None else 0
+        return Snapshot(
+            id=(latest.id + 1) if latest is not None else 1,
+            schema_id=table.schema().id,
+            base_manifest_list=base_name,
+            delta_manifest_list=delta_name,
+            changelog_manifest_list=changelog_name,
+            index_manifest=index_manifest,
+            commit_user=self.commit_user,
+            commit_identifier=identifier,
+            commit_kind=plan.kind,
+            time_millis=int(time.time() * 1000),
+            total_record_count=previous_total + delta_count,
+            delta_record_count=delta_count,
+            changelog_record_count=changelog_count if changelog_count is not None else 0,
+            watermark=latest.watermark if latest is not None else None,
+            base_manifest_list_size=base_size,
+            delta_manifest_list_size=delta_size,
+            changelog_manifest_list_size=changelog_size,
+        )

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
-from stratalake.lsm.file_format import dictionary_columns, file_format, open_data_file
+from stratalake.lsm.file_format import file_format, open_data_file
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from stratalake.options import CoreOptions
 from stratalake.spec.binary_row import encode_row
@@ -144,9 +144,6 @@ class DataFileWriter:
             arrays.append(kv.column(f.name))
             fields.append(pa.field(f.name, to_arrow(f.type), nullable=f.type.nullable))
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-
-
-_dictionary_columns = dictionary_columns
 
 
 def read_kv_file(
@@ -447,17 +444,14 @@ class _OpenFile:
         self.schema = base.schema
         self.key_names = list(base.schema.trimmed_primary_keys)
         self.key_types = [base.schema.field(k).type for k in self.key_names]
-        self.name = base.namer.next()
+        fmt = base.options.format_for_level(owner.level, owner.is_changelog)
+        self.name = base.namer.next(fmt)
         self.path = f"{base.directory}/{self.name}"
         base.file_io.mkdirs(base.directory)
-        self.sink = base.file_io.open_output_stream(self.path)
+        compression = base.options.compression_for_level(owner.level, owner.is_changelog)
         physical = base._physical_table(first.slice(0, 0))
-        self.writer = pq.ParquetWriter(
-            self.sink,
-            physical.schema,
-            compression=base.options.file_compression,
-            use_dictionary=_dictionary_columns(base._physical_table(first)),
-            write_statistics=False,
+        self.writer = file_format(fmt).open_writer(
+            base.file_io, self.path, physical.schema, compression, base.options.zstd_level
         )
         self.rows = 0
         self.retracts = 0
@@ -471,11 +465,11 @@ class _OpenFile:
         )
 
     def position(self) -> int:
-        return int(self.sink.tell())
+        return self.writer.position()
 
     def write(self, kv: pa.Table) -> None:
         base = self.owner.base
-        self.writer.write_table(base._physical_table(kv), row_group_size=kv.num_rows)
+        self.writer.write(base._physical_table(kv))
         n = kv.num_rows
         self.rows += n
         self.last_key = [kv.column(k)[n - 1].as_py() for k in self.key_names]
@@ -491,15 +485,11 @@ class _OpenFile:
             self.value_stats.add(kv)
 
     def discard(self) -> None:
-        try:
-            self.writer.close()
-        finally:
-            self.sink.close()
+        self.writer.abort()
 
     def finish(self) -> DataFileMeta:
         base = self.owner.base
         self.writer.close()
-        self.sink.close()
         size = base.file_io.file_size(self.path)
         mode = base.options.stats_mode
         if mode == "none":

@@ -1,9 +1,10 @@
-"""Index manifests (FORMAT.md section 10): which index files (deletion vectors) a snapshot holds.
+"""Index manifests (FORMAT.md section 10): which index files (deletion vectors, dynamic-bucket hash
+indexes) a snapshot holds.
 
 A snapshot's ``indexManifest`` names an Avro file under ``manifest/`` listing every live index file
 as an ADD entry: unlike data manifests it is the full state, rewritten whenever index files change
 (as Paimon's ``IndexManifestFileHandler`` does), and carried over unchanged by commits that touch
-no index. Entries of types stratalake does not produce (e.g. HASH) are kept as they are.
+no index. Entries of types stratalake does not produce are kept as they are.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from stratalake.table.table import Table
 
 BucketKey = tuple[bytes, int]
+HASH_INDEX = "HASH"  # dynamic-bucket key hashes (table/dynamic_bucket.py)
 
 
 def index_dir(table: Table) -> str:
@@ -76,9 +78,20 @@ def write_index_manifest(
     added: Sequence[IndexManifestEntry],
     deleted: Sequence[IndexManifestEntry],
 ) -> str | None:
-    """Write the live set ``previous - deleted + added``; returns its name (None when empty)."""
+    """Write the live set ``previous - deleted + added``; returns its name (None when empty).
+
+    A HASH entry (dynamic-bucket index) replaces the bucket's previous one even when not listed in
+    ``deleted``: each is the bucket's full key set, and Paimon's writers add without deleting
+    (its index-manifest combiner keys HASH entries by partition and bucket).
+    """
     gone = {(e.partition, e.bucket, e.file_name) for e in deleted}
-    entries = [e for e in previous if (e.partition, e.bucket, e.file_name) not in gone]
+    replaced = {(e.partition, e.bucket) for e in added if e.index_type == HASH_INDEX and e.kind is FileKind.ADD}
+    entries = [
+        e
+        for e in previous
+        if (e.partition, e.bucket, e.file_name) not in gone
+        and not (e.index_type == HASH_INDEX and (e.partition, e.bucket) in replaced)
+    ]
     entries += [e for e in added if e.kind is FileKind.ADD]
     if not entries:
         return None

@@ -111,6 +111,10 @@ class TableScan:
         partition_ok: dict[bytes, bool] = {}
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
         for e in entries:
+            if e.bucket < 0:
+                # Postpone-bucket files (bucket -2, `bucket-postpone/`) are invisible to batch
+                # reads until compaction moves them to real buckets, as in Paimon.
+                continue
             ok = partition_ok.get(e.partition)
             if ok is None:
                 values = codec.to_dict(e.partition)

@@ -24,7 +24,8 @@ from stratalake.spec.bucket import bucket_ids
 from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
 from stratalake.spec.snapshot import CommitKind
 from stratalake.table.commit import CommitMessage
-from stratalake.table.index_manifest import dv_entries_by_bucket, live_index_entries
+from stratalake.table.dynamic_bucket import DYNAMIC_BUCKET, BucketAssigner, check_writable
+from stratalake.table.index_manifest import dv_entries_by_bucket, index_dir, live_index_entries
 from stratalake.table.partition import group_rows
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class TableWrite:
         self._options = table.core_options
         self._arrow_schema = table.arrow_schema()
         self._num_buckets = self._options.bucket
+        check_writable(table)  # postpone buckets and cross-partition upserts are refused up front
+        self._assigner: BucketAssigner | None = None  # dynamic buckets, created at the first write
         self._bucket_keys = schema.bucket_keys
         self._bucket_types = [schema.field(k).type for k in self._bucket_keys]
         self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
@@ -98,7 +101,8 @@ class TableWrite:
         rows = self._conform(data, row_kind)
         self._check_keys(rows)
         codes = self._bucket_codes(rows)
-        for indices, bucket in group_rows(rows, self._schema.partition_keys, codes, max(self._num_buckets, 1)):
+        card = max(self._num_buckets, int(codes.max(initial=0)) + 1)
+        for indices, bucket in group_rows(rows, self._schema.partition_keys, codes, card):
             part = rows.take(indices)
             self._add(part, kinds.take(pa.array(indices)) if kinds is not None else None, bucket)
         if self._buffered_bytes > self._options.write_buffer_size:
@@ -166,6 +170,11 @@ class TableWrite:
                 )
 
     def _bucket_codes(self, rows: pa.Table) -> np.ndarray:
+        if self._num_buckets == DYNAMIC_BUCKET:
+            if self._assigner is None:
+                # An overwrite starts the partitions it replaces from an empty index.
+                self._assigner = BucketAssigner(self.table, ignore_existing=self.ignore_previous_files)
+            return self._assigner.assign_rows(rows)
         if self._num_buckets == 1:
             return np.zeros(rows.num_rows, dtype=np.int64)
         cols = [rows.column(k) for k in self._bucket_keys]
@@ -350,11 +359,18 @@ class TableWrite:
             before, after, compact_changelog = buf.increment.drain() if buf.increment else ((), (), ())
             dvs = buf.manager.dv_maintainer if buf.manager is not None else None
             index_base = None if dvs is None else tuple(e.file_name for e in dvs.base_files)
+        hash_changes = self._assigner.prepare_commit() if self._assigner is not None else {}
+        with self._lock:
+            self._written += [f"{index_dir(self.table)}/{c.added.file_name}" for c in hash_changes.values()]
             index_added: tuple[IndexManifestEntry, ...] = ()
             index_deleted: tuple[IndexManifestEntry, ...] = ()
             if dvs is not None and (before or after):
                 index_added, index_deleted = dvs.write(self.table.file_io)
-            if buf.new_files or buf.changelog_files or before or after or compact_changelog:
+            hash_change = hash_changes.pop((buf.partition, buf.bucket), None)
+            if hash_change is not None:  # the bucket's new HASH index replaces its old one
+                index_added += hash_change.entries_added()
+                index_deleted += hash_change.entries_deleted()
+            if buf.new_files or buf.changelog_files or before or after or compact_changelog or index_added:
                 messages.append(
                     CommitMessage(
                         partition=buf.partition,
@@ -378,6 +394,16 @@ class TableWrite:
         self._full_compaction = None  # the next commit counts again
         return messages
 
+        for (partition, bucket), change in hash_changes.items():  # keys of buckets with no rows left
+            messages.append(
+                CommitMessage(
+                    partition=partition,
+                    bucket=bucket,
+                    total_buckets=self._num_buckets,
+                    index_files_added=change.entries_added(),
+                    index_files_deleted=change.entries_deleted(),
+                )
+            )
     def commit(
         self,
         overwrite: bool = False,

@@ -13,6 +13,7 @@ from stratalake.lsm.data_file import bucket_dir, read_kv_file
 from stratalake.lsm.levels import KeyOf, key_decoder
 from stratalake.merge import SEQUENCE_NUMBER
 from stratalake.spec.manifest import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
+from stratalake.table.dynamic_bucket import check_hash_index_conflicts
 from stratalake.table.index_manifest import dv_entries_by_bucket
 
 if TYPE_CHECKING:
@@ -42,6 +43,14 @@ def check_deletes(table: Table, delta: Sequence[ManifestEntry], live: LiveEntrie
                 "already removed by a concurrent commit (e.g. another compaction); this commit "
                 "was abandoned and the table is unchanged. Re-run the compaction."
             )
+
+
+def check_hash_index(
+    table: Table, index_added: Sequence[IndexManifestEntry], index_live: Sequence[IndexManifestEntry] | None
+) -> None:
+    """Dynamic buckets: a partition's hash index changed by another commit since this writer
+    loaded it (see :func:`stratalake.table.dynamic_bucket.check_hash_index_conflicts`)."""
+    check_hash_index_conflicts(table, index_added, index_live)
 
 
 def check_index(

@@ -30,6 +30,7 @@ from stratalake.spec.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapsh
 from stratalake.table.commit import conflicts
 from stratalake.table.commit.manifest_merge import ManifestMerger
 from stratalake.table.commit.message import CommitMessage
+from stratalake.table.dynamic_bucket import drop_hash_index, split_index_entries
 from stratalake.table.expire import expire_after_commit
 from stratalake.table.index_manifest import live_index_entries, write_index_manifest
 from stratalake.table.manifests import ManifestIO, ManifestNamer, fold_entries
@@ -96,6 +97,8 @@ class TableCommit:
         ]
         index_added = [e for m in msgs for e in m.index_files_added]
         index_deleted = [e for m in msgs for e in m.index_files_deleted]
+        # Dynamic-bucket HASH indexes commit with the data they index; deletion vectors with compaction.
+        hash_added, hash_deleted, index_added, index_deleted = split_index_entries(index_added, index_deleted)
         index_base = {
             (m.partition, m.bucket): frozenset(m.index_base)
             for m in msgs
@@ -114,15 +117,17 @@ class TableCommit:
                     ]
                     + new_files,
                     changelog,
+                    hash_added,
+                    hash_deleted,
                     drop_index_of=partition_filter,
                 ),
                 identifier,
                 check_deletes=False,
                 check_writers=True,
             )
-        elif new_files or changelog:
+        elif new_files or changelog or hash_added or hash_deleted:
             last = self._commit_with_retry(
-                lambda live: _Plan(CommitKind.APPEND, new_files, changelog),
+                lambda live: _Plan(CommitKind.APPEND, new_files, changelog, hash_added, hash_deleted),
                 identifier,
                 check_deletes=False,
                 check_writers=True,
@@ -216,6 +221,7 @@ class TableCommit:
                 plan.index_deleted += [
                     e for e in index_live if e.index_type == DELETION_VECTORS_INDEX and drop(e.partition)
                 ]
+                plan.index_deleted += drop_hash_index(index_live, drop)
             if not plan.delta and not plan.changelog and not plan.index_added and not plan.index_deleted:
                 return None
             if check_deletes:
@@ -224,6 +230,7 @@ class TableCommit:
                     self._check_index(plan, index_live)
             if check_writers:
                 self._check_concurrent_writers(plan.delta, live, keys_read)
+            conflicts.check_hash_index(table, plan.index_added, index_live)
             written: list[str] = []
             snapshot = self._build(latest, base_metas, plan, identifier, written, index_live)
             if sm.try_commit(snapshot):

@@ -1,0 +1,458 @@
+"""Dynamic bucket mode (``bucket = -1``, Paimon's default for primary-key tables).
+
+Each partition has any number of buckets; a key's bucket is recorded in the table's *hash index*
+(Paimon's "Dynamic Bucket" and "Index Files" spec pages, and ``docs/format.md``):
+
+* one file per (partition, bucket), ``index/index-<uuid>-<n>``, holding the 4-byte big-endian hash
+  of every trimmed primary key ever written to that bucket (the key's BinaryRow hash, the one fixed
+  buckets use, see :func:`stratalake.spec.bucket.hash_rows`); hashes are never removed;
+* listed in the snapshot's index manifest as an entry of type ``HASH``. A new file for a bucket
+  replaces the old one (Paimon's index-manifest combiner keys HASH entries by partition and
+  bucket), in the same snapshot as the data written with it.
+
+A key already in the index goes to its bucket. A new key goes, as in Paimon's ``PartitionIndex``,
+to the lowest bucket holding fewer than ``dynamic-bucket.target-row-num`` hashes; when every bucket
+is full, to a new bucket (the lowest free id), up to ``dynamic-bucket.max-buckets`` per partition
+(-1: Paimon's limit of ``Short.MAX_VALUE - 1``); beyond that, to one of the existing buckets.
+``dynamic-bucket.initial-buckets`` = N splits new keys over N assigners as Paimon's writers do
+(assigner ``(|partition hash % N| + |key hash % N|) % N``, owning buckets ``b % N == assigner``),
+so the first keys of a partition spread over N buckets.
+
+Assignment is vectorized: per partition a sorted array of known hashes with their buckets,
+``np.searchsorted`` for known keys, ``np.repeat`` over bucket capacities for new ones. The index of
+a partition is loaded once per writer, at the snapshot of its first assignment.
+
+Paimon allows one writing job at a time on such a table. :func:`check_hash_index_conflicts` makes a
+commit that changes a partition's hash index fail with :class:`CommitConflictError` when another
+commit changed that partition's index after this writer loaded it (two writers could otherwise
+put the same new key into two buckets); nothing is committed, and the write can be retried.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from stratalake.exceptions import CommitConflictError, CorruptFileError, UnsupportedError
+from stratalake.lsm.deletion_vector import index_file_name
+from stratalake.options import CoreOptions
+from stratalake.spec.bucket import hash_bytes, hash_rows
+from stratalake.spec.manifest import FileKind, IndexManifestEntry
+from stratalake.spec.snapshot import Snapshot
+from stratalake.table.index_manifest import HASH_INDEX, index_dir, index_file_path, live_index_entries
+from stratalake.table.partition import group_rows
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+__all__ = [
+    "DYNAMIC_BUCKET",
+    "HASH_INDEX",
+    "POSTPONE_BUCKET",
+    "BucketAssigner",
+    "HashIndexChange",
+    "check_hash_index_conflicts",
+    "check_writable",
+    "decode_hash_index",
+    "drop_hash_index",
+    "encode_hash_index",
+    "hash_index_bases",
+    "hash_index_entries_by_partition",
+    "split_index_entries",
+]
+
+DYNAMIC_BUCKET = -1
+POSTPONE_BUCKET = -2
+# Paimon's PartitionIndex: bucket ids stay below Short.MAX_VALUE (they are stored as shorts).
+_UNBOUNDED_MAX_BUCKET_ID = 32767 - 1
+
+DEFAULT_TARGET_ROW_NUM = 2_000_000
+
+
+# -- index files -----------------------------------------------------------------------------------
+def encode_hash_index(hashes: npt.NDArray[np.int32]) -> bytes:
+    """A HASH index file: each hash as a 4-byte big-endian int (sorted, as pypaimon writes them;
+    Paimon's readers accept any order)."""
+    return np.sort(hashes.astype(np.int32)).astype(">i4").tobytes()
+
+
+def decode_hash_index(data: bytes, origin: str = "hash index") -> npt.NDArray[np.int32]:
+    if len(data) % 4:
+        raise CorruptFileError(f"{origin}: a HASH index holds 4-byte hashes, got {len(data)} bytes")
+    return np.frombuffer(data, dtype=">i4").astype(np.int32)
+
+
+def hash_index_entries_by_partition(
+    entries: Iterable[IndexManifestEntry],
+) -> dict[bytes, dict[int, IndexManifestEntry]]:
+    """Live HASH entries: partition -> bucket -> entry."""
+    out: dict[bytes, dict[int, IndexManifestEntry]] = defaultdict(dict)
+    for e in entries:
+        if e.index_type == HASH_INDEX:
+            out[e.partition][e.bucket] = e
+    return dict(out)
+
+
+# -- options ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DynamicBucketOptions:
+    target_row_num: int
+    max_buckets: int  # -1: unbounded
+    num_assigners: int
+
+    @staticmethod
+    def of(options: CoreOptions) -> DynamicBucketOptions:
+        """The options (validated by :meth:`CoreOptions.validate`)."""
+        target = options.get_int("dynamic-bucket.target-row-num") or DEFAULT_TARGET_ROW_NUM
+        max_buckets = options.get_int("dynamic-bucket.max-buckets")
+        max_buckets = -1 if max_buckets is None else max_buckets
+        # As Paimon's Spark writer: min(initial buckets, assigner parallelism), the parallelism
+        # itself capped by max-buckets. One process plays every assigner.
+        assigners = options.get_int("dynamic-bucket.initial-buckets") or 1
+        if max_buckets != -1:
+            assigners = min(assigners, max_buckets)
+        return DynamicBucketOptions(max(target, 1), max_buckets, max(assigners, 1))
+
+
+def is_cross_partition(table: Table) -> bool:
+    """Dynamic tables whose primary key lacks a partition column (Paimon's cross-partition upsert)."""
+    schema = table.schema()
+    return table.core_options.bucket == DYNAMIC_BUCKET and bool(
+        set(schema.partition_keys) - set(schema.primary_keys)
+    )
+
+
+def check_writable(table: Table) -> None:
+    """Refuse, before anything is written, the bucket modes stratalake cannot write."""
+    bucket = table.core_options.bucket
+    if bucket == POSTPONE_BUCKET:
+        raise UnsupportedError(
+            f"table {table.identifier}: writing postpone-bucket tables ('bucket'='-2') is not "
+            "supported; write with Paimon (its compaction assigns the real buckets), or recreate "
+            "the table with a fixed number of buckets or 'bucket'='-1'"
+        )
+    if is_cross_partition(table):
+        schema = table.schema()
+        missing = sorted(set(schema.partition_keys) - set(schema.primary_keys))
+        raise UnsupportedError(
+            f"table {table.identifier}: cross-partition upsert (a dynamic-bucket table whose primary "
+            f"key {list(schema.primary_keys)} lacks partition column(s) {missing}) is not supported "
+            "for writes; nothing was written. Write with Paimon, or add the partition columns to "
+            "the primary key"
+        )
+
+
+# -- assignment -------------------------------------------------------------------------------------
+@dataclass
+class _PartitionIndex:
+    """The hash index of one partition as the writer sees it."""
+
+    hashes: npt.NDArray[np.int32]  # sorted, unique
+    buckets: npt.NDArray[np.int32]  # bucket of each hash
+    counts: dict[int, int]  # hashes per bucket
+    entries: dict[int, IndexManifestEntry]  # the live HASH file of each bucket (replaced on commit)
+    base_names: frozenset[str] | None  # HASH files when loaded (None: ignoring the existing index)
+    changed: set[int] = field(default_factory=set)
+    upper_bound_reached: set[int] = field(default_factory=set)  # assigners with no new bucket left
+
+
+# In-memory only (never encoded): the partition's HASH files a new HASH entry's writer loaded.
+BASE_KEY = "hash_index_base"
+
+
+@dataclass(frozen=True)
+class HashIndexChange:
+    """A bucket's new HASH file, the one it replaces, and the partition's files it was based on."""
+
+    added: IndexManifestEntry
+    deleted: IndexManifestEntry | None
+    base: tuple[str, ...] | None
+
+    def entries_added(self) -> tuple[IndexManifestEntry, ...]:
+        """The new entry, carrying the base in its (never written) ``extra`` for the commit check."""
+        if self.base is None:
+            return (self.added,)
+        return (replace(self.added, extra={**self.added.extra, BASE_KEY: self.base}),)
+
+    def entries_deleted(self) -> tuple[IndexManifestEntry, ...]:
+        return () if self.deleted is None else (self.deleted,)
+
+
+class BucketAssigner:
+    """Assigns dynamic buckets to keys and maintains the hash index of the partitions it touched.
+
+    ``assign(partition_bytes, key_hashes)`` returns the bucket of each key; :meth:`prepare_commit`
+    writes the changed buckets' index files. With ``ignore_existing`` (an overwrite) the existing
+    index is not loaded: the overwritten partitions start empty.
+    """
+
+    def __init__(self, table: Table, ignore_existing: bool = False) -> None:
+        self.table = table
+        self.ignore_existing = ignore_existing
+        self.options = DynamicBucketOptions.of(table.core_options)
+        self._snapshot: Snapshot | None = None
+        self._loaded = False
+        self._index_entries: dict[bytes, dict[int, IndexManifestEntry]] = {}
+        self._data_buckets: dict[bytes, set[int]] = {}
+        self._partitions: dict[bytes, _PartitionIndex] = {}
+        self._lock = threading.Lock()
+
+    # -- loading ---------------------------------------------------------------------------------
+    def _load_snapshot(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        if self.ignore_existing:
+            return
+        table = self.table
+        snap = table.latest_snapshot()
+        self._snapshot = snap
+        if snap is None:
+            return
+        self._index_entries = hash_index_entries_by_partition(live_index_entries(table, snap))
+        for e in table.live_entries(snap):
+            if e.bucket >= 0:
+                self._data_buckets.setdefault(e.partition, set()).add(e.bucket)
+
+    def _partition(self, partition: bytes) -> _PartitionIndex:
+        index = self._partitions.get(partition)
+        if index is not None:
+            return index
+        self._load_snapshot()
+        if self.ignore_existing:
+            index = _PartitionIndex(
+                np.empty(0, np.int32), np.empty(0, np.int32), {}, {}, base_names=None
+            )
+            self._partitions[partition] = index
+            return index
+        entries = self._index_entries.get(partition, {})
+        unindexed = sorted(self._data_buckets.get(partition, set()) - set(entries))
+        if unindexed:
+            where = self._where(partition)
+            raise CorruptFileError(
+                f"table {self.table.identifier}: {where} has data files in bucket(s) {unindexed} but no "
+                "HASH index for them, so the bucket of existing keys is unknown (the table was written "
+                "by a writer that does not maintain dynamic-bucket indexes); nothing was written. "
+                "Rewrite the partition (INSERT OVERWRITE) before writing to it incrementally"
+            )
+        hashes: list[npt.NDArray[np.int32]] = []
+        buckets: list[npt.NDArray[np.int32]] = []
+        counts: dict[int, int] = {}
+        for bucket, e in sorted(entries.items()):
+            path = index_file_path(self.table, e)
+            h = decode_hash_index(self.table.file_io.read_bytes(path), path)
+            hashes.append(h)
+            buckets.append(np.full(len(h), bucket, dtype=np.int32))
+            counts[bucket] = len(h)
+        all_h = np.concatenate(hashes) if hashes else np.empty(0, np.int32)
+        all_b = np.concatenate(buckets) if buckets else np.empty(0, np.int32)
+        order = np.argsort(all_h, kind="stable")
+        all_h, all_b = all_h[order], all_b[order]
+        if len(all_h) > 1:
+            # A hash in two buckets (a collision of two keys written by different assigners, or an
+            # index written by someone else): Paimon's loader keeps the last file read; so do we.
+            last = np.append(all_h[1:] != all_h[:-1], True)
+            all_h, all_b = all_h[last], all_b[last]
+        index = _PartitionIndex(all_h, all_b, counts, dict(entries), frozenset(e.file_name for e in entries.values()))
+        self._partitions[partition] = index
+        return index
+
+    def _where(self, partition: bytes) -> str:
+        codec = self.table.partition_codec
+        return f"partition {codec.to_dict(partition)}" if codec.is_partitioned else "the table"
+
+    # -- assignment ------------------------------------------------------------------------------
+    def assign_rows(self, rows: pa.Table) -> npt.NDArray[np.int64]:
+        """The bucket of every row of ``rows`` (table columns), by partition and trimmed key."""
+        table = self.table
+        schema = table.schema()
+        codec = table.partition_codec
+        keys = list(schema.trimmed_primary_keys)
+        types = [schema.field(k).type for k in keys]
+        out = np.empty(rows.num_rows, dtype=np.int64)
+        for indices, _ in group_rows(rows, list(codec.keys)):
+            part = rows.take(pa.array(indices)) if len(indices) != rows.num_rows else rows
+            values = tuple(part.column(k)[0].as_py() for k in codec.keys)
+            hashes = hash_rows([part.column(k) for k in keys], types)
+            out[indices] = self.assign(codec.to_bytes(values), hashes)
+        return out
+
+    def assign(self, partition: bytes, key_hashes: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        """Buckets of ``key_hashes`` (int32 BinaryRow hashes of trimmed keys) in ``partition``."""
+        h = np.asarray(key_hashes, dtype=np.int32)
+        with self._lock:
+            index = self._partition(partition)
+            out = np.empty(len(h), dtype=np.int32)
+            found = np.zeros(len(h), dtype=bool)
+            if len(index.hashes):
+                pos = np.minimum(np.searchsorted(index.hashes, h), len(index.hashes) - 1)
+                found = index.hashes[pos] == h
+                out[found] = index.buckets[pos[found]]
+            new = h[~found]
+            if len(new):
+                uniq, first = np.unique(new, return_index=True)
+                in_order = uniq[np.argsort(first, kind="stable")]  # first-appearance order, as a stream
+                placed = self._place(index, partition, in_order)
+                by_hash = np.argsort(in_order, kind="stable")
+                sorted_new, sorted_buckets = in_order[by_hash], placed[by_hash]
+                out[~found] = sorted_buckets[np.searchsorted(sorted_new, new)]
+                at = np.searchsorted(index.hashes, sorted_new)
+                index.hashes = np.insert(index.hashes, at, sorted_new)
+                index.buckets = np.insert(index.buckets, at, sorted_buckets)
+                index.changed.update(int(b) for b in np.unique(placed))
+            return out
+
+    def _place(self, index: _PartitionIndex, partition: bytes, new: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        """Buckets for hashes not in the index yet, in stream order (Paimon's PartitionIndex)."""
+        opts = self.options
+        n = opts.num_assigners
+        out = np.empty(len(new), dtype=np.int32)
+        if n == 1:
+            assigners = np.zeros(len(new), dtype=np.int64)
+        else:
+            # BucketAssigner.computeAssigner with as many channels as assigners.
+            start = abs(int(np.fmod(np.int64(hash_bytes(partition[4:])), n))) if len(partition) > 4 else 0
+            assigners = (start + np.abs(np.fmod(new.astype(np.int64), n))) % n
+        for a in np.unique(assigners).tolist():
+            rows = np.flatnonzero(assigners == a)
+            out[rows] = self._place_for(index, partition, int(a), new[rows])
+        return out
+
+    def _place_for(
+        self, index: _PartitionIndex, partition: bytes, assigner: int, new: npt.NDArray[np.int32]
+    ) -> npt.NDArray[np.int32]:
+        opts = self.options
+        n, target = opts.num_assigners, opts.target_row_num
+        m = len(new)
+        mine = sorted(b for b in index.counts if b % n == assigner)
+        # 1. the non-full buckets, lowest id first (Paimon iterates its bucket map in that order).
+        fill_ids = [b for b in mine if index.counts[b] < target]
+        fill_caps = [target - index.counts[b] for b in fill_ids]
+        have = sum(fill_caps)
+        # 2. new buckets: the lowest free ids this assigner owns, up to the bucket limit.
+        if have < m and assigner not in index.upper_bound_reached:
+            need = -(-(m - have) // target)
+            top = _UNBOUNDED_MAX_BUCKET_ID if opts.max_buckets == -1 else opts.max_buckets - 1
+            candidates = np.arange(assigner, top + 1, n, dtype=np.int64)
+            candidates = candidates[~np.isin(candidates, np.array(mine, dtype=np.int64))][:need]
+            if len(candidates) < need:
+                if opts.max_buckets == -1:
+                    raise UnsupportedError(
+                        f"table {self.table.identifier}: {self._where(partition)} "
+                        f"needs more than {top + 1} dynamic buckets; raise 'dynamic-bucket.target-row-num' "
+                        f"(now {target})"
+                    )
+                index.upper_bound_reached.add(assigner)
+            fill_ids += candidates.tolist()
+            fill_caps += [target] * len(candidates)
+            have += target * len(candidates)
+        taken = min(have, m)
+        out = np.empty(m, dtype=np.int32)
+        if fill_ids:
+            out[:taken] = np.repeat(np.array(fill_ids, dtype=np.int32), fill_caps)[:taken]
+        if taken < m:
+            # 3. every bucket full and no new one allowed: Paimon picks an existing bucket at
+            # random; a hash-based pick is as valid (the index records it) and reproducible.
+            pool = np.array(sorted(set(mine) | set(fill_ids)), dtype=np.int64)
+            if not len(pool):
+                raise UnsupportedError(
+                    f"table {self.table.identifier}: no dynamic bucket is available to assigner "
+                    f"{assigner}; raise 'dynamic-bucket.max-buckets'"
+                )
+            rest = new[taken:].astype(np.int64)
+            out[taken:] = pool[np.abs(np.fmod(rest, len(pool)))]
+        for b, c in zip(*np.unique(out, return_counts=True), strict=True):
+            index.counts[int(b)] = index.counts.get(int(b), 0) + int(c)
+        return out
+
+    # -- commit ------------------------------------------------------------------------------------
+    def prepare_commit(self) -> dict[tuple[bytes, int], HashIndexChange]:
+        """Write a new index file for every bucket that got new keys since the last call."""
+        table = self.table
+        changes: dict[tuple[bytes, int], HashIndexChange] = {}
+        with self._lock:
+            for partition, index in self._partitions.items():
+                if not index.changed:
+                    continue
+                base = tuple(sorted(index.base_names)) if index.base_names is not None else None
+                for bucket in sorted(index.changed):
+                    hashes = index.hashes[index.buckets == bucket]
+                    data = encode_hash_index(hashes)
+                    name = index_file_name()
+                    table.file_io.write_bytes(f"{index_dir(table)}/{name}", data)
+                    entry = IndexManifestEntry(
+                        FileKind.ADD, partition, bucket, HASH_INDEX, name, len(data), len(hashes)
+                    )
+                    changes[(partition, bucket)] = HashIndexChange(entry, index.entries.get(bucket), base)
+                # Once committed, the new files are this writer's base for its next commit.
+                for (p, bucket), change in changes.items():
+                    if p == partition:
+                        index.entries[bucket] = change.added
+                if index.base_names is not None:
+                    gone = {c.deleted.file_name for (p, _), c in changes.items() if p == partition and c.deleted}
+                    added = {c.added.file_name for (p, _), c in changes.items() if p == partition}
+                    index.base_names = (index.base_names - gone) | added
+                index.changed.clear()
+        return changes
+
+
+# -- commit-side helpers ------------------------------------------------------------------------------
+def split_index_entries(
+    added: Sequence[IndexManifestEntry], deleted: Sequence[IndexManifestEntry]
+) -> tuple[list[IndexManifestEntry], list[IndexManifestEntry], list[IndexManifestEntry], list[IndexManifestEntry]]:
+    """(HASH added, HASH deleted, other added, other deleted): HASH changes commit with the data
+    they index; deletion vectors with the compaction that changed them."""
+    return (
+        [e for e in added if e.index_type == HASH_INDEX],
+        [e for e in deleted if e.index_type == HASH_INDEX],
+        [e for e in added if e.index_type != HASH_INDEX],
+        [e for e in deleted if e.index_type != HASH_INDEX],
+    )
+
+
+def hash_index_bases(added: Iterable[IndexManifestEntry]) -> dict[bytes, frozenset[str]]:
+    """Partition -> the HASH files its writer based this commit's new HASH entries on."""
+    out: dict[bytes, frozenset[str]] = {}
+    for e in added:
+        base = e.extra.get(BASE_KEY) if e.index_type == HASH_INDEX else None
+        if isinstance(base, tuple):
+            out[e.partition] = frozenset(str(n) for n in base)
+    return out
+
+
+def check_hash_index_conflicts(
+    table: Table, index_added: Sequence[IndexManifestEntry], index_live: Sequence[IndexManifestEntry] | None
+) -> None:
+    """Refuse a commit changing a partition's hash index that another commit changed since this
+    writer loaded it (both may have put one new key into two buckets)."""
+    bases: Mapping[bytes, frozenset[str]] = hash_index_bases(index_added)
+    if not bases:
+        return
+    current: dict[bytes, set[str]] = defaultdict(set)
+    for e in index_live or ():
+        if e.index_type == HASH_INDEX:
+            current[e.partition].add(e.file_name)
+    codec = table.partition_codec
+    for partition, base in bases.items():
+        if current.get(partition, set()) != set(base):
+            where = f"partition {codec.to_dict(partition)}" if codec.is_partitioned else "the table"
+            raise CommitConflictError(
+                f"table {table.identifier}: another writer changed the dynamic-bucket index of {where} "
+                "while this write assigned buckets to new keys (Paimon allows one writer at a time on "
+                "a dynamic-bucket table); this commit was abandoned and the table is unchanged. Retry "
+                "the write"
+            )
+
+
+def drop_hash_index(
+    entries: Iterable[IndexManifestEntry] | None, dropped: Callable[[bytes], bool]
+) -> list[IndexManifestEntry]:
+    """HASH entries of the partitions an overwrite replaces: their keys are gone."""
+    return [e for e in entries or () if e.index_type == HASH_INDEX and dropped(e.partition)]

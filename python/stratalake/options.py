@@ -108,7 +108,7 @@ def _parse_int(text: str) -> int:
     return int(text.strip())
 
 
-def _parse_level_map(text: str) -> dict[int, str]:
+def parse_level_map(text: str) -> dict[int, str]:
     """Paimon's per-level map option: ``'0:avro,5:parquet'`` -> ``{0: 'avro', 5: 'parquet'}``."""
     out: dict[int, str] = {}
     for part in text.split(","):
@@ -162,9 +162,9 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "target-file-size": _Spec(parse_memory_size, "128 mb", "rolling size of data files"),
     "write-buffer-size": _Spec(parse_memory_size, "256 mb", "memory of the write buffer before a flush"),
     "file.format": _Spec(str, "parquet", "data file format (parquet, orc or avro)"),
-    "file.format.per.level": _Spec(_parse_level_map, "", "format per LSM level, e.g. '0:avro,5:parquet'"),
+    "file.format.per.level": _Spec(parse_level_map, "", "format per LSM level, e.g. '0:avro,5:parquet'"),
     "file.compression": _Spec(str, "zstd", "compression codec of data files (e.g. zstd, snappy, lz4, none)"),
-    "file.compression.per.level": _Spec(_parse_level_map, "", "compression per LSM level, e.g. '0:lz4'"),
+    "file.compression.per.level": _Spec(parse_level_map, "", "compression per LSM level, e.g. '0:lz4'"),
     "file.compression.zstd-level": _Spec(_parse_int, "1", "zstd level of Parquet and Avro data files"),
     "changelog-file.format": _Spec(str, None, "format of changelog files (default: as data files)"),
     "changelog-file.compression": _Spec(str, None, "compression of changelog files (default: as data files)"),

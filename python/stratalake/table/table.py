@@ -26,6 +26,7 @@ from stratalake.table.read import TableRead
 from stratalake.table.scan import TableScan
 from stratalake.table.schema_manager import SchemaManager
 from stratalake.table.snapshot_manager import SnapshotManager
+from stratalake.table.support import check_supported, unsupported_features
 from stratalake.table.write import TableWrite
 
 
@@ -118,18 +119,33 @@ class Table:
         return out
 
     # -- operations -----------------------------------------------------------------------------
+    @cached_property
+    def unsupported_features(self) -> list[str]:
+        """What stratalake cannot read or write in this table yet (see :mod:`~stratalake.table.support`);
+        empty for a table it fully supports. Listing and describing work either way."""
+        return unsupported_features(self._schema, self._schema.options)
+
+    def check_supported(self, action: str = "use") -> None:
+        """:class:`~stratalake.exceptions.UnsupportedError` naming the table and each unsupported feature."""
+        if self.unsupported_features:
+            check_supported(self.identifier, self._schema, action)
+
     def new_scan(
         self, filter: FilterLike = None, snapshot_id: int | None = None, timestamp_ms: int | None = None
     ) -> TableScan:
+        self.check_supported("read")
         return TableScan(self, filter, snapshot_id, timestamp_ms)
 
     def new_read(self, columns: Sequence[str] | None = None, filter: FilterLike = None) -> TableRead:
+        self.check_supported("read")
         return TableRead(self, columns, filter)
 
     def new_write(self, commit_user: str | None = None) -> TableWrite:
+        self.check_supported("write")
         return TableWrite(self, commit_user)
 
     def new_commit(self, commit_user: str | None = None) -> TableCommit:
+        self.check_supported("write")
         return TableCommit(self, commit_user)
 
     def write(
@@ -168,6 +184,7 @@ class Table:
         """
         from stratalake.table.compact import compact
 
+        self.check_supported("compact")
         messages = compact(self, full=full, partitions=partitions)
         if not messages:
             return None

@@ -354,14 +354,14 @@ class TableWrite:
         else:
             for buf in buffers:
                 self._finish(buf, full)
+        hash_changes = self._assigner.prepare_commit() if self._assigner is not None else {}
+        with self._lock:
+            self._written += [f"{index_dir(self.table)}/{c.added.file_name}" for c in hash_changes.values()]
         messages = []
         for buf in self._buffers.values():
             before, after, compact_changelog = buf.increment.drain() if buf.increment else ((), (), ())
             dvs = buf.manager.dv_maintainer if buf.manager is not None else None
             index_base = None if dvs is None else tuple(e.file_name for e in dvs.base_files)
-        hash_changes = self._assigner.prepare_commit() if self._assigner is not None else {}
-        with self._lock:
-            self._written += [f"{index_dir(self.table)}/{c.added.file_name}" for c in hash_changes.values()]
             index_added: tuple[IndexManifestEntry, ...] = ()
             index_deleted: tuple[IndexManifestEntry, ...] = ()
             if dvs is not None and (before or after):
@@ -389,11 +389,6 @@ class TableWrite:
             buf.new_files, buf.changelog_files = [], []
             if buf.manager is not None:
                 buf.manager.rewriter.files.written.clear()  # now owned by the messages
-        # From here on the messages own the files: whoever commits (or abandons) them decides.
-        self._written = []
-        self._full_compaction = None  # the next commit counts again
-        return messages
-
         for (partition, bucket), change in hash_changes.items():  # keys of buckets with no rows left
             messages.append(
                 CommitMessage(
@@ -404,6 +399,11 @@ class TableWrite:
                     index_files_deleted=change.entries_deleted(),
                 )
             )
+        # From here on the messages own the files: whoever commits (or abandons) them decides.
+        self._written = []
+        self._full_compaction = None  # the next commit counts again
+        return messages
+
     def commit(
         self,
         overwrite: bool = False,

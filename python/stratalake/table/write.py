@@ -267,6 +267,11 @@ class TableWrite:
             for f in files:
                 buf.manager.add_new_file(f)
             self._compact(buf, full=False)
+            # num-sorted-run.stop-trigger: with that many runs, compact before buffering more
+            # (Paimon's writer waits for its compaction; ours runs inline).
+            for _ in range(buf.manager.levels.number_of_levels):
+                if not buf.manager.should_wait() or not self._compact(buf, full=False):
+                    break
 
     def _compact(self, buf: _BucketBuffer, full: bool) -> bool:
         assert buf.manager is not None and buf.increment is not None

@@ -68,3 +68,9 @@ class MergeError(StrataLakeError):
 
 class UnsupportedError(StrataLakeError):
     """A valid request that stratalake does not support (yet)."""
+
+
+class InvalidIdentifierError(StrataLakeError, ValueError):
+    """A database or table name breaks the naming rules (see :mod:`stratalake.catalog.identifiers`),
+    e.g. it holds a path separator, is ``..``, uses ``$`` (system tables) or would resolve to a path
+    outside the warehouse. The message names the identifier and the rule."""

@@ -9,6 +9,8 @@ from typing import TypeAlias
 
 import pyarrow as pa
 
+from stratalake.catalog import identifiers
+from stratalake.catalog.identifiers import DATABASE, TABLE, check_new_name
 from stratalake.catalog.schema_change import SchemaChange, apply_changes
 from stratalake.exceptions import (
     CommitConflictError,
@@ -31,13 +33,12 @@ SchemaLike: TypeAlias = pa.Schema | Sequence[tuple[str, str | DataType] | tuple[
 
 
 def parse_identifier(identifier: str) -> tuple[str, str]:
-    """Split ``"db.table"``; a bare name means database ``default``."""
-    parts = identifier.split(".")
-    if len(parts) == 1:
-        return "default", parts[0]
-    if len(parts) == 2 and all(parts):
-        return parts[0], parts[1]
-    raise SchemaError(f"'{identifier}' is not a table identifier; use 'database.table'")
+    """Split ``"db.table"``; a bare name means database ``default``.
+
+    Both names are checked (:mod:`stratalake.catalog.identifiers`): :class:`InvalidIdentifierError`
+    for a name that could not be one directory inside the warehouse.
+    """
+    return identifiers.split_table_identifier(identifier)
 
 
 class Catalog:
@@ -58,7 +59,8 @@ class Catalog:
 
     # -- databases ---------------------------------------------------------------------------------
     def database_path(self, name: str) -> str:
-        return f"{self.warehouse}/{name}{DB_SUFFIX}"
+        """``<warehouse>/<name>.db``; refused unless ``name`` stays one directory inside it."""
+        return identifiers.database_dir(self.warehouse, name)
 
     def list_databases(self) -> list[str]:
         return sorted(
@@ -73,6 +75,7 @@ class Catalog:
     def create_database(
         self, name: str, ignore_if_exists: bool = False, properties: Mapping[str, str] | None = None
     ) -> None:
+        check_new_name(name, DATABASE)
         if self.database_exists(name):
             if ignore_if_exists:
                 return
@@ -93,8 +96,9 @@ class Catalog:
 
     # -- tables -----------------------------------------------------------------------------------
     def table_path(self, identifier: str) -> str:
+        """``<warehouse>/<db>.db/<table>``; refused unless it stays inside the warehouse."""
         db, name = parse_identifier(identifier)
-        return f"{self.database_path(db)}/{name}"
+        return identifiers.table_dir(self.warehouse, db, name)
 
     def list_tables(self, database: str) -> list[str]:
         if not self.database_exists(database):
@@ -135,6 +139,7 @@ class Catalog:
         """
         db, name = parse_identifier(identifier)
         full = f"{db}.{name}"
+        check_new_name(name, TABLE)
         if not self.database_exists(db):
             raise DatabaseNotFoundError(f"database '{db}' does not exist; create it before table {full}")
         if self.table_exists(full):
@@ -157,6 +162,7 @@ class Catalog:
         self.file_io.delete_dir(self.table_path(identifier))
 
     def rename_table(self, identifier: str, new_identifier: str) -> None:
+        check_new_name(parse_identifier(new_identifier)[1], TABLE)
         if not self.table_exists(identifier):
             raise TableNotFoundError(f"table {identifier} does not exist")
         if self.table_exists(new_identifier):
@@ -166,6 +172,9 @@ class Catalog:
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
         """Apply schema changes as a new schema version; old files stay readable by field id."""
+        identifiers.check_options(
+            {ch.name: ch.value or "" for ch in changes if ch.action == "set_option" and ch.name}, identifier
+        )
         for _ in range(10):
             table = self.get_table(identifier)
             new_schema = apply_changes(table.schema(), changes, table.identifier)
@@ -198,6 +207,7 @@ def build_schema(
             f"table {table}: a primary key is required (primary_key=[...], PRIMARY KEY (...) NOT ENFORCED "
             "or the 'primary-key' option); append-only tables are not supported"
         )
+    identifiers.check_options(opts, table)
     opts.setdefault("bucket", "1")
     columns: list[tuple[str, DataType, str | None]] = []
     if isinstance(schema, pa.Schema):

@@ -18,6 +18,12 @@ from stratalake.options import FILE_FORMATS, ChangelogProducer, MergeEngine, par
 from stratalake.spec.schema import TableSchema
 
 _TRUE = "true"
+# Reads of postpone-bucket tables work (as Paimon's batch reads, they see only rows compacted into
+# real buckets); writes and compaction are refused.
+_POSTPONE = (
+    "uses postpone bucket mode ('bucket'='-2'), which stratalake can read (rows not yet compacted "
+    "into real buckets are invisible, as in Paimon) but not write; write and compact it with Paimon"
+)
 
 
 def _is_true(options: Mapping[str, str], key: str) -> bool:
@@ -38,10 +44,7 @@ def unsupported_features(schema: TableSchema, options: Mapping[str, str]) -> lis
         out.append(f"is a Paimon '{table_type}' (option 'type'); only regular tables ('table') are supported")
     bucket = options.get("bucket", "").strip()
     if bucket == "-2":
-        out.append(
-            "uses postpone bucket mode ('bucket'='-2'), which is not supported yet; compact it with Paimon "
-            "into fixed buckets first"
-        )
+        out.append(_POSTPONE)
     # 'bucket'='-1' (dynamic bucket mode) is handled by the dynamic-bucket support, not refused here.
     bucket_function = options.get("bucket-function.type", "default").strip().lower()
     if bucket_function != "default":
@@ -106,6 +109,8 @@ def _format_problems(options: Mapping[str, str]) -> list[str]:
 def check_supported(identifier: str, schema: TableSchema, action: str = "use") -> None:
     """Raise :class:`UnsupportedError` naming table ``identifier`` and every unsupported feature."""
     problems = unsupported_features(schema, schema.options)
+    if action == "read":
+        problems = [p for p in problems if p != _POSTPONE]
     if not problems:
         return
     many = len(problems) > 1

@@ -289,14 +289,22 @@ _ORC_CODECS = {
 
 
 def _orc_writable(table: pa.Table) -> pa.Table:
-    # Arrow's ORC writer has no TIME type; Paimon stores TIME in ORC as an int (millis of day).
-    if not any(pa.types.is_time(f.type) for f in table.schema):
+    """``table`` as Arrow's ORC writer stores it correctly.
+
+    Paimon stores TIME in ORC as an int (millis of day); Arrow's ORC writer has no TIME type. And
+    Arrow's ORC writer misplaces the children of a *sliced* nested array with nulls (pyarrow 19:
+    a struct sliced at offset 4 comes back shifted), so nested columns are copied unsliced first.
+    """
+    if not any(pa.types.is_time(f.type) or pa.types.is_nested(f.type) for f in table.schema):
         return table
     arrays, fields = [], []
     for f, col in zip(table.schema, table.columns, strict=True):
         if pa.types.is_time(f.type):
             col = col.cast(pa.time32("ms")).cast(pa.int32())
             f = pa.field(f.name, pa.int32(), nullable=f.nullable)
+        elif pa.types.is_nested(f.type):
+            whole = col.combine_chunks()
+            col = pa.chunked_array([whole.take(pa.array(range(len(whole)), pa.int64()))], type=f.type)
         arrays.append(col)
         fields.append(f)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

@@ -208,6 +208,19 @@ def test_concurrent_writers_assigning_new_keys_conflict() -> None:
         _key_buckets(t)
 
 
+def test_two_assigners_in_one_commit_are_refused() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        t = _table(d, {"dynamic-bucket.target-row-num": "2"})
+        w1, w2 = t.new_write(), t.new_write()
+        w1.write(_rows([1, 2]))
+        w2.write(_rows([3, 4]))  # w2 also starts at bucket 0: the same bucket for other keys
+        messages = w1.prepare_commit() + w2.prepare_commit()
+        with pytest.raises(CommitConflictError, match="2 writers assigned dynamic buckets"):
+            t.new_commit().commit(messages)
+        t.delete_uncommitted(messages)
+        assert t.latest_snapshot() is None
+
+
 def _older_index_files(t: Table) -> set[str]:
     names: set[str] = set()
     sm = t.snapshot_manager

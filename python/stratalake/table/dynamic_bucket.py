@@ -31,6 +31,7 @@ put the same new key into two buckets); nothing is committed, and the write can 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -163,8 +164,10 @@ class _PartitionIndex:
     upper_bound_reached: set[int] = field(default_factory=set)  # assigners with no new bucket left
 
 
-# In-memory only (never encoded): the partition's HASH files a new HASH entry's writer loaded.
+# In-memory only (never encoded): the partition's HASH files a new HASH entry's writer loaded, and
+# which assigner wrote it.
 BASE_KEY = "hash_index_base"
+WRITER_KEY = "hash_index_writer"
 
 
 @dataclass(frozen=True)
@@ -174,12 +177,15 @@ class HashIndexChange:
     added: IndexManifestEntry
     deleted: IndexManifestEntry | None
     base: tuple[str, ...] | None
+    writer: str = ""
 
     def entries_added(self) -> tuple[IndexManifestEntry, ...]:
-        """The new entry, carrying the base in its (never written) ``extra`` for the commit check."""
-        if self.base is None:
-            return (self.added,)
-        return (replace(self.added, extra={**self.added.extra, BASE_KEY: self.base}),)
+        """The new entry, carrying base and writer in its (never written) ``extra`` for the commit
+        check."""
+        extra: dict[str, object] = {**self.added.extra, WRITER_KEY: self.writer}
+        if self.base is not None:
+            extra[BASE_KEY] = self.base
+        return (replace(self.added, extra=extra),)
 
     def entries_deleted(self) -> tuple[IndexManifestEntry, ...]:
         return () if self.deleted is None else (self.deleted,)
@@ -203,6 +209,7 @@ class BucketAssigner:
         self._data_buckets: dict[bytes, set[int]] = {}
         self._partitions: dict[bytes, _PartitionIndex] = {}
         self._lock = threading.Lock()
+        self._token = uuid.uuid4().hex
 
     # -- loading ---------------------------------------------------------------------------------
     def _load_snapshot(self) -> None:
@@ -390,7 +397,9 @@ class BucketAssigner:
                     entry = IndexManifestEntry(
                         FileKind.ADD, partition, bucket, HASH_INDEX, name, len(data), len(hashes)
                     )
-                    changes[(partition, bucket)] = HashIndexChange(entry, index.entries.get(bucket), base)
+                    changes[(partition, bucket)] = HashIndexChange(
+                        entry, index.entries.get(bucket), base, self._token
+                    )
                 # Once committed, the new files are this writer's base for its next commit.
                 for (p, bucket), change in changes.items():
                     if p == partition:
@@ -432,6 +441,20 @@ def check_hash_index_conflicts(
 ) -> None:
     """Refuse a commit changing a partition's hash index that another commit changed since this
     writer loaded it (both may have put one new key into two buckets)."""
+    codec = table.partition_codec
+    writers: dict[bytes, set[object]] = defaultdict(set)
+    for e in index_added:
+        if e.index_type == HASH_INDEX:
+            writers[e.partition].add(e.extra.get(WRITER_KEY))
+    for partition, ids in writers.items():
+        if len(ids) > 1:
+            where = f"partition {codec.to_dict(partition)}" if codec.is_partitioned else "the table"
+            raise CommitConflictError(
+                f"table {table.identifier}: {len(ids)} writers assigned dynamic buckets to new keys of "
+                f"{where} in one commit; each could have put the same key into a different bucket. "
+                "Route each partition's rows to one writer (Paimon shuffles by partition and key "
+                "hash); this commit was abandoned and the table is unchanged"
+            )
     bases: Mapping[bytes, frozenset[str]] = hash_index_bases(index_added)
     if not bases:
         return
@@ -439,7 +462,6 @@ def check_hash_index_conflicts(
     for e in index_live or ():
         if e.index_type == HASH_INDEX:
             current[e.partition].add(e.file_name)
-    codec = table.partition_codec
     for partition, base in bases.items():
         if current.get(partition, set()) != set(base):
             where = f"partition {codec.to_dict(partition)}" if codec.is_partitioned else "the table"

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
@@ -257,38 +256,28 @@ def iter_kv_file(
     columns: Sequence[str] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> Iterator[pa.Table]:
-    """:func:`read_kv_file`, batch by batch (at most ``batch_rows`` rows each, file order).
-
-    Parquet files are decoded one batch at a time; other formats are read whole and sliced.
-    """
-    if not path.endswith(".parquet"):
-        kv = read_kv_file(file_io, path, file_schema, read_schema, columns)
-        for offset in range(0, kv.num_rows, batch_rows):
-            yield kv.slice(offset, batch_rows)
-        return
+    """:func:`read_kv_file`, batch by batch (at most ``batch_rows`` rows each, file order), any
+    format; only one batch is decoded at a time."""
     wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
     by_id = {f.id: f for f in file_schema.fields}
     try:
-        source = file_io.open_input_file(path)
+        reader = open_data_file(file_io, path)
+        present = set(reader.schema.names)
     except FileNotFoundError:
         raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None
+    except (OSError, pa.ArrowInvalid) as e:
+        raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
+    if SEQUENCE_NUMBER not in present or VALUE_KIND not in present:
+        raise CorruptFileError(
+            f"data file {path} lacks {SEQUENCE_NUMBER}/{VALUE_KIND}: not a primary-key data file"
+        )
+    physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
+    names = list(dict.fromkeys(physical + list(SYSTEM_COLUMNS)))
     try:
-        try:
-            pf = pq.ParquetFile(source)
-            present = set(pf.schema_arrow.names)
-            if SEQUENCE_NUMBER not in present or VALUE_KIND not in present:
-                raise CorruptFileError(
-                    f"data file {path} lacks {SEQUENCE_NUMBER}/{VALUE_KIND}: not a primary-key data file"
-                )
-            physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
-            names = list(dict.fromkeys(physical + list(SYSTEM_COLUMNS)))
-            batches = pf.iter_batches(batch_size=batch_rows, columns=names, use_threads=False)
-            for batch in batches:
-                yield _conform_kv(pa.Table.from_batches([batch]), wanted, by_id, present)
-        except (OSError, pa.ArrowInvalid) as e:
-            raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
-    finally:
-        source.close()
+        for batch in reader.iter_batches(names, batch_rows):
+            yield _conform_kv(pa.Table.from_batches([batch]), wanted, by_id, present)
+    except (OSError, pa.ArrowInvalid) as e:
+        raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
 
 
 def _conform_kv(

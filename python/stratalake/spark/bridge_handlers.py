@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from stratalake.catalog import Catalog, SchemaChange
+from stratalake.catalog import Catalog, SchemaChange, identifiers
 from stratalake.exceptions import (
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
@@ -58,7 +58,8 @@ def catalog(conf: Mapping[str, Any]) -> Catalog:
 
 
 def _ident(req: Request) -> str:
-    return f"{req['database']}.{req['table']}"
+    """``"db.table"`` of a request; both names checked (a readable InvalidIdentifierError in Spark)."""
+    return identifiers.join_table_identifier(req["database"], req["table"])
 
 
 # ---- databases -------------------------------------------------------------------------------
@@ -110,7 +111,7 @@ def table_exists(req: Request) -> bool:
 def load_table(req: Request) -> dict[str, Any]:
     base, system = spark_system_tables.split_name(str(req["table"]))
     try:
-        table = catalog(req["catalog"]).get_table(f"{req['database']}.{base}")
+        table = catalog(req["catalog"]).get_table(identifiers.join_table_identifier(req["database"], base))
     except DatabaseNotFoundError as exc:  # Spark expects "no such table" from loadTable
         raise TableNotFoundError(str(exc)) from exc
     if system is not None:
@@ -414,7 +415,7 @@ def drop_table(req: Request) -> bool:
 
 
 def rename_table(req: Request) -> None:
-    new_ident = f"{req['new_database']}.{req['new_table']}"
+    new_ident = identifiers.join_table_identifier(req["new_database"], req["new_table"])
     catalog(req["catalog"]).rename_table(_ident(req), new_ident)
 
 

@@ -19,7 +19,7 @@ pypaimon facts this module relies on (read from its source, and checked by the t
   column of type STRING whose values ('+I', '-U', '+U', '-D') become ``_VALUE_KIND``.
 * A read is ``rb = table.new_read_builder(); rb.new_read().to_arrow(rb.new_scan().plan().splits())``;
   time travel goes through ``table.copy({"scan.snapshot-id": "<id>"})``.
-* Known reader bug (FORMAT.md section 11): a split marked ``raw_convertible`` is returned without a
+* Known reader bug (docs/format.md section 11): a split marked ``raw_convertible`` is returned without a
   merge, so retract rows (-U/-D) in it come back as live rows. pypaimon marks a split raw-convertible
   when it is a single file whose ``_DELETE_ROW_COUNT`` is 0 (pypaimon's own writer always writes 0),
   or when all files are above level 0 without retracts counted. :func:`untrusted_splits` finds the

@@ -252,7 +252,7 @@ KIND_CODES = {"+I": 0, "-U": 1, "+U": 2, "-D": 3}
 def test_input_changelog_parsed_by_pypaimon(tmp_path: Path) -> None:
     """``changelog-producer=input``: pypaimon parses the changelog manifests, which name files that
     hold every input record of the commit with its kind (Java keeps them all; pypaimon's own writer
-    folds them, FORMAT.md section 11)."""
+    folds them, docs/format.md section 11)."""
     wh, ident = tmp_path / "warehouse", "db.cdc"
     schema = pa.schema([pa.field("k", pa.int32(), nullable=False), pa.field("v", pa.string())])
     sl_create(wh, ident, schema, ["k"], (), {"bucket": "2", "changelog-producer": "input"})

@@ -2,9 +2,9 @@
 
 (a) Tables written by stratalake are read by pypaimon and by stratalake; both must give the rows of
     the model. For stratalake's tables pypaimon's reader is a fair judge only if stratalake counts
-    retract rows in ``_DELETE_ROW_COUNT`` (FORMAT.md sections 5 and 11), so that is asserted too.
+    retract rows in ``_DELETE_ROW_COUNT`` (docs/format.md sections 5 and 11), so that is asserted too.
 (b) Tables written by pypaimon are read by stratalake. pypaimon's *reader* has a known bug
-    (FORMAT.md section 11): a bucket holding a single data file is read without a merge, and
+    (docs/format.md section 11): a bucket holding a single data file is read without a merge, and
     because pypaimon's *writer* always writes ``_DELETE_ROW_COUNT`` = 0, -U/-D rows in that file come
     back as live rows. So pypaimon is not the oracle here: stratalake is compared with the dict
     model, and with pypaimon only where :func:`untrusted_splits` proves pypaimon reads correctly.
@@ -171,7 +171,7 @@ def check_both_readers(
     """A stratalake-written table: stratalake, pypaimon and the model must agree exactly."""
     assert_rows(sl_read(warehouse, identifier, snapshot_id), model, expected, "stratalake read")
     # pypaimon merges a split only if its metadata says it must; with _DELETE_ROW_COUNT counted
-    # as FORMAT.md section 5 requires, no split holding retracts is read raw.
+    # as docs/format.md section 5 requires, no split holding retracts is read raw.
     bad = untrusted_splits(warehouse, identifier, snapshot_id)
     assert not bad, f"files with retract rows but _DELETE_ROW_COUNT=0 (pypaimon reads them raw): {bad}"
     assert_rows(paimon_read(warehouse, identifier, snapshot_id), model, expected, "pypaimon read")

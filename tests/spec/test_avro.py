@@ -1,4 +1,4 @@
-"""Avro codecs of manifests, manifest lists and index manifests (FORMAT.md sections 4, 5, 10)."""
+"""Avro codecs of manifests, manifest lists and index manifests (docs/format.md sections 4, 5, 10)."""
 
 from __future__ import annotations
 
@@ -544,7 +544,7 @@ def test_decodes_pypaimon_table(paimon_table: Any) -> None:
 
 
 def _partition_dir(partition: bytes) -> str:
-    # ('2024-01-0x') is stored inline-long: 10 bytes at offset 16 (FORMAT.md section 7 vector).
+    # ('2024-01-0x') is stored inline-long: 10 bytes at offset 16 (docs/format.md section 7 vector).
     value = partition[4 + 16 : 4 + 26].decode()
     return f"dt={value}"
 

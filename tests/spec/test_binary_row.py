@@ -1,4 +1,4 @@
-"""Java BinaryRow codec (FORMAT.md section 7), row by row and vectorized."""
+"""Java BinaryRow codec (docs/format.md section 7), row by row and vectorized."""
 
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ def columns(draw: st.DrawFn) -> tuple[list[DataType], list[list[object]]]:
 
 
 # --------------------------------------------------------------------------------------------
-# FORMAT.md vectors and Java layout details
+# docs/format.md vectors and Java layout details
 
 
 def test_format_md_vectors() -> None:

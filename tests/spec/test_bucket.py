@@ -1,4 +1,4 @@
-"""Fixed-bucket assignment (FORMAT.md section 8)."""
+"""Fixed-bucket assignment (docs/format.md section 8)."""
 
 from __future__ import annotations
 

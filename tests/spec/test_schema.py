@@ -1,4 +1,4 @@
-"""Schema files (FORMAT.md section 2)."""
+"""Schema files (docs/format.md section 2)."""
 
 from __future__ import annotations
 

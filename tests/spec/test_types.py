@@ -1,4 +1,4 @@
-"""The Paimon type model (FORMAT.md section 2): parsing, JSON form, Arrow mapping, widening."""
+"""The Paimon type model (docs/format.md section 2): parsing, JSON form, Arrow mapping, widening."""
 
 from __future__ import annotations
 

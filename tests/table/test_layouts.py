@@ -1,4 +1,4 @@
-"""The reader accepts both physical layouts of data files (FORMAT.md section 6)."""
+"""The reader accepts both physical layouts of data files (docs/format.md section 6)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ the form the pyarrow filesystem expects, so ``pyarrow.parquet`` can be handed
 ``(io.filesystem, io.to_fs_path(path))``.
 
 Atomic create-if-absent (:meth:`FileIO.try_create_atomic`) is what the commit protocol rests on
-(FORMAT.md section 3): :class:`LocalFileIO` and :class:`~stratalake.io.s3.S3FileIO` provide it.
+(docs/format.md section 3): :class:`LocalFileIO` and :class:`~stratalake.io.s3.S3FileIO` provide it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Data files of a bucket in Paimon's KV layout, written and read columnar.
 
 A file's format (Parquet, ORC or Avro: ``lsm/file_format.py``) is its name's extension on read and
-the table's ``file.format`` options on write. Physical layout (docs/format.md, "Data files"):
+the table's ``file.format`` options on write. Physical layout (docs/format.md section 6.1):
 ``_KEY_<k>`` per trimmed-key column, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, then every table column.
 A second layout (pypaimon's Rust writer, Paimon's thin mode) has no ``_KEY_`` columns; the reader
 accepts both because it only ever reads the value columns.

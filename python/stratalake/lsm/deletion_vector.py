@@ -1,4 +1,4 @@
-"""Deletion vectors (FORMAT.md section 10): row positions of a data file that readers must skip.
+"""Deletion vectors (docs/format.md section 10): row positions of a data file that readers must skip.
 
 Compaction of a table with ``deletion-vectors.enabled`` marks a superseded record of an older,
 higher-level file as deleted instead of rewriting that file. Readers then read level>=1 files one

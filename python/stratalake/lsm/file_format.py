@@ -1,4 +1,4 @@
-"""Data file formats: Parquet, ORC and Avro, behind one small interface (docs/format.md, "File formats").
+"""Data file formats: Parquet, ORC and Avro, behind one small interface (docs/format.md section 6).
 
 A data or changelog file's format is the extension of its name (``data-<uuid>-<n>.orc``); the table
 options only decide the format of files written from now on (``file.format``,

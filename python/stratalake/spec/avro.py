@@ -1,4 +1,4 @@
-"""Avro codecs for manifests, manifest lists and index manifests (FORMAT.md sections 4, 5, 10).
+"""Avro codecs for manifests, manifest lists and index manifests (docs/format.md sections 4, 5, 10).
 
 Files are Avro object containers compressed with zstandard, as Paimon writes them. The record
 schemas mirror what Java Paimon derives from its row types (``AvroSchemaConverter``): the top-level
@@ -134,7 +134,7 @@ MANIFEST_ENTRY_SCHEMA: Final[Record] = _root(
 )
 
 # Java Paimon stops at _MAX_ROW_ID; pypaimon 2.1 appends _TOTAL_BUCKETS and _EXTRA_FILES
-# (FORMAT.md section 4). Java resolves fields by name and skips the extra nullable ones.
+# (docs/format.md section 4). Java resolves fields by name and skips the extra nullable ones.
 MANIFEST_FILE_META_SCHEMA: Final[Record] = _root(
     [
         _req("_VERSION", "int"),

@@ -1,4 +1,4 @@
-"""Java ``BinaryRow`` codec (FORMAT.md section 7).
+"""Java ``BinaryRow`` codec (docs/format.md section 7).
 
 Serialized rows (partitions, min/max keys, stats) are a 4-byte big-endian arity followed by the
 row bytes; the bucket hash runs over the row bytes alone. Layout of the row bytes:

@@ -1,4 +1,4 @@
-"""Fixed-bucket assignment (FORMAT.md section 8), vectorized over all rows with numpy.
+"""Fixed-bucket assignment (docs/format.md section 8), vectorized over all rows with numpy.
 
 ``bucket = abs(h % N)`` (Java remainder) where ``h`` is Paimon's MurmurHash3_x86_32 (seed 42,
 words only, no tail) of the bucket key's BinaryRow bytes without the arity prefix. The hash

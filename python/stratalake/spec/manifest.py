@@ -1,4 +1,4 @@
-"""Manifest metadata objects (FORMAT.md sections 4, 5, 10).
+"""Manifest metadata objects (docs/format.md sections 4, 5, 10).
 
 Frozen value objects with the on-disk field names documented next to each attribute. They do no
 I/O; :mod:`stratalake.spec.avro` encodes and decodes them.

@@ -1,4 +1,4 @@
-"""Table schema files (FORMAT.md section 2): a frozen object and its JSON codec. No I/O.
+"""Table schema files (docs/format.md section 2): a frozen object and its JSON codec. No I/O.
 
 :class:`DataField` is :class:`stratalake.types.DataField` (ROW members and table columns share
 one class, as in Paimon); it is re-exported here because a schema is made of them.

@@ -1,4 +1,4 @@
-"""Snapshot files (FORMAT.md section 3): a frozen object and its JSON codec. No I/O."""
+"""Snapshot files (docs/format.md section 3): a frozen object and its JSON codec. No I/O."""
 
 from __future__ import annotations
 

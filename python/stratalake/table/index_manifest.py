@@ -1,4 +1,4 @@
-"""Index manifests (FORMAT.md section 10): which index files (deletion vectors, dynamic-bucket hash
+"""Index manifests (docs/format.md section 10): which index files (deletion vectors, dynamic-bucket hash
 indexes) a snapshot holds.
 
 A snapshot's ``indexManifest`` names an Avro file under ``manifest/`` listing every live index file

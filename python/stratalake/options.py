@@ -124,6 +124,14 @@ def parse_level_map(text: str) -> dict[int, str]:
 #: Data file formats stratalake reads and writes (Paimon's identifiers and file name extensions).
 FILE_FORMATS = ("parquet", "orc", "avro")
 
+#: Compression codecs of each format, by the names the options accept (``lsm/file_format.py`` maps
+#: them to the libraries' names).
+FORMAT_COMPRESSIONS: dict[str, tuple[str, ...]] = {
+    "parquet": ("zstd", "snappy", "gzip", "lz4", "brotli", "none", "uncompressed"),
+    "orc": ("zstd", "snappy", "lz4", "zlib", "none", "uncompressed"),
+    "avro": ("zstd", "zstandard", "snappy", "deflate", "bzip2", "xz", "none", "null", "uncompressed"),
+}
+
 
 @dataclass(frozen=True)
 class _Spec:
@@ -260,6 +268,7 @@ class CoreOptions(Mapping[str, str]):
                     f"table {self._table}: '{key}'='{fmt}' is not supported; stratalake reads and writes "
                     f"data files in {', '.join(FILE_FORMATS)}"
                 )
+        self._validate_compressions()
         mode = self.stats_mode
         if mode not in ("none", "counts", "full") and not re.fullmatch(r"truncate\(\d+\)", mode):
             raise InvalidOptionError(
@@ -386,6 +395,24 @@ class CoreOptions(Mapping[str, str]):
             return self._raw["changelog-file.compression"].strip().lower()
         per_level: dict[int, str] = self._parsed("file.compression.per.level")
         return per_level.get(level, self.file_compression).strip().lower()
+
+    def _validate_compressions(self) -> None:
+        """Every (format, compression) pair a level or changelog file would use must exist."""
+        formats: dict[int, str] = self._parsed("file.format.per.level")
+        codecs: dict[int, str] = self._parsed("file.compression.per.level")
+        levels = {-1, *formats, *codecs}  # -1: any level without a per-level entry
+        for level in sorted(levels):
+            for changelog in (False, True):
+                fmt = self.format_for_level(level, changelog)
+                codec = self.compression_for_level(level, changelog)
+                if fmt in FORMAT_COMPRESSIONS and codec not in FORMAT_COMPRESSIONS[fmt]:
+                    where = "data files" if level < 0 else f"level {level}"
+                    where = "changelog files" if changelog else where
+                    raise InvalidOptionError(
+                        f"table {self._table}: compression '{codec}' (options 'file.compression', "
+                        f"'file.compression.per.level', 'changelog-file.compression') is not available for "
+                        f"{fmt} {where}; use one of {', '.join(FORMAT_COMPRESSIONS[fmt])}"
+                    )
 
     def _format_settings(self) -> list[tuple[str, str]]:
         """Every format the options name, with the option naming it."""

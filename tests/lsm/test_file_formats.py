@@ -70,7 +70,9 @@ def row(k: int, version: int) -> dict[str, Any]:
         "arr": None if null else [k, version, k + version],
         "m": {"a": k, "b": None} if not null else None,
         "mi": [(k, f"x{version}")],
-        "r": None if null else {"a": k, "t": dt.datetime(2000, 1, 1) + dt.timedelta(hours=k), "tags": ["p", None]},
+        "r": None
+        if null
+        else {"a": k, "t": dt.datetime(2000, 1, 1) + dt.timedelta(hours=k), "tags": ["p", None]},
     }
 
 
@@ -156,7 +158,10 @@ def test_format_per_level_and_compaction_across_formats(tmp_path: Path) -> None:
     cat = stratalake.Catalog(str(tmp_path / "wh"))
     t = cat.alter_table(
         "db.per_level",
-        [SchemaChange.set_option("file.format", "avro"), SchemaChange.set_option("file.format.per.level", "0:orc")],
+        [
+            SchemaChange.set_option("file.format", "avro"),
+            SchemaChange.set_option("file.format.per.level", "0:orc"),
+        ],
     )
     batch = data(t, range(0, 25), 9)
     t.write(batch)
@@ -196,9 +201,22 @@ def test_compression_per_level(tmp_path: Path) -> None:
 
 
 def test_unknown_compression_is_refused_with_the_table_name(tmp_path: Path) -> None:
-    t = create(tmp_path, "bad_codec", {"bucket": "1", "file.format": "avro", "file.compression": "lz4"})
-    with pytest.raises(InvalidOptionError, match=r"'lz4'.*avro"):
-        t.write(data(t, range(3), 1))
+    with pytest.raises(InvalidOptionError, match=r"table db\.bad_codec: compression 'lz4'.*avro data files"):
+        create(tmp_path, "bad_codec", {"bucket": "1", "file.format": "avro", "file.compression": "lz4"})
+    orc_level_0 = {"bucket": "1", "file.format.per.level": "0:orc"}
+    with pytest.raises(InvalidOptionError, match=r"compression 'zlib'.*parquet level 5"):
+        create(tmp_path, "bad_level", {**orc_level_0, "file.compression.per.level": "0:zlib,5:zlib"})
+    t = create(tmp_path, "ok_codec", {**orc_level_0, "file.compression.per.level": "0:zlib"})
+    t.write(data(t, range(3), 1))
+
+
+def test_codec_names_match_the_format_layer() -> None:
+    from stratalake.lsm import file_format as ff
+    from stratalake.options import FORMAT_COMPRESSIONS
+
+    assert set(FORMAT_COMPRESSIONS["parquet"]) == set(ff._PARQUET_CODECS)
+    assert set(FORMAT_COMPRESSIONS["orc"]) == set(ff._ORC_CODECS)
+    assert set(FORMAT_COMPRESSIONS["avro"]) == set(ff._AVRO_CODECS)
 
 
 def test_changelog_files_in_their_own_format(tmp_path: Path) -> None:
@@ -219,7 +237,9 @@ def test_changelog_files_in_their_own_format(tmp_path: Path) -> None:
 def test_statistics_are_the_same_whatever_the_format(tmp_path: Path) -> None:
     metas = {}
     for fmt in FORMATS:
-        t = create(tmp_path, f"stats_{fmt}", {"bucket": "1", "file.format": fmt, "metadata.stats-mode": "full"})
+        t = create(
+            tmp_path, f"stats_{fmt}", {"bucket": "1", "file.format": fmt, "metadata.stats-mode": "full"}
+        )
         t.write(data(t, range(0, 30), 1))
         (meta,) = live_files(t)
         metas[fmt] = meta
@@ -241,7 +261,9 @@ def test_statistics_are_the_same_whatever_the_format(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("keep", [0.5, 0.1])
-def test_truncated_data_file_raises_corrupt_file_error_naming_it(tmp_path: Path, fmt: str, keep: float) -> None:
+def test_truncated_data_file_raises_corrupt_file_error_naming_it(
+    tmp_path: Path, fmt: str, keep: float
+) -> None:
     t = create(tmp_path, f"trunc_{fmt}", {"bucket": "1", "file.format": fmt})
     t.write(data(t, range(0, 200), 1))
     (meta,) = live_files(t)
@@ -291,7 +313,9 @@ def test_sliced_nested_columns_written_in_pieces(tmp_path: Path, fmt: str) -> No
     table = pa.table(
         {
             "x": list(range(10)),
-            "r": pa.array([None if i % 3 == 0 else {"a": i, "l": [i, None] if i % 2 else None} for i in range(10)]),
+            "r": pa.array(
+                [None if i % 3 == 0 else {"a": i, "l": [i, None] if i % 2 else None} for i in range(10)]
+            ),
             "l": pa.array([None if i % 4 == 0 else [{"q": i}] for i in range(10)]),
         }
     )
@@ -303,6 +327,7 @@ def test_sliced_nested_columns_written_in_pieces(tmp_path: Path, fmt: str) -> No
     writer.close()
     reader = open_data_file(fio, path)
     assert reader.read().to_pylist() == table.to_pylist()
-    assert pa.Table.from_batches(list(reader.iter_batches(["l", "x"], 3))).to_pylist() == table.select(
-        ["l", "x"]
-    ).to_pylist()
+    assert (
+        pa.Table.from_batches(list(reader.iter_batches(["l", "x"], 3))).to_pylist()
+        == table.select(["l", "x"]).to_pylist()
+    )

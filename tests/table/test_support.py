@@ -17,7 +17,10 @@ from stratalake.types import DataField, DataType
 
 
 def schema(options: dict[str, str], primary_keys: tuple[str, ...] = ("id",)) -> TableSchema:
-    fields = (DataField(0, "id", DataType.parse("BIGINT NOT NULL")), DataField(1, "v", DataType.parse("STRING")))
+    fields = (
+        DataField(0, "id", DataType.parse("BIGINT NOT NULL")),
+        DataField(1, "v", DataType.parse("STRING")),
+    )
     return TableSchema(id=0, fields=fields, highest_field_id=1, primary_keys=primary_keys, options=options)
 
 
@@ -54,7 +57,9 @@ def test_supported_tables_have_no_problems() -> None:
         ({"bucket-function.type": "mod"}, ("id",), "'bucket-function.type'='mod'"),
     ],
 )
-def test_unsupported_features_are_named(options: dict[str, str], primary_keys: tuple[str, ...], named: str) -> None:
+def test_unsupported_features_are_named(
+    options: dict[str, str], primary_keys: tuple[str, ...], named: str
+) -> None:
     found = problems(options, primary_keys)
     assert len(found) == 1 and named in found[0], found
 
@@ -63,7 +68,9 @@ def test_table_refuses_at_scan_read_write_and_commit_but_lists_and_describes(tmp
     cat = stratalake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
     created = cat.create_table(
-        "db.t", schema=pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())]), primary_key=["id"]
+        "db.t",
+        schema=pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())]),
+        primary_key=["id"],
     )
     created.write(pa.table({"id": [1], "v": ["a"]}))
     # A newer Paimon set options stratalake does not implement (written straight into a new schema).

@@ -218,7 +218,9 @@ class _ParquetReader:
 
 
 class _ParquetWriter:
-    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int) -> None:
+    def __init__(
+        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int
+    ) -> None:
         validate_compression(PARQUET, compression)
         self.path = path
         self._codec = _PARQUET_CODECS[compression.strip().lower()]
@@ -694,7 +696,9 @@ def _avro_records(table: pa.Table) -> Iterator[dict[str, Any]]:
 
 
 class _AvroWriter:
-    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int) -> None:
+    def __init__(
+        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int
+    ) -> None:
         from fastavro.write import Writer
 
         validate_compression(AVRO, compression)

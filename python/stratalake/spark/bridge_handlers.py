@@ -32,6 +32,23 @@ from stratalake.exceptions import (
 from stratalake.spark import dml, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
+from stratalake.types import (
+    BigIntType,
+    BinaryType,
+    BooleanType,
+    CharType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntType,
+    LocalZonedTimestampType,
+    SmallIntType,
+    TimestampType,
+    TinyIntType,
+    VarBinaryType,
+    VarCharType,
+)
 
 Request = dict[str, Any]
 Handler = Callable[[Request], Any]
@@ -191,10 +208,67 @@ def describe(
         "properties": properties,
         "source_options": options,
         "write_cluster_columns": cluster if primary_keys else [],
+        "write_distribution": write_distribution(table),
         # Row-level DML: the request that names this table, and which statements it refuses.
         "identity": {"catalog": req["catalog"], "database": database, "table": name},
         "row_level": dml.row_level_rules(table),
     }
+
+
+def write_distribution(table: Any) -> dict[str, Any]:
+    """How Spark must cluster rows before the Python writer, so each (partition, bucket) is
+    written by exactly one task (a second writer of a bucket would compact it on its own and
+    leave overlapping sorted runs).
+
+    ``bucket``: by the partition columns and ``stratalake_bucket(n, mask, bucket keys)``, the
+    shim's evaluation of Paimon's bucket function (bit i of ``mask``: key i is a TIMESTAMP(p<=3),
+    whose layout Spark's type does not show). ``partition``: by the partition columns alone (one
+    writer per partition), for layouts the shim cannot hash. ``none``: no requirement.
+    """
+    schema = table.schema()
+    partition_keys = list(schema.partition_keys)
+    if not schema.primary_keys:
+        return {"kind": "none"}
+    num_buckets = table.core_options.bucket
+    keys = list(schema.bucket_keys)
+    types = [schema.field(k).type for k in keys]
+    if num_buckets > 0 and keys and all(_jvm_hashable(t) for t in types):
+        mask = 0
+        for i, t in enumerate(types):
+            if isinstance(t, TimestampType | LocalZonedTimestampType) and t.is_compact:
+                mask |= 1 << i
+        return {
+            "kind": "bucket",
+            "partition_keys": partition_keys,
+            "num_buckets": num_buckets,
+            "bucket_keys": keys,
+            "compact_mask": mask,
+        }
+    return {"kind": "partition", "partition_keys": partition_keys}
+
+
+_JVM_HASHABLE = (
+    BooleanType,
+    TinyIntType,
+    SmallIntType,
+    IntType,
+    BigIntType,
+    FloatType,
+    DoubleType,
+    DecimalType,
+    CharType,
+    VarCharType,
+    BinaryType,
+    VarBinaryType,
+    DateType,
+    TimestampType,
+    LocalZonedTimestampType,
+)
+
+
+def _jvm_hashable(t: Any) -> bool:
+    """Key types whose Spark values the shim's bucket hash encodes like Paimon's binary row."""
+    return isinstance(t, _JVM_HASHABLE)
 
 
 def describe_system_table(req: Request, table: Any, name: str) -> dict[str, Any]:
@@ -211,6 +285,7 @@ def describe_system_table(req: Request, table: Any, name: str) -> dict[str, Any]
         "properties": {"provider": PROVIDER},
         "source_options": options,
         "write_cluster_columns": [],
+        "write_distribution": {"kind": "none"},
         "system_table": name,
     }
 

@@ -31,46 +31,70 @@ import org.apache.spark.sql.types.StructType;
  * connector does). Binding still accepts several key columns, consistently with Paimon's hash of
  * a BinaryRow of all of them, so the name stays correct if Spark lifts that restriction.
  *
- * <p>Evaluation would only be needed to shuffle a non-stratalake side into stratalake's buckets
- * ({@code spark.sql.sources.v2.bucketing.shuffle.enabled}, off by default). That needs Paimon's
- * bucket hash (BinaryRow layout + MurmurHash3) per row; a per-row bridge call is far too slow and
- * a Java port would duplicate format logic, so it is not offered: evaluation fails with an
- * explanation instead of producing wrong buckets.
+ * <p>Evaluable ({@link BucketHash}): Spark can shuffle a non-stratalake side of a join into a
+ * stratalake table's buckets ({@code spark.sql.sources.v2.bucketing.shuffle.enabled}), and writes
+ * cluster rows by {@link #WRITE_NAME}, the same function with the timestamp layout of each key
+ * column made explicit (Spark's timestamp type hides Paimon's precision; scans only report
+ * microsecond timestamp keys, so {@code bucket} hashes timestamps as TIMESTAMP(6)).
  */
 final class BucketFunction implements UnboundFunction {
   static final String NAME = "bucket";
+  /** {@code stratalake_bucket(n, compactTimestampMask, key...)}: what writes cluster by. */
+  static final String WRITE_NAME = "stratalake_bucket";
+
+  private final boolean write;
+
+  BucketFunction(boolean write) {
+    this.write = write;
+  }
 
   @Override
   public String name() {
-    return NAME;
+    return write ? WRITE_NAME : NAME;
   }
 
   @Override
   public String description() {
-    return "bucket(n, key...): stratalake's (Paimon's) bucket of a key; identifies bucketed "
-        + "layouts for storage-partitioned joins, not evaluated in queries";
+    return write
+        ? "stratalake_bucket(n, compact_timestamp_mask, key...): Paimon's bucket of a key, with"
+            + " bit i of the mask set when key i is a TIMESTAMP(p <= 3)"
+        : "bucket(n, key...): stratalake's (Paimon's) bucket of a key (timestamps as TIMESTAMP(6))";
   }
 
   @Override
   public BoundFunction bind(StructType inputType) {
     StructField[] fields = inputType.fields();
-    if (fields.length < 2 || !fields[0].dataType().equals(DataTypes.IntegerType)) {
+    int keysFrom = write ? 2 : 1;
+    boolean ok = fields.length > keysFrom;
+    for (int i = 0; ok && i < keysFrom; i++) {
+      ok = fields[i].dataType().equals(DataTypes.IntegerType);
+    }
+    for (int i = keysFrom; ok && i < fields.length; i++) {
+      ok = BucketHash.supports(fields[i].dataType());
+    }
+    if (!ok) {
       throw new UnsupportedOperationException(
-          "stratalake bucket(n, key...) takes an INT bucket count and the key columns, got "
+          "stratalake " + name() + (write ? "(n, mask, key...)" : "(n, key...)")
+              + " takes INT arguments then key columns of bucket-key types, got "
               + inputType.simpleString());
     }
     DataType[] types = new DataType[fields.length];
     for (int i = 0; i < fields.length; i++) {
       types[i] = fields[i].dataType();
     }
-    return new Bound(types);
+    return new Bound(types, write);
   }
 
   static final class Bound implements ScalarFunction<Integer>, ReducibleFunction<Integer, Integer> {
     private final DataType[] inputTypes;
+    private final DataType[] keyTypes;
+    private final boolean write;
 
-    Bound(DataType[] inputTypes) {
+    Bound(DataType[] inputTypes, boolean write) {
       this.inputTypes = inputTypes;
+      this.write = write;
+      this.keyTypes =
+          java.util.Arrays.copyOfRange(inputTypes, write ? 2 : 1, inputTypes.length);
     }
 
     @Override
@@ -85,7 +109,7 @@ final class BucketFunction implements UnboundFunction {
 
     @Override
     public String name() {
-      return NAME;
+      return write ? WRITE_NAME : NAME;
     }
 
     /**
@@ -94,9 +118,9 @@ final class BucketFunction implements UnboundFunction {
      */
     @Override
     public String canonicalName() {
-      StringBuilder sb = new StringBuilder("stratalake.bucket(");
-      for (int i = 1; i < inputTypes.length; i++) {
-        sb.append(i > 1 ? ", " : "").append(inputTypes[i].catalogString());
+      StringBuilder sb = new StringBuilder("stratalake." + name() + "(");
+      for (int i = 0; i < keyTypes.length; i++) {
+        sb.append(i > 0 ? ", " : "").append(keyTypes[i].catalogString());
       }
       return sb.append(')').toString();
     }
@@ -108,7 +132,8 @@ final class BucketFunction implements UnboundFunction {
     @Override
     public Reducer<Integer, Integer> reducer(
         int thisNumBuckets, ReducibleFunction<?, ?> otherFunction, int otherNumBuckets) {
-      if (!(otherFunction instanceof Bound)
+      if (write
+          || !(otherFunction instanceof Bound)
           || !((Bound) otherFunction).canonicalName().equals(canonicalName())
           || thisNumBuckets <= 0
           || otherNumBuckets <= 0
@@ -121,11 +146,19 @@ final class BucketFunction implements UnboundFunction {
 
     @Override
     public Integer produceResult(InternalRow input) {
-      throw new UnsupportedOperationException(
-          "stratalake's bucket function cannot be evaluated in Spark (it is Paimon's bucket hash,"
-              + " computed by the Python writer). It only matches stratalake tables' bucketing;"
-              + " set spark.sql.sources.v2.bucketing.shuffle.enabled=false to join a stratalake"
-              + " table with a differently partitioned input");
+      int numBuckets = input.getInt(0);
+      int mask = write ? input.getInt(1) : 0;
+      return BucketHash.bucket(BucketHash.hash(input, write ? 2 : 1, keyTypes, mask), numBuckets);
+    }
+
+    @Override
+    public boolean isResultNullable() {
+      return false;
+    }
+
+    @Override
+    public String toString() { // how plans (EXPLAIN) show it
+      return canonicalName();
     }
   }
 

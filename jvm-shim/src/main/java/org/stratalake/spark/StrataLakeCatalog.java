@@ -372,18 +372,23 @@ public class StrataLakeCatalog
     PythonBridge.call("rename_table", req);
   }
 
-  // ---- functions: only what storage-partitioned joins need (see BucketFunction) -------------
+  // ---- functions: Paimon's bucket, for bucketed joins and write distribution (BucketFunction) --
 
   @Override
   public Identifier[] listFunctions(String[] namespace) {
-    return new Identifier[] {Identifier.of(namespace, BucketFunction.NAME)};
+    return new Identifier[] {
+      Identifier.of(namespace, BucketFunction.NAME), Identifier.of(namespace, BucketFunction.WRITE_NAME)
+    };
   }
 
   @Override
   public org.apache.spark.sql.connector.catalog.functions.UnboundFunction loadFunction(
       Identifier ident) throws NoSuchFunctionException {
     if (BucketFunction.NAME.equals(ident.name())) {
-      return new BucketFunction();
+      return new BucketFunction(false);
+    }
+    if (BucketFunction.WRITE_NAME.equals(ident.name())) {
+      return new BucketFunction(true);
     }
     throw new NoSuchFunctionException(ident);
   }

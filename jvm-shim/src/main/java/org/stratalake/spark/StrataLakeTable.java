@@ -45,6 +45,7 @@ public class StrataLakeTable
   private final List<String> partitionKeys;
   private final List<String> primaryKeys;
   private final List<String> writeClusterColumns;
+  private final JsonNode writeDistribution;
   private final Map<String, String> properties;
   private final Map<String, String> sourceOptions;
   // Row-level DML: which table the bridge acts on, and why a statement is refused (null: allowed).
@@ -59,6 +60,7 @@ public class StrataLakeTable
     this.partitionKeys = StrataLakeCatalog.toList(meta.get("partition_keys"));
     this.primaryKeys = StrataLakeCatalog.toList(meta.get("primary_keys"));
     this.writeClusterColumns = StrataLakeCatalog.toList(meta.get("write_cluster_columns"));
+    this.writeDistribution = meta.get("write_distribution");
     this.properties = StrataLakeCatalog.toMap(meta.get("properties"));
     this.sourceOptions = StrataLakeCatalog.toMap(meta.get("source_options"));
     this.identity = meta.get("identity");
@@ -211,6 +213,11 @@ public class StrataLakeTable
 
   List<String> writeClusterColumns() {
     return writeClusterColumns;
+  }
+
+  /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
+  JsonNode writeDistribution() {
+    return writeDistribution;
   }
 
   @Override

@@ -1,6 +1,9 @@
 package org.stratalake.spark;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -144,17 +147,49 @@ final class StrataLakeWriteBuilder
     return new ClusteredWrite(python.build(), clustering());
   }
 
+  /**
+   * What Spark clusters rows by before the Python writer: every row of one (partition, bucket)
+   * must reach the same task (one writer per bucket, whatever the shuffle partition count, AQE
+   * coalescing or the input's partitioning). Python decides the kind
+   * (bridge_handlers.write_distribution); clustering by a subset still satisfies it, since rows
+   * that agree on all expressions agree on any subset.
+   */
   private Expression[] clustering() {
-    Expression[] out = new Expression[table.writeClusterColumns().size()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = Expressions.column(table.writeClusterColumns().get(i));
+    JsonNode spec = table.writeDistribution();
+    String kind = spec == null ? "columns" : spec.path("kind").asText("columns");
+    List<Expression> out = new ArrayList<>();
+    switch (kind) {
+      case "none":
+        break;
+      case "bucket":
+      case "partition":
+        for (String p : StrataLakeCatalog.toList(spec.get("partition_keys"))) {
+          out.add(Expressions.column(p));
+        }
+        if ("bucket".equals(kind)) {
+          List<Expression> args = new ArrayList<>();
+          args.add(Expressions.literal(spec.get("num_buckets").asInt()));
+          args.add(Expressions.literal(spec.get("compact_mask").asInt()));
+          for (String k : StrataLakeCatalog.toList(spec.get("bucket_keys"))) {
+            args.add(Expressions.column(k));
+          }
+          out.add(Expressions.apply(BucketFunction.WRITE_NAME, args.toArray(new Expression[0])));
+        } else if (out.isEmpty()) {
+          out.add(Expressions.literal(0)); // one writer for the whole table
+        }
+        break;
+      default: // older metadata: the key columns (one writer per key, not per bucket)
+        for (String c : table.writeClusterColumns()) {
+          out.add(Expressions.column(c));
+        }
     }
-    return out;
+    return out.toArray(new Expression[0]);
   }
 
   /**
-   * Asks Spark to shuffle rows by partition + bucket-key columns before the Python writer, so all
-   * rows of one key land in one task (the merge engine's per-key order stays within one writer).
+   * Asks Spark to shuffle rows by {@link #clustering()} before the Python writer. The
+   * distribution is strictly required (the interface's default): Spark must not rebalance or
+   * split a bucket's rows across tasks (AQE's skew handling of rebalances would).
    */
   private static final class ClusteredWrite implements RequiresDistributionAndOrdering {
     private final Write delegate;

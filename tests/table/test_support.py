@@ -95,6 +95,12 @@ def test_table_refuses_at_scan_read_write_and_commit_but_lists_and_describes(tmp
         ("write", lambda tb: tb.new_write()),
         ("write", lambda tb: tb.new_commit()),
         ("compact", lambda tb: tb.compact()),
+        ("read", lambda tb: tb.changelog()),
+        ("read", lambda tb: tb.audit_log()),
+        ("expire snapshots of", lambda tb: tb.expire_snapshots()),
+        ("remove orphan files of", lambda tb: tb.remove_orphan_files()),
+        ("roll back", lambda tb: tb.rollback_to(1)),
+        ("delete tags of", lambda tb: tb.delete_tag("x")),
     ]
     for action, call in calls:
         with pytest.raises(UnsupportedError, match=pattern.format(action)):

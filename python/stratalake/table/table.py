@@ -220,12 +220,15 @@ class Table:
         Unset arguments come from ``snapshot.num-retained.max``/``.min``, ``snapshot.time-retained``
         (``older_than_ms`` is an epoch-millis bound instead) and ``snapshot.expire.limit``.
         """
+        self.check_supported("expire snapshots of")
         cfg = expire.ExpireConfig.from_options(self.core_options, retain_max, retain_min, max_deletes)
         return expire.expire_snapshots(self, cfg, older_than_ms=older_than_ms)
 
     def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files no snapshot, tag or changelog uses, older than ``older_than_ms``
         (default: one day ago); returns their paths."""
+        # Unsupported layouts (e.g. data files in another directory) would make live files look orphaned.
+        self.check_supported("remove orphan files of")
         return orphan.remove_orphan_files(self, older_than_ms, dry_run)
 
     def create_tag(
@@ -237,6 +240,7 @@ class Table:
 
     def delete_tag(self, name: str) -> list[str]:
         """Delete a tag and the files only it referenced; returns the deleted paths."""
+        self.check_supported("delete tags of")
         return tags.delete_tag(self, name)
 
     def tags(self) -> dict[str, Snapshot]:
@@ -248,6 +252,7 @@ class Table:
         and the files only they referenced; returns that snapshot. See :mod:`~stratalake.table.rollback`."""
         from stratalake.table.rollback import rollback_to
 
+        self.check_supported("roll back")
         return rollback_to(self, version)
 
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
@@ -259,10 +264,12 @@ class Table:
 
     def changelog(self, start_snapshot: int | None = None, end_snapshot: int | None = None) -> pa.Table:
         """Change records of snapshots ``(start_snapshot, end_snapshot]``, ``_row_kind`` first."""
+        self.check_supported("read")
         return changelog_read.read_changelog(self, start_snapshot, end_snapshot)
 
     def audit_log(self, snapshot_id: int | None = None, filter: FilterLike = None) -> pa.Table:
         """Paimon's ``$audit_log``: the merged rows with their row kind in a ``rowkind`` column."""
+        self.check_supported("read")
         return changelog_read.read_audit_log(self, snapshot_id, filter)
 
     def __repr__(self) -> str:

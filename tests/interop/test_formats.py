@@ -202,3 +202,39 @@ def test_pypaimon_table_with_unsupported_option_is_refused_by_name(warehouse: Pa
         t.new_scan()
     with pytest.raises(UnsupportedError, match=r"'deletion-vectors\.bitmap64'.*cannot write"):
         t.write(batch(make_rows([1], 1)))
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_nested_and_temporal_columns_written_by_stratalake_read_by_pypaimon(
+    warehouse: Path, fmt: str
+) -> None:
+    cat = stratalake.Catalog(str(warehouse))
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table(
+        f"db.nested_{fmt}",
+        schema=[
+            ("id", "BIGINT NOT NULL"),
+            ("arr", "ARRAY<INT>"),
+            ("r", "ROW<a INT, t TIMESTAMP(3)>"),
+            ("m", "MAP<STRING, BIGINT>"),
+            ("tm", "TIME"),
+            ("ltz", "TIMESTAMP(6) WITH LOCAL TIME ZONE"),
+        ],
+        primary_key=["id"],
+        options={"file.format": fmt},
+    )
+    rows = [
+        {
+            "id": 1,
+            "arr": [1, None],
+            "r": {"a": 1, "t": dt.datetime(2020, 1, 1, 0, 0, 0, 5000)},
+            "m": [("x", 1)],
+            "tm": dt.time(1, 2, 3, 4000),
+            "ltz": dt.datetime(2020, 1, 1, 0, 0, 0, 7, tzinfo=dt.UTC),
+        },
+        {"id": 2, "arr": None, "r": None, "m": None, "tm": None, "ltz": None},
+    ]
+    t.write(pa.Table.from_pylist(rows, schema=t.arrow_schema()))
+    ours = sorted(t.read().to_pylist(), key=lambda r: r["id"])
+    theirs = sorted(paimon_read(warehouse, f"db.nested_{fmt}").to_pylist(), key=lambda r: r["id"])
+    assert ours == theirs == rows

@@ -311,3 +311,46 @@ def test_write_plan_clusters_by_the_bucket_function(multi_task: Any, db: str) ->
     text = spark.sql(f"EXPLAIN INSERT INTO {db}.p SELECT * FROM src10").collect()[0][0]
     assert "stratalake.stratalake_bucket(bigint), 8, 0, id" in text, text
     plan.append()
+
+
+# ---- storage-partitioned joins shuffle only the other side ------------------------------------------
+
+
+@pytest.mark.parametrize("key_type", ["BIGINT", "STRING"])
+def test_join_shuffles_only_the_non_stratalake_side(spark: Any, db: str, key_type: str) -> None:
+    """With ``spark.sql.sources.v2.bucketing.shuffle.enabled`` Spark hashes the other side's rows
+    into the table's buckets with the (now evaluable) bucket function: one Exchange, not two."""
+    spark.sql(
+        f"CREATE TABLE {db}.spj (id {key_type}, w STRING, PRIMARY KEY (id) NOT ENFORCED) "
+        "WITH ('bucket' = '4')"
+    )
+    key = "id" if key_type == "BIGINT" else "concat('k', cast(id AS string))"
+    spark.sql(f"INSERT INTO {db}.spj SELECT {key}, concat('w', id) FROM range(0, 3000, 3)")
+    spark.sql(f"INSERT INTO {db}.spj SELECT {key}, 'again' FROM range(0, 3000, 9)")
+    spark.range(0, 2000).selectExpr(f"{key} AS id", "id % 7 AS g").createOrReplaceTempView("other_side")
+    q = f"SELECT s.id, s.w, o.g FROM {db}.spj s JOIN other_side o ON s.id = o.id"
+    conf = spark.conf
+    settings = {
+        "spark.sql.autoBroadcastJoinThreshold": "-1",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.sources.v2.bucketing.enabled": "true",
+        "spark.sql.sources.v2.bucketing.shuffle.enabled": "true",
+    }
+    saved = {k: conf.get(k, None) for k in settings}
+    try:
+        for k, v in settings.items():
+            conf.set(k, v)
+        df = spark.sql(q)
+        plan = str(df._jdf.queryExecution().executedPlan().toString())
+        assert plan.count("Exchange") == 1, plan
+        assert "bucket" in plan, plan
+        joined = sorted(tuple(r) for r in df.collect())
+        conf.set("spark.sql.sources.v2.bucketing.enabled", "false")
+        expected = sorted(tuple(r) for r in spark.sql(q).collect())
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                conf.unset(k)
+            else:
+                conf.set(k, v)
+    assert joined == expected and len(joined) == 667

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench import core_read, core_write, growth, merge_engines, spark_sql
+from bench import core_read, core_write, growth, merge_engines, spark_sql, streaming_merge
 from bench.common import Goal, available_peers, location
 from bench.config import TABLE_OPTIONS, Config
 from bench.harness import REPO_DIR, RESULTS_DIR, WORK_DIR, MeasurementError, machine_info, run_worker
@@ -32,6 +32,7 @@ WORKLOADS: dict[str, ModuleType] = {
     "growth": growth,
     "spark_sql": spark_sql,
     "merge_engines": merge_engines,
+    "streaming_merge": streaming_merge,
 }
 
 
@@ -89,7 +90,8 @@ def sizes_text(cfg: Config) -> str:
         f"(+{cfg.read_warmups} warm-up); growth: runs {[x.runs for x in cfg.growth_runs]} over "
         f"{cfg.growth_runs[0].total_rows:,} rows, rows {[x.total_rows for x in cfg.growth_rows]} over 6 runs, "
         f"{cfg.growth_reps} reps; spark: insert {cfg.spark_rows:,} rows, {cfg.spark_reps} reps; "
-        f"merge engines: {cfg.fold_rows:,} rows"
+        f"merge engines: {cfg.fold_rows:,} rows; streaming merge: one bucket, "
+        f"{streaming_merge.commits(cfg).total_rows:,} rows in 5 runs"
     )
 
 

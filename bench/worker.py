@@ -8,6 +8,8 @@ Ops (``spec["op"]``):
 - ``read``: times one merged read of a built table to an Arrow table and checks its digest.
 - ``fold``: workload 5's merge-engine kernels (see ``bench/merge_engines.py``).
 - ``spark``: workload 4, all statements in one Spark session (see ``bench/spark_sql.py``).
+- ``streaming_build`` / ``streaming``: workload 6, one big bucket's streaming read, in-memory read
+  and full compaction (see ``bench/streaming_merge.py``).
 
 With ``spec["profile"]`` set, the timed part runs under cProfile and the top functions are written to
 that path (profiles are separate runs: profiling distorts timings).
@@ -157,6 +159,8 @@ OPS: dict[str, Callable[[dict[str, Any], Recorder], None]] = {
     "read": op_read,
     "fold": lambda spec, rec: _load("bench.merge_engines", "op_fold")(spec, rec),
     "spark": lambda spec, rec: _load("bench.spark_sql", "op_spark")(spec, rec),
+    "streaming_build": lambda spec, rec: _load("bench.streaming_merge", "op_build")(spec, rec),
+    "streaming": lambda spec, rec: _load("bench.streaming_merge", "op_streaming")(spec, rec),
 }
 
 

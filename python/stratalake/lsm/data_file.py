@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
-from stratalake.lsm.file_format import file_format, open_data_file
+from stratalake.lsm.file_format import PARQUET, file_format, format_of_file, open_data_file
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from stratalake.options import CoreOptions
 from stratalake.spec.binary_row import encode_row
@@ -261,7 +262,11 @@ def iter_kv_file(
     wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
     by_id = {f.id: f for f in file_schema.fields}
     try:
-        reader = open_data_file(file_io, path)
+        reader = (
+            _ParquetStream(file_io, path)
+            if format_of_file(path) == PARQUET
+            else open_data_file(file_io, path)
+        )
         present = set(reader.schema.names)
     except FileNotFoundError:
         raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None
@@ -278,6 +283,26 @@ def iter_kv_file(
             yield _conform_kv(pa.Table.from_batches([batch]), wanted, by_id, present)
     except (OSError, pa.ArrowInvalid) as e:
         raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
+
+
+class _ParquetStream:
+    """A Parquet file read batch by batch with buffered column-chunk reads: without a buffer,
+    Arrow loads a whole column chunk (a row group's column, up to a whole file written in one
+    piece) before decoding its first batch; with one, memory follows the batch, not the row group.
+    """
+
+    BUFFER_BYTES = 1 << 20
+
+    def __init__(self, file_io: FileIO, path: str) -> None:
+        self.path = path
+        self._file = pq.ParquetFile(file_io.open_input_file(path), buffer_size=self.BUFFER_BYTES)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._file.schema_arrow
+
+    def iter_batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        yield from self._file.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False)
 
 
 def _conform_kv(

@@ -78,3 +78,19 @@ def test_names_keep_their_case(spark: Any, warehouse: Path, db: str) -> None:
     with pytest.raises(Exception, match=r"\[STRATALAKE:InvalidIdentifierError\] invalid table name 'a\\\\b'"):
         spark.sql(f"ALTER TABLE {db}.CamelCase RENAME TO `a\\b`")
     assert sorted(p.name for p in (warehouse / f"{db.split('.')[1]}.db").iterdir()) == ["CamelCase"]
+
+
+def test_query_options_cannot_move_the_table(spark: Any, db: str, tmp_path: Path) -> None:
+    """A query option spelling the catalog's keys in another case never redirects reads or writes."""
+    elsewhere = tmp_path / "elsewhere"
+    spark.sql(f"CREATE TABLE {db}.t (id INT, PRIMARY KEY (id) NOT ENFORCED)")
+    (
+        spark.createDataFrame([(1,)], "id INT")
+        .writeTo(f"{db}.t")
+        .option("Stratalake.Warehouse", str(elsewhere))
+        .option("STRATALAKE.LOCATION", str(elsewhere))
+        .append()
+    )
+    rows = spark.sql(f"SELECT * FROM {db}.t WITH ('Stratalake.Warehouse' = '{elsewhere}')").collect()
+    assert [r.id for r in rows] == [1]
+    assert not elsewhere.exists()

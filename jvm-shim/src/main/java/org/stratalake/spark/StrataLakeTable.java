@@ -140,8 +140,24 @@ public class StrataLakeTable
     return ds.getTable(schema, new Transform[0], new HashMap<>());
   }
 
+  /**
+   * A query's options (WITH (...), .option(...)) under the catalog's source options. A user key
+   * that spells a catalog key in another case ('Stratalake.Warehouse') is dropped: Spark's
+   * case-insensitive option maps would otherwise let it replace the catalog's warehouse, table or
+   * location, and move reads and writes out of the catalog's warehouse.
+   */
   Map<String, String> withSourceOptions(Map<String, String> userOptions) {
-    Map<String, String> merged = new HashMap<>(userOptions);
+    java.util.Set<String> reserved = new java.util.HashSet<>();
+    for (String key : sourceOptions.keySet()) {
+      reserved.add(key.toLowerCase(java.util.Locale.ROOT));
+    }
+    Map<String, String> merged = new HashMap<>();
+    userOptions.forEach(
+        (key, value) -> {
+          if (!reserved.contains(key.toLowerCase(java.util.Locale.ROOT))) {
+            merged.put(key, value);
+          }
+        });
     merged.putAll(sourceOptions);
     return merged;
   }

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import defaultdict
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ from stratalake.lsm.compaction import (
     create_strategy,
 )
 from stratalake.lsm.data_file import bucket_dir
-from stratalake.lsm.levels import Levels, key_decoder
+from stratalake.lsm.levels import Levels, key_decoder, overlapping_levels
 from stratalake.lsm.lookup import LocalCopies
 from stratalake.options import ChangelogProducer
 from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
@@ -46,6 +47,8 @@ from stratalake.table.index_manifest import (
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,7 @@ def plan(
         groups[(e.partition, e.bucket)].append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
+    _warn_overlapping(table, groups)
     return [
         CompactTask(
             snap.id, p, codec.from_bytes(p), b, totals[(p, b)], tuple(files), tuple(dv_index.get((p, b), ()))
@@ -138,8 +142,37 @@ def plan(
     ]
 
 
+def _bucket_name(table: Table, partition: bytes, bucket: int) -> str:
+    codec = table.partition_codec
+    return (
+        f"bucket {bucket} of partition {codec.to_dict(partition)}"
+        if codec.is_partitioned
+        else f"bucket {bucket}"
+    )
+
+
+def _warn_overlapping(table: Table, groups: dict[tuple[bytes, int], list[DataFileMeta]]) -> None:
+    """Say which buckets hold overlapping files in a level >= 1 (metadata only)."""
+    key_of = key_decoder(table.schema())
+    for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
+        for level, runs in overlapping_levels(files, key_of).items():
+            _LOG.warning(
+                "table %s: %s has overlapping files at level %d (%d sorted runs, %d files), left by "
+                "an older version that let several writers compact one bucket in one commit; "
+                "reads merge them, and a full compaction repairs it into one sorted run",
+                table.identifier,
+                _bucket_name(table, partition, bucket),
+                level,
+                len(runs),
+                sum(len(r.files) for r in runs),
+            )
+
+
 def run_task(table: Table, task: CompactTask, full: bool = False) -> CommitMessage | None:
-    """Compact one bucket; the message describes the files to swap (nothing is visible yet)."""
+    """Compact one bucket; the message describes the files to swap (nothing is visible yet).
+
+    A bucket whose level >= 1 holds overlapping files (written by older versions) is restored as
+    several sorted runs; a full compaction merges them into one (logged)."""
     manager = bucket_manager(table, task.partition_values, task.bucket, task.files, task.dv_index)
     rewriter_files = manager.rewriter.files
     increment = CompactIncrement(rewriter_files.delete)
@@ -170,6 +203,15 @@ def run_task(table: Table, task: CompactTask, full: bool = False) -> CommitMessa
                 "expiration deleted them; the table is unchanged. Re-run the compaction."
             ) from e
         raise
+    if manager.levels.restored_overlaps:
+        left = manager.levels.overlapping_levels()
+        _LOG.warning(
+            "table %s: %s: levels with overlapping files %s (level: sorted runs) %s",
+            table.identifier,
+            _bucket_name(table, task.partition, task.bucket),
+            manager.levels.restored_overlaps,
+            f"remain as {left} until a full compaction" if left else "were merged into one sorted run",
+        )
     if increment.is_empty():
         return None
     before, after, changelog = increment.drain()

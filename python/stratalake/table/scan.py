@@ -19,6 +19,7 @@ from stratalake.expressions import (
     to_predicate,
 )
 from stratalake.lsm.deletion_vector import DeletionFile
+from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
 from stratalake.options import MergeEngine
 from stratalake.spec.bucket import bucket_ids
 from stratalake.spec.manifest import DataFileMeta, ManifestEntry
@@ -140,6 +141,7 @@ class TableScan:
         target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
         open_cost = opts.get_int("source.split.open-file-cost") or 0
         splits = []
+        key_of: KeyOf | None = None
         for (partition, bucket), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             files = tuple(sorted((e.file for e in group), key=lambda f: (-f.level, f.min_sequence_number)))
             if skip_level0:
@@ -151,6 +153,12 @@ class TableScan:
             # Without retractions, level>=1 files of such tables hold each key at most once among
             # their live rows: read them independently, in parallel splits.
             raw = skip_level0 and all(f.delete_row_count == 0 for f in files)
+            if raw and len(files) > 1:
+                if key_of is None:
+                    key_of = key_decoder(schema)
+                # Tables written by older versions may hold overlapping files (copies of the same
+                # rows) in one level: such a bucket must be merged until compaction repairs it.
+                raw = not overlapping_levels(files, key_of)
             for pack in pack_for_ordered(files, target, open_cost) if raw else [files]:
                 splits.append(
                     Split(

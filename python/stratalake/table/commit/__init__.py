@@ -5,7 +5,8 @@ against the latest snapshot and the key reads they need), ``manifest_merge`` (ke
 manifest list bounded), ``message`` (:class:`CommitMessage`).
 """
 
+from stratalake.table.commit.conflicts import InvalidCommitError
 from stratalake.table.commit.message import CommitMessage
 from stratalake.table.commit.protocol import TableCommit
 
-__all__ = ["CommitMessage", "TableCommit"]
+__all__ = ["CommitMessage", "InvalidCommitError", "TableCommit"]

@@ -10,13 +10,14 @@ import pyarrow.compute as pc
 
 from stratalake.exceptions import CommitConflictError
 from stratalake.lsm.data_file import bucket_dir, read_kv_file
-from stratalake.lsm.levels import KeyOf, key_decoder
+from stratalake.lsm.levels import KeyOf, key_decoder, split_into_runs
 from stratalake.merge import SEQUENCE_NUMBER
 from stratalake.spec.manifest import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
 from stratalake.table.dynamic_bucket import check_hash_index_conflicts
 from stratalake.table.index_manifest import dv_entries_by_bucket
 
 if TYPE_CHECKING:
+    from stratalake.table.commit.message import CommitMessage
     from stratalake.table.table import Table
 
 LiveEntries = dict[tuple[bytes, int, str], ManifestEntry]
@@ -33,6 +34,138 @@ class FileKeys(Protocol):
         key_names: list[str],
         keys_read: dict[str, pa.Table],
     ) -> pa.Table: ...
+
+
+class InvalidCommitError(CommitConflictError):
+    """The messages of a commit contradict each other or would break the LSM invariants (e.g. two
+    writers compacted the same bucket). Nothing was committed; retrying the same messages fails
+    again: the write itself must be repeated (with one writer per bucket)."""
+
+
+def _where(table: Table, partition: bytes, bucket: int) -> str:
+    codec = table.partition_codec
+    part = f"partition {codec.to_dict(partition)}, " if codec.is_partitioned else ""
+    return f"table {table.identifier} ({part}bucket {bucket})"
+
+
+def check_messages(table: Table, messages: Sequence[CommitMessage]) -> None:
+    """Refuse messages that contradict each other (metadata only, before anything is committed):
+    a file added twice or compacted away twice, or two messages compacting one (partition,
+    bucket). Each would come from several writers of one bucket (e.g. a Spark job whose tasks
+    were not one per bucket, or a duplicated task output); their compactions were each planned
+    without the others' files, so committing them would leave overlapping sorted runs or
+    duplicated rows."""
+    added: set[tuple[bytes, int, int, str]] = set()
+    deleted: set[tuple[bytes, int, int, str]] = set()
+    compacting: set[tuple[bytes, int]] = set()
+    for m in messages:
+        for f in (*m.new_files, *m.compact_after, *m.changelog_files, *m.compact_changelog_files):
+            key = (m.partition, m.bucket, f.level, f.file_name)
+            if key in added:
+                raise InvalidCommitError(
+                    f"{_where(table, m.partition, m.bucket)}: file {f.file_name} (level {f.level}) is "
+                    "added twice by this commit (a writer's output was passed twice, e.g. two "
+                    "attempts of one task); nothing was committed."
+                )
+            added.add(key)
+        for f in m.compact_before:
+            key = (m.partition, m.bucket, f.level, f.file_name)
+            if key in deleted:
+                raise InvalidCommitError(
+                    f"{_where(table, m.partition, m.bucket)}: file {f.file_name} (level {f.level}) is "
+                    "compacted away twice by this commit: several writers compacted the same bucket "
+                    "(Paimon tables need one writer per bucket); nothing was committed. Repeat the "
+                    "write with one writer per bucket."
+                )
+            deleted.add(key)
+        if m.compact_before or m.compact_after:
+            if (m.partition, m.bucket) in compacting:
+                raise InvalidCommitError(
+                    f"{_where(table, m.partition, m.bucket)}: two writers of this commit compacted the "
+                    "same bucket, each without the other's files, so their outputs would overlap "
+                    "(Paimon tables need one writer per bucket); nothing was committed. Repeat the "
+                    "write with one writer per bucket."
+                )
+            compacting.add((m.partition, m.bucket))
+
+
+def check_sorted_runs(table: Table, live: LiveEntries, stages: Sequence[Sequence[ManifestEntry]]) -> None:
+    """Refuse a commit after which a level >= 1 of a bucket it touches would hold files with
+    overlapping key ranges (such a level is one sorted run). ``stages`` are the entries of the
+    snapshots this commit writes, applied in order to ``live``; a stage deleting a file that is
+    not live is skipped (its own delete check refuses it). Metadata only: ``_MIN_KEY`` and
+    ``_MAX_KEY`` compared like :mod:`stratalake.lsm.levels` does.
+
+    Levels that already overlapped before (tables written by older versions) are left to
+    compaction, which repairs them; only overlaps this commit would create are refused.
+    """
+    touched = {(e.partition, e.bucket) for stage in stages for e in stage if e.file.level > 0}
+    if not touched:
+        return
+
+    def ident(e: ManifestEntry) -> tuple[bytes, int, int, str]:
+        return (e.partition, e.bucket, e.file.level, e.file.file_name)
+
+    # The touched buckets' files (every level: a stage deleting a file that is gone is skipped).
+    state = {ident(e): e for e in live.values() if (e.partition, e.bucket) in touched}
+    before = {k: e.file for k, e in state.items() if k[2] > 0}
+    new: set[tuple[bytes, int, int, str]] = set()
+    for stage in stages:
+        mine = [e for e in stage if (e.partition, e.bucket) in touched]
+        if any(e.kind is FileKind.DELETE and ident(e) not in state for e in mine):
+            continue
+        for e in mine:
+            if e.kind is FileKind.DELETE:
+                del state[ident(e)]
+                new.discard(ident(e))
+            else:
+                state[ident(e)] = e
+                new.add(ident(e))
+    state = {k: e for k, e in state.items() if k[2] > 0}
+    if not new:
+        return
+    key_of = key_decoder(table.schema())
+    levels: dict[tuple[bytes, int, int], list[DataFileMeta]] = {}
+    for (partition, bucket, level, _), e in state.items():
+        levels.setdefault((partition, bucket, level), []).append(e.file)
+    old_levels: dict[tuple[bytes, int, int], list[DataFileMeta]] = {}
+    for (partition, bucket, level, _), f in before.items():
+        old_levels.setdefault((partition, bucket, level), []).append(f)
+    for (partition, bucket, level), files in levels.items():
+        if not any((partition, bucket, level, f.file_name) in new for f in files) or len(files) < 2:
+            continue
+        pair = _first_overlap(key_of, files)
+        if pair is None:
+            continue
+        if len(split_into_runs(old_levels.get((partition, bucket, level), []), key_of)) > 1:
+            continue  # overlapping before this commit: compaction repairs it
+        a, b = pair
+        raise InvalidCommitError(
+            f"{_where(table, partition, bucket)}: this commit would leave overlapping files at level "
+            f"{level}, which must be one sorted run: {_describe(key_of, a)} and {_describe(key_of, b)}. "
+            "Several writers compacted or wrote the same bucket (Paimon tables need one writer per "
+            "bucket); nothing was committed. Repeat the write with one writer per bucket."
+        )
+
+
+def _first_overlap(key_of: KeyOf, files: Sequence[DataFileMeta]) -> tuple[DataFileMeta, DataFileMeta] | None:
+    """Two files whose key ranges intersect (files whose keys do not decode count as disjoint:
+    they were written under an older schema and are not this commit's)."""
+    try:
+        ordered = sorted(files, key=lambda f: key_of(f.min_key))
+        reach = ordered[0]
+        for f in ordered[1:]:
+            if key_of(f.min_key) <= key_of(reach.max_key):
+                return reach, f
+            if key_of(f.max_key) > key_of(reach.max_key):
+                reach = f
+    except Exception:
+        return None
+    return None
+
+
+def _describe(key_of: KeyOf, f: DataFileMeta) -> str:
+    return f"{f.file_name} (keys {key_of(f.min_key)}..{key_of(f.max_key)})"
 
 
 def check_deletes(table: Table, delta: Sequence[ManifestEntry], live: LiveEntries) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from stratalake.exceptions import CommitConflictError
+from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.spec.manifest import (
     DataFileMeta,
@@ -89,6 +89,7 @@ class TableCommit:
             done = self._find_committed(identifier)
             if done is not None:
                 return done
+        conflicts.check_messages(self.table, msgs)
         new_files = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.new_files]
         changelog = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.changelog_files]
         compact_changelog = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.compact_changelog_files]
@@ -124,6 +125,7 @@ class TableCommit:
                 identifier,
                 check_deletes=False,
                 check_writers=True,
+                then=compact,
             )
         elif new_files or changelog or hash_added or hash_deleted:
             last = self._commit_with_retry(
@@ -131,6 +133,7 @@ class TableCommit:
                 identifier,
                 check_deletes=False,
                 check_writers=True,
+                then=compact,
             )
         if compact or index_added or index_deleted:
             try:
@@ -182,6 +185,12 @@ class TableCommit:
         return lambda p: p in wanted
 
     def _find_committed(self, identifier: int) -> int | None:
+        """The snapshot of this commit user with ``identifier``, newest first down to the earliest.
+
+        Fails closed: a snapshot that cannot be read (other than one expired meanwhile) raises
+        :class:`~stratalake.exceptions.CommitConflictError` instead of answering "not committed",
+        which would commit a replayed batch twice.
+        """
         sm = self.table.snapshot_manager
         latest = sm.latest_snapshot_id()
         earliest = sm.earliest_snapshot_id()
@@ -190,8 +199,12 @@ class TableCommit:
         for sid in range(latest, earliest - 1, -1):
             try:
                 snap = sm.snapshot(sid)
-            except Exception:
-                break
+            except SnapshotNotFoundError as e:
+                if not self._snapshot_gone(sid, e, identifier):
+                    continue  # a hole (e.g. a withdrawn snapshot): older ones still count
+                break  # expired meanwhile: the older ones are gone too (expiration goes oldest first)
+            except Exception as e:
+                raise self._unknown_commit(identifier, sid, e) from e
             if snap.commit_user == self.commit_user:
                 if snap.commit_identifier == identifier:
                     return snap.id
@@ -199,13 +212,44 @@ class TableCommit:
                     return None  # this user's commits are ordered: older ones cannot match
         return None
 
+    def _snapshot_gone(self, sid: int, error: SnapshotNotFoundError, identifier: int) -> bool:
+        """Whether snapshot ``sid`` really is missing because it expired (True) or is a hole in
+        the retained range (False); a file that exists but could not be read raises."""
+        sm = self.table.snapshot_manager
+        path = sm.snapshot_path(sid)
+        try:
+            present = sm.file_io.exists(path)
+            earliest = sm.earliest_snapshot_id() if not present else None
+            if present:  # the read failed for another reason than a missing file: name it
+                sm.file_io.read_text(path)
+        except Exception as e:
+            raise self._unknown_commit(identifier, sid, e) from e
+        if present:  # readable now: still refuse, a retry of the commit will tell
+            raise self._unknown_commit(identifier, sid, error)
+        return earliest is None or sid < earliest
+
+    def _unknown_commit(self, identifier: int, sid: int, error: BaseException) -> CommitConflictError:
+        return CommitConflictError(
+            f"table {self.table.identifier}: cannot tell whether commit user {self.commit_user} "
+            f"already committed identifier {identifier}: snapshot {sid} could not be read "
+            f"({error}). Nothing was committed (committing could apply a replayed batch twice); "
+            "retry once the table's files are readable."
+        )
+
     def _commit_with_retry(
         self,
         plan_for: Callable[[dict[tuple[bytes, int, str], ManifestEntry]], _Plan],
         identifier: int,
         check_deletes: bool,
         check_writers: bool = False,
+        then: Sequence[ManifestEntry] = (),
     ) -> int | None:
+        """Commit the plan ``plan_for`` derives from the latest snapshot, retrying lost races.
+
+        ``then`` are the entries of a snapshot this commit writes right after (a writer's
+        compaction after its data): the sorted-run check covers both, so a commit that would
+        break the levels is refused before anything is committed.
+        """
         table = self.table
         sm = table.snapshot_manager
         retries = table.core_options.commit_max_retries
@@ -231,6 +275,7 @@ class TableCommit:
             if check_writers:
                 self._check_concurrent_writers(plan.delta, live, keys_read)
             conflicts.check_hash_index(table, plan.index_added, index_live)
+            conflicts.check_sorted_runs(table, live, [plan.delta, then])
             written: list[str] = []
             snapshot = self._build(latest, base_metas, plan, identifier, written, index_live)
             if sm.try_commit(snapshot):

@@ -19,6 +19,8 @@ Example::
 
 from __future__ import annotations
 
+import io
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
@@ -654,20 +656,13 @@ class _AvroReader:
         reader_schema["fields"] = [f for f in self._writer_schema["fields"] if f["name"] in wanted]
         convert = [_needs_py_conversion(f.type) for f in target]
         try:
+            # fastavro reads in many small pieces: from memory, not through the FileIO stream.
             with self._file_io.open_input_file(self.path) as f:
-                columns_data: list[list[Any]] = [[] for _ in names]
-                count = 0
-                record: Any
-                for record in fastavro.reader(f, reader_schema=reader_schema):
-                    for i, n in enumerate(names):
-                        columns_data[i].append(record[n])
-                    count += 1
-                    if count >= batch_rows:
-                        yield self._batch(columns_data, target, convert)
-                        columns_data = [[] for _ in names]
-                        count = 0
-                if count:
-                    yield self._batch(columns_data, target, convert)
+                content = io.BytesIO(f.read())
+            records: Iterator[Any] = iter(fastavro.reader(content, reader_schema=reader_schema))
+            while chunk := list(itertools.islice(records, batch_rows)):
+                columns_data = [[r[n] for r in chunk] for n in names]
+                yield self._batch(columns_data, target, convert)
         except (FileNotFoundError, CorruptFileError):
             raise
         except Exception as e:
@@ -683,12 +678,24 @@ class _AvroReader:
         return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
+def _py_values(arr: pa.Array) -> list[Any]:
+    """``arr.to_pylist()``, through numpy for primitive columns (several times faster)."""
+    t = arr.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+        return arr.to_pylist()  # type: ignore[no-any-return]
+    if arr.null_count == 0:
+        return arr.to_numpy(zero_copy_only=False).tolist()  # type: ignore[no-any-return]
+    filled = arr.fill_null(False if pa.types.is_boolean(t) else 0).to_numpy(zero_copy_only=False).tolist()
+    valid = arr.is_valid().to_numpy(zero_copy_only=False).tolist()
+    return [v if ok else None for v, ok in zip(filled, valid, strict=True)]
+
+
 def _avro_records(table: pa.Table) -> Iterator[dict[str, Any]]:
     names = table.column_names
     columns = []
     for col in table.columns:
         raw = _raw_for_avro(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0))
-        values = raw.to_pylist()
+        values = _py_values(raw)
         if _needs_py_conversion(col.type):
             values = [_py_for_avro(v, col.type) for v in values]
         columns.append(values)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import stratalake
 from stratalake.exceptions import CommitConflictError, InvalidOptionError
 from stratalake.options import CoreOptions
-from stratalake.spec.bucket import hash_rows
+from stratalake.spec.bucket import hash_bytes, hash_rows
 from stratalake.table.dynamic_bucket import BucketAssigner, decode_hash_index, hash_index_entries_by_partition
 from stratalake.table.index_manifest import index_file_path, live_index_entries
 from stratalake.table.table import Table
@@ -316,3 +316,57 @@ def test_dynamic_buckets_match_dict_model(
                 assert len(np.unique(all_hashes)) == len(all_hashes)
                 if max_buckets != -1:
                     assert max(buckets) < max_buckets
+
+
+class _ReferencePartitionIndex:
+    """Paimon's ``PartitionIndex.assign`` one key at a time (plus ``BucketAssigner.computeAssigner``
+    with as many channels as assigners); past the bucket limit, the full bucket stratalake picks
+    by key hash stands in for Paimon's random pick."""
+
+    def __init__(self, target: int, max_buckets: int, assigners: int, partition_hash: int) -> None:
+        self.target, self.max_buckets, self.n = target, max_buckets, assigners
+        self.start = abs(int(np.fmod(partition_hash, assigners)))
+        self.hash_to_bucket: dict[int, int] = {}
+        self.counts: dict[int, int] = {}
+        self.upper_bound: set[int] = set()
+
+    def assign(self, h: int) -> int:
+        if h in self.hash_to_bucket:
+            return self.hash_to_bucket[h]
+        a = (self.start + abs(int(np.fmod(h, self.n)))) % self.n
+        mine = sorted(b for b in self.counts if b % self.n == a)
+        bucket = next((b for b in mine if self.counts[b] < self.target), None)
+        if bucket is None and a not in self.upper_bound:
+            top = 32766 if self.max_buckets == -1 else self.max_buckets - 1
+            bucket = next((b for b in range(a, top + 1, self.n) if b not in self.counts), None)
+            if bucket is None:
+                self.upper_bound.add(a)
+        if bucket is None:
+            bucket = mine[abs(int(np.fmod(h, len(mine))))]
+        self.counts[bucket] = self.counts.get(bucket, 0) + 1
+        self.hash_to_bucket[h] = bucket
+        return bucket
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    batches=st.lists(st.lists(st.integers(-40, 40), max_size=30), min_size=1, max_size=5),
+    target=st.integers(1, 4),
+    max_buckets=st.sampled_from([-1, 1, 3, 5]),
+    initial=st.sampled_from([None, 2, 3]),
+)
+def test_assigner_matches_paimon_partition_index(
+    batches: list[list[int]], target: int, max_buckets: int, initial: int | None
+) -> None:
+    options = {"dynamic-bucket.target-row-num": str(target), "dynamic-bucket.max-buckets": str(max_buckets)}
+    if initial is not None:
+        options["dynamic-bucket.initial-buckets"] = str(initial)
+    with tempfile.TemporaryDirectory() as d:
+        t = _table(d, options, partitioned=True)
+        a = BucketAssigner(t)
+        part = t.partition_codec.to_bytes(("x",))
+        n = a.options.num_assigners
+        ref = _ReferencePartitionIndex(target, max_buckets, n, hash_bytes(part[4:]))
+        for batch in batches:
+            got = a.assign(part, np.array(batch, dtype=np.int32)).tolist()
+            assert got == [ref.assign(h) for h in batch]

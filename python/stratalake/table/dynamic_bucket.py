@@ -296,25 +296,24 @@ class BucketAssigner:
         h = np.asarray(key_hashes, dtype=np.int32)
         with self._lock:
             index = self._partition(partition)
-            out = np.empty(len(h), dtype=np.int32)
-            found = np.zeros(len(h), dtype=bool)
+            if not len(h):
+                return np.empty(0, dtype=np.int32)
+            # One sort of the batch: sorted distinct hashes look up fast in the sorted index.
+            uniq, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+            buckets = np.empty(len(uniq), dtype=np.int32)
+            found = np.zeros(len(uniq), dtype=bool)
             if len(index.hashes):
-                pos = np.minimum(np.searchsorted(index.hashes, h), len(index.hashes) - 1)
-                found = index.hashes[pos] == h
-                out[found] = index.buckets[pos[found]]
-            new = h[~found]
-            if len(new):
-                uniq, first = np.unique(new, return_index=True)
-                in_order = uniq[np.argsort(first, kind="stable")]  # first-appearance order, as a stream
-                placed = self._place(index, partition, in_order)
-                by_hash = np.argsort(in_order, kind="stable")
-                sorted_new, sorted_buckets = in_order[by_hash], placed[by_hash]
-                out[~found] = sorted_buckets[np.searchsorted(sorted_new, new)]
-                at = np.searchsorted(index.hashes, sorted_new)
-                index.hashes = np.insert(index.hashes, at, sorted_new)
-                index.buckets = np.insert(index.buckets, at, sorted_buckets)
-                index.changed.update(int(b) for b in np.unique(placed))
-            return out
+                pos = np.minimum(np.searchsorted(index.hashes, uniq), len(index.hashes) - 1)
+                found = index.hashes[pos] == uniq
+                buckets[found] = index.buckets[pos[found]]
+            if not found.all():
+                new_at = np.flatnonzero(~found)
+                stream = new_at[np.argsort(first[new_at])]  # first-appearance order, as Paimon's stream
+                buckets[stream] = self._place(index, partition, uniq[stream])
+                new_hashes, new_buckets = uniq[new_at], buckets[new_at]  # still sorted
+                index.hashes, index.buckets = _merge_sorted(index.hashes, index.buckets, new_hashes, new_buckets)
+                index.changed.update(np.flatnonzero(np.bincount(new_buckets)).tolist())
+            return buckets[inverse.reshape(-1)]
 
     def _place(self, index: _PartitionIndex, partition: bytes, new: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         """Buckets for hashes not in the index yet, in stream order (Paimon's PartitionIndex)."""
@@ -410,6 +409,25 @@ class BucketAssigner:
                     index.base_names = (index.base_names - gone) | added
                 index.changed.clear()
         return changes
+
+
+def _merge_sorted(
+    hashes: npt.NDArray[np.int32],
+    buckets: npt.NDArray[np.int32],
+    new_hashes: npt.NDArray[np.int32],
+    new_buckets: npt.NDArray[np.int32],
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """Insert sorted ``new_hashes`` (none present) into sorted ``hashes`` in linear time."""
+    if not len(hashes):
+        return new_hashes.copy(), new_buckets.copy()
+    slots = np.searchsorted(hashes, new_hashes) + np.arange(len(new_hashes))
+    old = np.ones(len(hashes) + len(new_hashes), dtype=bool)
+    old[slots] = False
+    out_h = np.empty(len(old), dtype=np.int32)
+    out_b = np.empty(len(old), dtype=np.int32)
+    out_h[slots], out_b[slots] = new_hashes, new_buckets
+    out_h[old], out_b[old] = hashes, buckets
+    return out_h, out_b
 
 
 # -- commit-side helpers ------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench import core_read, core_write, growth, merge_engines, spark_sql, streaming_merge
+from bench import core_read, core_write, growth, merge_engines, spark_scale, spark_sql, streaming_merge
 from bench.common import Goal, available_peers, location
 from bench.config import TABLE_OPTIONS, Config
 from bench.harness import REPO_DIR, RESULTS_DIR, WORK_DIR, MeasurementError, machine_info, run_worker
@@ -33,6 +33,7 @@ WORKLOADS: dict[str, ModuleType] = {
     "spark_sql": spark_sql,
     "merge_engines": merge_engines,
     "streaming_merge": streaming_merge,
+    "spark_scale": spark_scale,
 }
 
 
@@ -91,7 +92,8 @@ def sizes_text(cfg: Config) -> str:
         f"{cfg.growth_runs[0].total_rows:,} rows, rows {[x.total_rows for x in cfg.growth_rows]} over 6 runs, "
         f"{cfg.growth_reps} reps; spark: insert {cfg.spark_rows:,} rows, {cfg.spark_reps} reps; "
         f"merge engines: {cfg.fold_rows:,} rows; streaming merge: one bucket, "
-        f"{streaming_merge.commits(cfg).total_rows:,} rows in 5 runs"
+        f"{streaming_merge.commits(cfg).total_rows:,} rows in 5 runs; spark scale: "
+        f"{spark_scale.rows_for(cfg):,} rows, 8 buckets x 4 partitions, one run"
     )
 
 

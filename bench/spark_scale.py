@@ -1,0 +1,265 @@
+"""Workload 7 - Spark at scale (issue 14): a user's load, upsert, compaction and scans at millions of rows.
+
+20M rows (``--quick``: 2M) of ``id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING`` (4 value
+columns, ``p`` a partition column with 4 values) written with ``df.writeTo(...).append()`` into a
+table with ``'bucket' = '8'`` through a session from ``stratalake.spark.session`` (default shuffle
+partitions, AQE on: several tasks per statement). In the same session and run:
+
+- ``insert``: the load vs ``df.write.parquet`` of the same DataFrame;
+- ``upsert``: 5M rows (quick: 500k; a quarter of the keys, new values) vs writing them as Parquet;
+- ``count`` / ``scan aggregate`` (``sum(length(b)), sum(c), max(a)``) before compaction (2 sorted
+  runs per bucket), vs Spark's Parquet scan of the merged rows (written once with the same layout);
+- ``full compaction``: ``CALL sys.compact(compact_strategy => 'full')``, then ``count`` and
+  ``scan aggregate`` again.
+
+Peak resident memory of the Python workers (summed over processes) and of the JVM is sampled every
+0.2 s per statement. Every statement runs once (one run, ratios), so noise shows: compare ratios.
+Goals: insert <= 1.5x Parquet; upsert <= 2x Parquet; every Python worker <= 1.5 GiB during the
+insert. Scan ratios are reported (their goals belong to the read-path issue).
+
+Run alone: ``.venv/bin/python -m bench.spark_scale [--quick]``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.common import Goal, cli, save_workload
+from bench.config import Config
+from bench.harness import REPO_DIR, WORK_DIR
+
+NAME = "spark_scale"
+WORKER_RSS_LIMIT_MIB = 1536
+
+
+def rows_for(cfg: Config) -> int:
+    return 2_000_000 if cfg.quick else 20_000_000
+
+
+class RssSampler:
+    """Peak RSS (MiB) of this machine's Python workers (summed, and the largest single one) and
+    of the JVM, sampled from ``ps`` while a statement runs."""
+
+    def __init__(self, driver_pid: int) -> None:
+        self.driver_pid = driver_pid
+        self.peak = {"python_total": 0.0, "python_max": 0.0, "jvm": 0.0}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _sample(self) -> None:
+        out = subprocess.run(["ps", "-eo", "pid,rss,comm,args"], capture_output=True, text=True).stdout
+        py_total = py_max = jvm = 0.0
+        for line in out.splitlines()[1:]:
+            parts = line.split(None, 3)
+            if len(parts) < 4:
+                continue
+            pid, rss, comm, args = int(parts[0]), float(parts[1]) / 1024, parts[2], parts[3]
+            if comm == "java" and "pyspark" in args:
+                jvm += rss
+            elif "python" in comm and pid != self.driver_pid and "pyspark" in args:
+                # Spark's daemon and the workers it forks (same command line)
+                py_total += rss
+                py_max = max(py_max, rss)
+        self.peak["python_total"] = max(self.peak["python_total"], py_total)
+        self.peak["python_max"] = max(self.peak["python_max"], py_max)
+        self.peak["jvm"] = max(self.peak["jvm"], jvm)
+
+    def __enter__(self) -> RssSampler:
+        def loop() -> None:
+            while not self._stop.is_set():
+                self._sample()
+                self._stop.wait(0.2)
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def _worker(rows: int, work: Path) -> dict[str, Any]:
+    """Runs in its own process: one Spark session, every statement once."""
+    from stratalake.spark import session
+
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    spark = session(str(work / "wh"), spark_driver_memory="4g", spark_ui_showConsoleProgress="false")
+    spark.sparkContext.setLogLevel("ERROR")
+    results: dict[str, Any] = {"rows": rows, "statements": {}}
+
+    def timed(label: str, fn: Callable[[], Any]) -> Any:
+        with RssSampler(os.getpid()) as rss:
+            start = time.perf_counter()
+            value = fn()
+            elapsed = time.perf_counter() - start
+        results["statements"][label] = {"seconds": elapsed, "peak_mib": dict(rss.peak)}
+        print(
+            f"  {label}: {elapsed:.1f}s  peak MiB {json.dumps({k: round(v) for k, v in rss.peak.items()})}",
+            flush=True,
+        )
+        return value
+
+    upserts = rows // 4
+    spark.sql("CREATE DATABASE lake.db")
+    # Warm-up: the session's first statements start the Python workers and load classes.
+    spark.sql(
+        "CREATE TABLE lake.db.warm (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '8')"
+    )
+    spark.range(100_000).selectExpr("id", "'w' AS v").writeTo("lake.db.warm").append()
+    spark.range(100_000).selectExpr("id", "'w' AS v").write.parquet(str(work / "warm.parquet"))
+    spark.sql("SELECT count(*) FROM lake.db.warm").collect()
+    spark.sql(
+        "CREATE TABLE lake.db.t (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING, "
+        "PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '8')"
+    )
+    cols = ["id", "id * 3 AS a", "concat('v', cast(id AS string)) AS b", "id * 0.5 AS c", "id % 1000 AS d"]
+    src = spark.range(rows).selectExpr(*cols, "concat('p', cast(id % 4 AS string)) AS p")
+    upd = spark.range(upserts).selectExpr(
+        "id * 4 AS id", "id AS a", "'u' AS b", "id * 0.25 AS c", "id % 7 AS d", "'p0' AS p"
+    )
+    timed("insert: stratalake", lambda: src.writeTo("lake.db.t").append())
+    timed("insert: parquet", lambda: src.write.partitionBy("p").parquet(str(work / "load.parquet")))
+    timed("upsert: stratalake", lambda: upd.writeTo("lake.db.t").append())
+    timed("upsert: parquet", lambda: upd.write.partitionBy("p").parquet(str(work / "upsert.parquet")))
+    # The Parquet floor of the reads: the merged rows, written once with Spark's Parquet writer.
+    spark.table("lake.db.t").write.partitionBy("p").parquet(str(work / "merged.parquet"))
+    spark.read.parquet(str(work / "merged.parquet")).createOrReplaceTempView("merged")
+    agg = "SELECT sum(length(b)), sum(c), max(a) FROM {}"
+    answers: dict[str, Any] = {}
+    for phase in ("before compaction", "after compaction"):
+        if phase == "after compaction":
+            timed(
+                "full compaction: stratalake",
+                lambda: spark.sql(
+                    "CALL lake.sys.compact(table => 'db.t', compact_strategy => 'full')"
+                ).collect(),
+            )
+        for stmt, sql in (("count", "SELECT count(*) FROM {}"), ("scan aggregate", agg)):
+            ours = timed(
+                f"{stmt} {phase}: stratalake", lambda s=sql: spark.sql(s.format("lake.db.t")).collect()
+            )
+            floor = timed(f"{stmt} {phase}: parquet", lambda s=sql: spark.sql(s.format("merged")).collect())
+            answers[f"{stmt} {phase}"] = [list(ours[0]), list(floor[0])]
+    results["answers"] = answers
+    results["files"] = [
+        list(r)
+        for r in spark.sql(
+            "SELECT level, count(*), sum(record_count) FROM lake.db.`t$files` GROUP BY level ORDER BY level"
+        ).collect()
+    ]
+    spark.stop()
+    shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def run(cfg: Config) -> dict[str, Any]:
+    rows = rows_for(cfg)
+    print(f"== {NAME}: {rows:,} rows into 8 buckets x 4 partitions through Spark", flush=True)
+    out = WORK_DIR / f"{NAME}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.spark_scale", "--worker", str(rows), str(out)],
+        cwd=REPO_DIR,
+        env=env,
+    )
+    if proc.returncode != 0 or not out.exists():
+        payload: dict[str, Any] = {"error": f"worker exited {proc.returncode}"}
+    else:
+        payload = {"result": json.loads(out.read_text())}
+    save_workload(NAME, cfg, payload)
+    return payload
+
+
+def _seconds(res: dict[str, Any], label: str) -> float:
+    return float(res["statements"][label]["seconds"])
+
+
+#: (goal, statement, target ratio or None to report)
+RATIOS: list[tuple[str, str, float | None]] = [
+    ("INSERT vs df.write.parquet", "insert", 1.5),
+    ("upsert of a quarter of the keys vs writing it as Parquet", "upsert", 2.0),
+    ("count(*), 2 sorted runs per bucket, vs Parquet", "count before compaction", None),
+    ("full-scan aggregate, 2 sorted runs per bucket, vs Parquet", "scan aggregate before compaction", None),
+    ("count(*) after full compaction vs Parquet", "count after compaction", None),
+    ("full-scan aggregate after full compaction vs Parquet", "scan aggregate after compaction", None),
+]
+
+
+def goals(payload: dict[str, Any]) -> list[Goal]:
+    res = payload.get("result")
+    if res is None:
+        return [Goal("14 spark scale", "spark_scale", "-", "-", "n/a", payload.get("error", ""))]
+    out = []
+    for label, stmt, target in RATIOS:
+        s, p = _seconds(res, f"{stmt}: stratalake"), _seconds(res, f"{stmt}: parquet")
+        ratio = s / p
+        out.append(
+            Goal(
+                "14 spark scale",
+                f"{label} ({res['rows']:,} rows)",
+                f"{ratio:.2f}x ({s:.1f}s vs {p:.1f}s)",
+                f"<= {target}x" if target else "(read-path issue)",
+                ("met" if ratio <= target else "MISSED") if target else "report",
+            )
+        )
+    compact = res["statements"]["full compaction: stratalake"]
+    out.append(Goal("14 spark scale", "full compaction", f"{compact['seconds']:.1f}s", "(report)", "report"))
+    insert_peak = res["statements"]["insert: stratalake"]["peak_mib"]
+    worst = max(v["peak_mib"]["python_max"] for v in res["statements"].values())
+    out.append(
+        Goal(
+            "14 spark scale",
+            "peak RSS of one Python worker (any statement)",
+            f"{worst:.0f} MiB (insert: {insert_peak['python_max']:.0f} MiB, all workers "
+            f"{insert_peak['python_total']:.0f} MiB, JVM {insert_peak['jvm']:.0f} MiB)",
+            f"<= {WORKER_RSS_LIMIT_MIB} MiB",
+            "met" if worst <= WORKER_RSS_LIMIT_MIB else "MISSED",
+        )
+    )
+    agree = all(_close(a, b) for a, b in res.get("answers", {}).values())
+    out.append(
+        Goal(
+            "14 spark scale",
+            "stratalake and Parquet answers agree",
+            str(agree),
+            "True",
+            "met" if agree else "MISSED",
+        )
+    )
+    return out
+
+
+def _close(a: list[Any], b: list[Any]) -> bool:
+    """Equal answers; float sums may differ in their last digits (summation order)."""
+    return len(a) == len(b) and all(
+        x == y or (isinstance(x, float) and isinstance(y, float) and abs(x - y) <= 1e-9 * max(abs(x), abs(y)))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def figures(payload: dict[str, Any]) -> list[tuple[str, str, dict[str, Any] | None]]:
+    return []
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        result = _worker(int(sys.argv[2]), WORK_DIR / "spark_scale")
+        Path(sys.argv[3]).write_text(json.dumps(result))
+    else:
+        cfg, _ = cli(__doc__ or NAME)
+        payload = run(cfg)
+        for g in goals(payload):
+            print(f"  {g.status:7} {g.goal}: {g.measured} {g.note}")

@@ -200,11 +200,13 @@ def test_expired_snapshots_end_the_exactly_once_search(tmp_path: Path) -> None:
 
 
 # -- tables broken by older versions --------------------------------------------------------------
-def _broken_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[stratalake.Table, dict[int, str]]:
+def _broken_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **options: str
+) -> tuple[stratalake.Table, dict[int, str]]:
     """Two compactions of every bucket, each from its own view (the old top-level file plus one
     writer's new file), committed together as older versions did: every bucket ends with two
     overlapping files at level 5 that both hold the old rows."""
-    t = _table(tmp_path)
+    t = _table(tmp_path, **options)
     model: dict[int, str] = {}
     t.new_commit().commit(_prepared(t, _rows(range(200), "a")))
     model.update({i: f"a{i}" for i in range(200)})
@@ -237,10 +239,11 @@ def _broken_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[stra
     return t, model
 
 
+@pytest.mark.parametrize("options", [{}, {"changelog-producer": "lookup"}], ids=["default", "lookup"])
 def test_broken_table_reads_writes_and_is_repaired_by_full_compaction(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, options: dict[str, str]
 ) -> None:
-    t, model = _broken_table(tmp_path, monkeypatch)
+    t, model = _broken_table(tmp_path, monkeypatch, **options)
     assert _read(t) == model
     assert t.read().num_rows == len(model)
     # Writers restore such buckets (their levels become several runs) and commit.

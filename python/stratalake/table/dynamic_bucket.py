@@ -131,22 +131,13 @@ def is_cross_partition(table: Table) -> bool:
 
 
 def check_writable(table: Table) -> None:
-    """Refuse, before anything is written, the bucket modes stratalake cannot write."""
+    """Refuse, before anything is written, the bucket mode stratalake cannot write (postpone)."""
     bucket = table.core_options.bucket
     if bucket == POSTPONE_BUCKET:
         raise UnsupportedError(
             f"table {table.identifier}: writing postpone-bucket tables ('bucket'='-2') is not "
             "supported; write with Paimon (its compaction assigns the real buckets), or recreate "
             "the table with a fixed number of buckets or 'bucket'='-1'"
-        )
-    if is_cross_partition(table):
-        schema = table.schema()
-        missing = sorted(set(schema.partition_keys) - set(schema.primary_keys))
-        raise UnsupportedError(
-            f"table {table.identifier}: cross-partition upsert (a dynamic-bucket table whose primary "
-            f"key {list(schema.primary_keys)} lacks partition column(s) {missing}) is not supported "
-            "for writes; nothing was written. Write with Paimon, or add the partition columns to "
-            "the primary key"
         )
 
 

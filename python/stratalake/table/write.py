@@ -24,7 +24,8 @@ from stratalake.spec.bucket import bucket_ids
 from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
 from stratalake.spec.snapshot import CommitKind
 from stratalake.table.commit import CommitMessage
-from stratalake.table.dynamic_bucket import DYNAMIC_BUCKET, BucketAssigner, check_writable
+from stratalake.table.cross_partition import CrossPartitionAssigner
+from stratalake.table.dynamic_bucket import DYNAMIC_BUCKET, BucketAssigner, check_writable, is_cross_partition
 from stratalake.table.index_manifest import dv_entries_by_bucket, index_dir, live_index_entries
 from stratalake.table.partition import group_rows
 
@@ -64,8 +65,9 @@ class TableWrite:
         self._options = table.core_options
         self._arrow_schema = table.arrow_schema()
         self._num_buckets = self._options.bucket
-        check_writable(table)  # postpone buckets and cross-partition upserts are refused up front
+        check_writable(table)  # postpone buckets are refused up front
         self._assigner: BucketAssigner | None = None  # dynamic buckets, created at the first write
+        self._cross: CrossPartitionAssigner | None = None  # cross-partition upsert, likewise
         self._bucket_keys = schema.bucket_keys
         self._bucket_types = [schema.field(k).type for k in self._bucket_keys]
         self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
@@ -100,7 +102,12 @@ class TableWrite:
         kinds = self._row_kinds(data, row_kind)
         rows = self._conform(data, row_kind)
         self._check_keys(rows)
-        codes = self._bucket_codes(rows)
+        if is_cross_partition(self.table):  # rows may move, gain retractions or drop out
+            if self._cross is None:
+                self._cross = CrossPartitionAssigner(self.table, ignore_existing=self.ignore_previous_files)
+            rows, kinds, codes = self._cross.route(rows, kinds)
+        else:
+            codes = self._bucket_codes(rows)
         card = max(self._num_buckets, int(codes.max(initial=0)) + 1)
         for indices, bucket in group_rows(rows, self._schema.partition_keys, codes, card):
             part = rows.take(indices)

@@ -201,10 +201,11 @@ class CrossPartitionAssigner:
         later = ~seg_is_first
         seg_prev_bucket[later] = seg_bucket[np.flatnonzero(later) - 1]
         retract = np.flatnonzero((seg_prev_part >= 0) & (seg_prev_part != seg_part))
-        for s in retract.tolist():
-            counts = self._counts[int(seg_prev_part[s])]
-            b = int(seg_prev_bucket[s])
-            counts[b] = max(counts.get(b, 0) - 1, 0)
+        # A retracted key frees its place (Paimon's BucketAssigner.decrement), per (partition, bucket).
+        pairs = np.stack([seg_prev_part[retract], seg_prev_bucket[retract]], axis=1).astype(np.int64)
+        for (pid, b), c in zip(*np.unique(pairs, axis=0, return_counts=True), strict=True):
+            counts = self._counts[int(pid)]
+            counts[int(b)] = max(counts.get(int(b), 0) - int(c), 0)
         n = rows.num_rows
         buckets = np.empty(n, dtype=np.int64)
         buckets[order] = seg_bucket[seg_of]

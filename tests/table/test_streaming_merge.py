@@ -167,3 +167,32 @@ def _changelog(t: Any) -> list[tuple[Any, ...]]:
 
     table = read_changelog(t)
     return sorted(tuple(str(v) for v in r.values()) for r in table.to_pylist())
+
+
+def test_writer_keeps_sorted_runs_below_the_stop_trigger(cat: stratalake.Catalog) -> None:
+    """Many flushes of one writer into one bucket: compaction keeps up, runs stay <= stop trigger."""
+    t = cat.create_table(
+        "db.t",
+        schema=SCHEMA,
+        primary_key=["id"],
+        options={
+            "bucket": "1",
+            "write-buffer-size": "16 kb",
+            "num-sorted-run.compaction-trigger": "3",
+            "num-sorted-run.stop-trigger": "4",
+        },
+    )
+    rng = np.random.default_rng(2)
+    expected: dict[int, int] = {}
+    most = 0
+    with t.new_write() as w:
+        for i in range(30):
+            ids = rng.choice(5000, 400, replace=False)
+            w.write(pa.table({"id": ids, "v": [str(x) for x in ids], "n": np.full(400, i)}))
+            expected.update((int(x), i) for x in ids)
+            (buf,) = w._buffers.values()
+            assert buf.manager is not None
+            most = max(most, buf.manager.levels.number_of_sorted_runs())
+        w.commit()
+    assert 0 < most <= 4
+    assert {r["id"]: r["n"] for r in t.read().to_pylist()} == expected

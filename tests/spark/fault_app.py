@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 ROWS = 20_000
-TABLE_OPTIONS = "'bucket' = '2', 'write-only' = 'true', 'write-buffer-size' = '64 kb'"
+TABLE_OPTIONS = "'bucket' = '16', 'write-only' = 'true', 'write-buffer-size' = '64 kb'"
 
 
 def main(master: str, workdir: Path, cases: list[str]) -> None:
@@ -38,7 +38,8 @@ def main(master: str, workdir: Path, cases: list[str]) -> None:
     builder = SparkSession.builder.master(master).appName("stratalake-faults")
     builder = configure(builder, str(warehouse))
     for key, value in {
-        # Keep the 4 write tasks (one per shuffle partition) and feed them many small batches.
+        # Keep the 4 write tasks (one per shuffle partition) and feed them many small batches;
+        # 16 buckets, so that Spark's hash of the bucket ids reaches all 4 partitions.
         "spark.sql.adaptive.coalescePartitions.enabled": "false",
         "spark.sql.execution.arrow.maxRecordsPerBatch": "500",
         "spark.executorEnv.PYTHONPATH": os.environ["PYTHONPATH"],

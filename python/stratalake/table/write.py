@@ -250,6 +250,7 @@ class TableWrite:
                 self._written += [f"{directory}/{f.file_name}" for f in files]
         # Raw input becomes mergeable partial results (e.g. `count` columns -> 1/0) before the fold.
         folded = merge_kv(prepare_input(kv, table.merge_context), table.merge_context)
+        del kv  # the raw buffer is folded: free it before the fold's rows are written
         if buf.manager is not None and buf.manager.options.needs_lookup:
             direct = buf.manager.write_new_run(folded, estimated_size=max(folded.nbytes // 4, 1))
             if direct is not None:

@@ -32,6 +32,7 @@ from stratalake.exceptions import (
 from stratalake.spark import dml, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
+from stratalake.table.dynamic_bucket import is_cross_partition
 from stratalake.types import (
     BigIntType,
     BinaryType,
@@ -220,6 +221,10 @@ def write_distribution(table: Any) -> dict[str, Any]:
     written by exactly one task (a second writer of a bucket would compact it on its own and
     leave overlapping sorted runs).
 
+    Dynamic-bucket tables (``bucket = -1``) get one writer per partition, whose assigner owns the
+    partition's key index; cross-partition upserts one writer for the table (a key's index
+    entry may sit in any partition).
+
     ``bucket``: by the partition columns and ``stratalake_bucket(n, mask, bucket keys)``, the
     shim's evaluation of Paimon's bucket function (bit i of ``mask``: key i is a TIMESTAMP(p<=3),
     whose layout Spark's type does not show). ``partition``: by the partition columns alone (one
@@ -244,6 +249,9 @@ def write_distribution(table: Any) -> dict[str, Any]:
             "bucket_keys": keys,
             "compact_mask": mask,
         }
+    if num_buckets == -1 and is_cross_partition(table):
+        # A key may move between partitions: every key must meet its index in one writer.
+        return {"kind": "partition", "partition_keys": []}
     return {"kind": "partition", "partition_keys": partition_keys}
 
 

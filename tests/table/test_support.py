@@ -108,3 +108,28 @@ def test_table_refuses_at_scan_read_write_and_commit_but_lists_and_describes(tmp
     # Metadata stays reachable.
     assert t.latest_snapshot() is not None and t.snapshots()
     assert isinstance(t, Table)
+
+
+def test_refused_options_are_refused_at_create_too(tmp_path: Path) -> None:
+    """A table stratalake could neither read nor write is never created (nothing on disk)."""
+    cat = stratalake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    s = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    with pytest.raises(UnsupportedError, match=r"db\.t .*row-tracking\.enabled"):
+        cat.create_table("db.t", s, primary_key=["id"], options={"row-tracking.enabled": "true"})
+    assert cat.list_tables("db") == []
+
+
+def test_cross_partition_tables_can_be_created_with_dynamic_buckets(tmp_path: Path) -> None:
+    cat = stratalake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    s = pa.schema([("id", pa.int64()), ("v", pa.string()), ("p", pa.string())])
+    with pytest.raises(stratalake.exceptions.SchemaError, match="'bucket' = '-1'"):
+        cat.create_table("db.fixed", s, primary_key=["id"], partition_keys=["p"], options={"bucket": "4"})
+    t = cat.create_table("db.t", s, primary_key=["id"], partition_keys=["p"], options={"bucket": "-1"})
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"], "p": ["x", "x"]}))
+    t.write(pa.table({"id": [1], "v": ["moved"], "p": ["y"]}))  # the key moves to partition y
+    assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "v": "moved", "p": "y"},
+        {"id": 2, "v": "b", "p": "x"},
+    ]

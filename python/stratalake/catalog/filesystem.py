@@ -25,6 +25,7 @@ from stratalake.io import FileIO
 from stratalake.merge import MergeContext, create_merge_function, validate_merge_options
 from stratalake.options import CoreOptions
 from stratalake.spec.schema import TableSchema
+from stratalake.table.support import check_supported
 from stratalake.table.table import Table
 from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, from_arrow
 
@@ -262,12 +263,16 @@ def _assign_nested_ids(dt: DataType, counter: list[int]) -> DataType:
 def _validate(table: str, schema: TableSchema) -> None:
     options = CoreOptions(schema.options, table)
     options.validate()
+    # Options that create a table stratalake could then neither read nor write are refused here
+    # (the same list that refuses loaded tables, table/support.py).
+    check_supported(table, schema, "create")
     pk = set(schema.primary_keys)
     missing = [p for p in schema.partition_keys if p not in pk]
-    if missing:
+    if missing and options.bucket != -1:  # dynamic buckets allow cross-partition upserts
         raise SchemaError(
             f"table {table}: with fixed buckets the primary key {list(schema.primary_keys)} must include "
-            f"every partition column; add {missing} to the primary key"
+            f"every partition column; add {missing} to the primary key, or use 'bucket' = '-1' (dynamic "
+            "buckets, where a key may move between partitions)"
         )
     if not schema.trimmed_primary_keys:
         raise SchemaError(

@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Compare, In, Predicate, conjunction, split_conjuncts
 from stratalake.expressions import field as col
 from stratalake.options import MergeEngine
@@ -88,6 +89,11 @@ def delete_error(table: Table) -> str | None:
 
 
 def row_level_rules(table: Table) -> dict[str, str | None]:
+    if table.unsupported_features:  # DESCRIBE still works; every statement says why not
+        try:
+            table.check_supported("write")
+        except UnsupportedError as e:
+            return {"update_error": str(e), "delete_error": str(e)}
     return {"update_error": update_error(table), "delete_error": delete_error(table)}
 
 

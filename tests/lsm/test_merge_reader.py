@@ -254,3 +254,7 @@ def test_sorted_runs_orders_oldest_first_and_splits_overlaps() -> None:
     ]
     runs = [[f.file_name for f in r] for r in sorted_runs(files, key_of)]
     assert runs == [["l2-x"], ["l2-overlap"], ["l1-a", "l1-b"], ["l0-old"], ["l0-new"]]
+    # Consecutive disjoint level-0 files (e.g. one flush rolled into several files) are one run.
+    flush = [meta("f-b", 0, 20, 29, 61), meta("f-a", 0, 10, 19, 62), meta("late", 0, 15, 25, 70)]
+    runs = [[f.file_name for f in r] for r in sorted_runs(files + flush, key_of)]
+    assert runs[-3:] == [["l0-old"], ["l0-new", "f-a", "f-b"], ["late"]]

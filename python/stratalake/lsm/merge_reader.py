@@ -12,6 +12,7 @@ least one whole batch, so there are no more steps than batches.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -29,8 +30,11 @@ def sorted_runs(files: Iterable[DataFileMeta], key_of: KeyOf) -> list[list[DataF
     """``files`` as sorted runs (each a key-ordered list of files with disjoint key ranges), oldest
     run first: higher level first, then, in level 0, by max sequence number and file name.
 
-    Every level-0 file is a run of its own. The files of a level >= 1 form one run; should some
-    overlap anyway, they are split greedily into several runs, so every run stays a valid stream.
+    Level-0 files that follow each other in that order and have disjoint key ranges (the files of
+    one flush, rolled at ``target-file-size``) are read as one run: each key is in at most one of
+    them, and every other run is older or newer than all of them, so merge order holds; fewer runs
+    mean fewer batches in memory. The files of a level >= 1 form one run; should some overlap
+    anyway, they are split greedily into several runs, so every run stays a valid stream.
     """
     by_level: dict[int, list[DataFileMeta]] = {}
     for f in files:
@@ -39,7 +43,14 @@ def sorted_runs(files: Iterable[DataFileMeta], key_of: KeyOf) -> list[list[DataF
     for level in sorted(by_level, reverse=True):
         level_files = by_level[level]
         if level == 0:
-            runs += [[f] for f in sorted(level_files, key=lambda f: (f.max_sequence_number, f.file_name))]
+            group: list[DataFileMeta] = []
+            for f in sorted(level_files, key=lambda f: (f.max_sequence_number, f.file_name)):
+                if group and not _disjoint([*group, f], key_of):
+                    runs.append(sorted(group, key=lambda g: key_of(g.min_key)))
+                    group = []
+                group.append(f)
+            if group:
+                runs.append(sorted(group, key=lambda g: key_of(g.min_key)))
             continue
         level_runs: list[list[DataFileMeta]] = []
         for f in sorted(level_files, key=lambda f: (key_of(f.min_key), f.max_sequence_number, f.file_name)):
@@ -53,6 +64,11 @@ def sorted_runs(files: Iterable[DataFileMeta], key_of: KeyOf) -> list[list[DataF
         level_runs.sort(key=lambda r: (max(f.max_sequence_number for f in r), r[0].file_name))
         runs += level_runs
     return runs
+
+
+def _disjoint(files: list[DataFileMeta], key_of: KeyOf) -> bool:
+    ordered = sorted(files, key=lambda f: key_of(f.min_key))
+    return all(key_of(a.max_key) < key_of(b.min_key) for a, b in itertools.pairwise(ordered))
 
 
 def _is_int_key(schema: pa.Schema, key_names: Sequence[str]) -> bool:

@@ -4,12 +4,13 @@ At every commit the writer compacts its level-0 files up (see ``ForceUpLevel0Com
 key written, the old value is the newest record of that key in a higher level: either among the
 compacted files or, if none, looked up in the levels above the output. New records are merged with
 it, and the difference becomes the changelog (Paimon's ``LookupChangelogMergeFunctionWrapper``).
-Everything is done for all keys at once: one sort, one lookup join, one merge.
+Vectorized over many keys at once: the compaction streams key-complete chunks, and each group of
+them gets one sort, one lookup pass and one merge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -28,6 +29,9 @@ from stratalake.lsm.lookup import LEVEL, GroupLevels, LookupLevels, filter_group
 from stratalake.merge import MergeContext, drop_retracted, key_group_starts
 from stratalake.options import MergeEngine
 from stratalake.spec.manifest import DataFileMeta, FileSource
+
+LOOKUP_GROUP_BATCHES = 8
+"""Batches' worth of rows merged per lookup pass when compacting level 0 (bounded memory, few passes)."""
 
 
 class LookupChangelogRewriter(MergeTreeCompactRewriter):
@@ -90,16 +94,16 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
     def _rewrite_with_changelog(
         self, output_level: int, drop_delete: bool, files: Sequence[DataFileMeta]
     ) -> CompactResult:
-        # Streamed: every key's records arrive in one chunk, so lookup, merge and diff go chunk by
-        # chunk. The written rows are kept for the lookup cache only while they fit its budget.
+        # Streamed: every key's records arrive in one chunk, so lookup, merge and diff go group of
+        # chunks by group. The written rows are kept for the lookup cache while they fit its budget.
         data = self.files.open_writer(output_level)
         changelog = self.files.open_writer(output_level, changelog=True)
         budget = self.lookup_levels.remember_budget()
         kept: list[pa.Table] | None = []
         kept_bytes = 0
         try:
-            for chunk in self.files.chunks(files, levels=True):
-                result, cl = self._merge_level0(sort_runs(chunk, self.ctx), output_level, drop_delete)
+            for group in self._groups(self.files.chunks(files, levels=True)):
+                result, cl = self._merge_level0(group, output_level, drop_delete)
                 data.write(result)
                 if cl is not None:
                     changelog.write(cl)
@@ -117,6 +121,22 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
         if kept:
             self.lookup_levels.remember(after, pa.concat_tables(kept), self.files.schema)
         return CompactResult(tuple(files), after, self.files.close_writer(changelog))
+
+    def _groups(self, chunks: Iterable[pa.Table]) -> Iterator[pa.Table]:
+        """Consecutive key-complete chunks in merge order, concatenated up to
+        :data:`LOOKUP_GROUP_BATCHES` batches' rows: each group looks its keys up in one pass over
+        the levels above (a file too large for the lookup cache is read once per group)."""
+        limit = self.files.batch_rows * LOOKUP_GROUP_BATCHES
+        pending: list[pa.Table] = []
+        rows = 0
+        for chunk in chunks:
+            pending.append(sort_runs(chunk, self.ctx))
+            rows += chunk.num_rows
+            if rows >= limit:
+                yield pa.concat_tables(pending) if len(pending) > 1 else pending[0]
+                pending, rows = [], 0
+        if pending:
+            yield pa.concat_tables(pending) if len(pending) > 1 else pending[0]
 
     def _merge_level0(
         self, kv: pa.Table, output_level: int, drop_delete: bool

@@ -183,6 +183,8 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "compaction.size-ratio": _Spec(_parse_int, "1", "universal compaction size ratio (percent)"),
     "compaction.max-size-amplification-percent": _Spec(_parse_int, "200", "size amplification bound"),
     "write-only": _Spec(_parse_bool, "false", "skip compaction and snapshot expiration on write"),
+    "compaction.min.file-num": _Spec(_parse_int, "5", "append tables: small files that trigger a compaction"),
+    "compaction.max.file-num": _Spec(_parse_int, "50", "append tables: most files one compaction rewrites"),
     "compaction.force-up-level-0": _Spec(_parse_bool, "false", "always compact every level-0 file"),
     "force-lookup": _Spec(_parse_bool, "false", "compact with lookup even without a lookup changelog"),
     "lookup.cache-max-memory-size": _Spec(parse_memory_size, "256 mb", "memory of the lookup cache"),

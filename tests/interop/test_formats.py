@@ -168,15 +168,17 @@ def test_stratalake_created_orc_table_read_by_pypaimon(warehouse: Path) -> None:
 # -- tables stratalake recognises but does not support yet ---------------------------------------
 
 
-def test_pypaimon_append_table_is_listed_described_and_refused(warehouse: Path) -> None:
-    paimon_create_table(warehouse, "db.events", SCHEMA, [], options={"bucket": "-1"})
+def test_pypaimon_append_table_with_deletion_vectors_is_listed_described_and_refused(warehouse: Path) -> None:
+    paimon_create_table(
+        warehouse, "db.events", SCHEMA, [], options={"bucket": "-1", "deletion-vectors.enabled": "true"}
+    )
     paimon_write(warehouse, "db.events", batch(make_rows(range(5), 1)))
     cat = stratalake.Catalog(str(warehouse))
     assert "events" in cat.list_tables("db")
     t = cat.get_table("db.events")
     assert t.schema().field_names == tuple(SCHEMA.names)
     assert t.unsupported_features
-    message = "table db.events has no primary key: Paimon append tables are not supported yet"
+    message = "table db.events is an append table with 'deletion-vectors.enabled'='true'"
     with pytest.raises(UnsupportedError, match=message):
         t.read()
     with pytest.raises(UnsupportedError, match=message):

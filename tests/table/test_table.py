@@ -156,8 +156,9 @@ def test_bad_options_and_keys(cat: stratalake.Catalog) -> None:
         cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"bucket": "0"})
     with pytest.raises(SchemaError, match="must include every partition column"):
         cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], partition_keys=["dt"])
-    with pytest.raises(SchemaError, match="primary key is required"):
-        cat.create_table("db.t", schema=SCHEMA)
+    # Without a primary key: an append table; fixed buckets need a bucket key.
+    with pytest.raises(SchemaError, match="needs the option 'bucket-key'"):
+        cat.create_table("db.t", schema=SCHEMA, options={"bucket": "2"})
     assert not cat.table_exists("db.t")
     with pytest.raises(TableNotFoundError):
         cat.get_table("db.missing")

@@ -203,13 +203,10 @@ def build_schema(
     if not parts and opts.get("partition"):
         parts = [p.strip() for p in opts["partition"].split(",") if p.strip()]
     opts.pop("partition", None)
-    if not pk:
-        raise SchemaError(
-            f"table {table}: a primary key is required (primary_key=[...], PRIMARY KEY (...) NOT ENFORCED "
-            "or the 'primary-key' option); append-only tables are not supported"
-        )
     identifiers.check_options(opts, table)
-    opts.setdefault("bucket", "1")
+    # Without a primary key the table is a Paimon append table: bucket-unaware ('bucket' = '-1')
+    # unless it names a fixed bucket count and a 'bucket-key' (docs/format.md section 13).
+    opts.setdefault("bucket", "1" if pk else "-1")
     columns: list[tuple[str, DataType, str | None]] = []
     if isinstance(schema, pa.Schema):
         for f in schema:
@@ -266,6 +263,9 @@ def _validate(table: str, schema: TableSchema) -> None:
     # Options that create a table stratalake could then neither read nor write are refused here
     # (the same list that refuses loaded tables, table/support.py).
     check_supported(table, schema, "create")
+    if not schema.primary_keys:
+        _validate_append(table, schema, options)
+        return
     pk = set(schema.primary_keys)
     missing = [p for p in schema.partition_keys if p not in pk]
     if missing and options.bucket != -1:  # dynamic buckets allow cross-partition upserts
@@ -293,3 +293,26 @@ def _validate(table: str, schema: TableSchema) -> None:
     ctx = MergeContext.of(schema, options, table)
     validate_merge_options(ctx)
     create_merge_function(ctx)
+
+
+def _validate_append(table: str, schema: TableSchema, options: CoreOptions) -> None:
+    """An append table (no primary key): a fixed bucket count needs a 'bucket-key' to hash rows by
+    (as Paimon requires); merge options have no meaning without a key."""
+    if options.bucket > 0:
+        if not schema.options.get("bucket-key", "").strip():
+            raise SchemaError(
+                f"table {table}: an append table (no primary key) with 'bucket' = '{options.bucket}' needs "
+                "the option 'bucket-key' (the columns rows are hashed by); or use 'bucket' = '-1'"
+            )
+        for k in schema.bucket_keys:
+            if k not in schema.field_names:
+                raise SchemaError(f"table {table}: option 'bucket-key' names unknown column '{k}'")
+    elif options.bucket != -1:
+        raise SchemaError(
+            f"table {table}: an append table (no primary key) needs 'bucket' = '-1' (bucket-unaware) or "
+            f"a positive bucket count with 'bucket-key', not '{options.bucket}'"
+        )
+    for key in ("merge-engine", "sequence.field", "rowkind.field", "changelog-producer"):
+        value = schema.options.get(key, "").strip()
+        if value and not (key == "changelog-producer" and value == "none"):
+            raise SchemaError(f"table {table}: option '{key}' needs a primary key; append tables have none")

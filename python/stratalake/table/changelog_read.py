@@ -83,7 +83,7 @@ def read_changelog(
         snap = _snapshot_or_changelog(table, sid, oldest, latest)
         for entry in _changelog_entries(table, snap, producer):
             path = next(collector.entry_paths(entry))
-            kv = read_kv_file(table.file_io, path, table.file_schema(entry.file.schema_id), table.schema())
+            kv = _read_entry_kv(table, path, entry)
             parts.append(_with_kind_column(table, kv, CHANGELOG_KIND_COLUMN))
     if not parts:
         return _empty(table, CHANGELOG_KIND_COLUMN)
@@ -159,5 +159,16 @@ def snapshot_changelog_entries(table: Table, snap: Snapshot) -> list[ManifestEnt
 def read_changelog_entry(table: Table, entry: ManifestEntry, kind_column: str = CHANGELOG_KIND_COLUMN) -> pa.Table:
     """One changelog file's records, in the table's current schema, with the row kind first."""
     path = next(ReferenceCollector(table).entry_paths(entry))
-    kv = read_kv_file(table.file_io, path, table.file_schema(entry.file.schema_id), table.schema())
+    kv = _read_entry_kv(table, path, entry)
     return _with_kind_column(table, kv, kind_column)
+
+
+def _read_entry_kv(table: Table, path: str, entry: ManifestEntry) -> pa.Table:
+    """A data or changelog file as a KV table; an append table's rows are all inserts (+I)."""
+    if table.schema().primary_keys:
+        return read_kv_file(table.file_io, path, table.file_schema(entry.file.schema_id), table.schema())
+    from stratalake.table.append_file import iter_append_file, with_kv_columns
+
+    parts = list(iter_append_file(table.file_io, path, table.file_schema(entry.file.schema_id), table.schema()))
+    rows = pa.concat_tables(parts) if parts else table.arrow_schema().empty_table()
+    return with_kv_columns(rows, entry.file.min_sequence_number)

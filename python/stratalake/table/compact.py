@@ -133,7 +133,8 @@ def plan(
         groups[(e.partition, e.bucket)].append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
-    _warn_overlapping(table, groups)
+    if table.schema().primary_keys:
+        _warn_overlapping(table, groups)
     return [
         CompactTask(
             snap.id, p, codec.from_bytes(p), b, totals[(p, b)], tuple(files), tuple(dv_index.get((p, b), ()))
@@ -173,6 +174,10 @@ def run_task(table: Table, task: CompactTask, full: bool = False) -> CommitMessa
 
     A bucket whose level >= 1 holds overlapping files (written by older versions) is restored as
     several sorted runs; a full compaction merges them into one (logged)."""
+    if not table.schema().primary_keys:  # append table: small-file compaction, no merge
+        from stratalake.table import append_compact
+
+        return append_compact.run_task(table, task, full)
     manager = bucket_manager(table, task.partition_values, task.bucket, task.files, task.dv_index)
     rewriter_files = manager.rewriter.files
     increment = CompactIncrement(rewriter_files.delete)

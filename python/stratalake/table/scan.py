@@ -108,6 +108,9 @@ class TableScan:
         key_names = schema.trimmed_primary_keys
         key_preds = [p for p in conjuncts if p.columns() <= set(key_names)]
         wanted_buckets = self._bucket_filter(conjuncts)
+        # Append tables (no primary key): no merge, so any column's statistics may prune files.
+        append = not schema.primary_keys
+        value_preds = [p for p in conjuncts if not p.columns() <= part_keys] if append else []
 
         partition_ok: dict[bytes, bool] = {}
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
@@ -127,6 +130,8 @@ class TableScan:
                 continue
             if key_preds and not self._file_may_match(e.file, key_names, key_preds):
                 continue
+            if append and not append_file_may_match(table, e.file, value_preds):
+                continue
             groups[(e.partition, e.bucket)].append(e)
         opts = table.core_options
         # Paimon's batchScanSkipLevel0. Level 0 has no deletion vectors, so reading it would need
@@ -136,6 +141,7 @@ class TableScan:
             skip_level0 = not opts.get_bool("deletion-vectors.merge-on-read")
         else:
             skip_level0 = opts.merge_engine is MergeEngine.FIRST_ROW
+        skip_level0 = skip_level0 and not append  # append files are all level 0
         # Vectors are applied whenever a snapshot has them, even if the option was turned off.
         dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
         target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
@@ -153,7 +159,10 @@ class TableScan:
             # Without retractions, level>=1 files of such tables hold each key at most once among
             # their live rows: read them independently, in parallel splits.
             raw = skip_level0 and all(f.delete_row_count == 0 for f in files)
-            if raw and len(files) > 1:
+            if append:  # files are read one after the other, in sequence order
+                files = tuple(sorted(files, key=lambda f: (f.min_sequence_number, f.file_name)))
+                raw = True
+            if raw and len(files) > 1 and not append:
                 if key_of is None:
                     key_of = key_decoder(schema)
                 # Tables written by older versions may hold overlapping files (copies of the same
@@ -244,3 +253,10 @@ def pack_for_ordered(
     if current:
         packs.append(tuple(current))
     return packs
+
+
+def append_file_may_match(table: Table, f: DataFileMeta, preds: Sequence[Predicate]) -> bool:
+    """Value-statistics pruning of an append table's file (``table/append_read.py``)."""
+    from stratalake.table.append_read import file_may_match
+
+    return file_may_match(table, f, preds)

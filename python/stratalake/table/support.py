@@ -1,7 +1,7 @@
 """Which tables stratalake can read and write: the one place that says what it does not support yet.
 
 A Paimon warehouse may hold tables whose layout or options change what the files on disk mean in
-ways stratalake does not implement (append tables, postpone buckets, data files elsewhere, other
+ways stratalake does not implement (postpone buckets, data files elsewhere, other
 file formats...). Such a table is still listed and described (schema, options, snapshots): the
 refusal comes from :meth:`Table.new_scan`/``new_read``/``new_write``/``new_commit``, with a message
 naming the table, the option and what to do.
@@ -34,10 +34,12 @@ def unsupported_features(schema: TableSchema, options: Mapping[str, str]) -> lis
     """One message per feature of a table (``schema`` with ``options``) that stratalake cannot read
     or write correctly yet; empty when it can. Each names the option (or layout) and what to do."""
     out: list[str] = []
-    if not schema.primary_keys:
+    if not schema.primary_keys and _is_true(options, "deletion-vectors.enabled"):
+        # Append tables (no primary key) are supported (table/append_write.py, append_read.py);
+        # their deletion vectors (row-level DML in Paimon) are not yet.
         out.append(
-            "has no primary key: Paimon append tables are not supported yet (read it with Paimon, or "
-            "copy its rows into a table with a primary key)"
+            "is an append table with 'deletion-vectors.enabled'='true', which is not supported yet "
+            "(remove the option, or use Paimon)"
         )
     table_type = options.get("type", "table").strip().lower()
     if table_type != "table":

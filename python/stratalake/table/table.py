@@ -136,12 +136,25 @@ class Table:
         self.check_supported("read")
         return TableScan(self, filter, snapshot_id, timestamp_ms)
 
+    @property
+    def is_append(self) -> bool:
+        """A table without a primary key: Paimon's append table (``table/append_write.py``)."""
+        return not self._schema.primary_keys
+
     def new_read(self, columns: Sequence[str] | None = None, filter: FilterLike = None) -> TableRead:
         self.check_supported("read")
+        if self.is_append:
+            from stratalake.table.append_read import AppendTableRead
+
+            return AppendTableRead(self, columns, filter)  # type: ignore[return-value]
         return TableRead(self, columns, filter)
 
     def new_write(self, commit_user: str | None = None) -> TableWrite:
         self.check_supported("write")
+        if self.is_append:
+            from stratalake.table.append_write import AppendTableWrite
+
+            return AppendTableWrite(self, commit_user)  # type: ignore[return-value]
         return TableWrite(self, commit_user)
 
     def new_commit(self, commit_user: str | None = None) -> TableCommit:

@@ -1,0 +1,245 @@
+"""Data files of append tables (no primary key): written and read in the table's own layout.
+
+An append table's data file holds exactly the table's columns (no ``_KEY_*``, ``_SEQUENCE_NUMBER``
+or ``_VALUE_KIND``; docs/format.md section 13). Its manifest entry is a level-0 file with the
+sequence range of its rows, empty ``_MIN_KEY``/``_MAX_KEY`` rows and key statistics, and value
+statistics computed from the rows (docs/format.md section 6.6). The format is the file name's
+extension on read and the table's ``file.format`` options on write (``lsm/file_format.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stratalake.exceptions import CorruptFileError
+from stratalake.io import FileIO
+from stratalake.lsm.data_file import DEFAULT_BATCH_ROWS, FileNamer
+from stratalake.lsm.file_format import FormatWriter, file_format, open_data_file
+from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
+from stratalake.options import CoreOptions
+from stratalake.spec.binary_row import EMPTY_ROW
+from stratalake.spec.manifest import DataFileMeta, FileSource, SimpleStats
+from stratalake.spec.schema import TableSchema
+from stratalake.spec.stats import compute_stats
+from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, to_arrow
+
+# Append files have no key: Paimon writes empty rows for the key range and key statistics.
+EMPTY_KEY_STATS = SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
+
+
+def physical_schema(schema: TableSchema) -> pa.Schema:
+    """The Arrow schema of an append data file: the table's columns."""
+    return pa.schema([pa.field(f.name, to_arrow(f.type), nullable=f.type.nullable) for f in schema.fields])
+
+
+class AppendFileWriter:
+    """Writes a stream of row chunks of one (partition, bucket) as level-0 data files, starting a
+    new file once the current one reaches ``target-file-size``. Rows are numbered with sequence
+    numbers from ``next_sequence`` on. Holds one chunk and a few summary rows per chunk, never a
+    whole file. :meth:`abort` deletes every file started."""
+
+    def __init__(
+        self,
+        file_io: FileIO,
+        schema: TableSchema,
+        options: CoreOptions,
+        directory: str,
+        namer: FileNamer,
+        next_sequence: int,
+        file_source: FileSource = FileSource.APPEND,
+    ) -> None:
+        self.file_io = file_io
+        self.schema = schema
+        self.options = options
+        self.directory = directory
+        self.namer = namer
+        self.next_sequence = next_sequence
+        self.file_source = file_source
+        self.metas: list[DataFileMeta] = []
+        self.paths: list[str] = []
+        self._physical = physical_schema(schema)
+        self._names = [f.name for f in schema.fields]
+        self._types = [f.type for f in schema.fields]
+        self._writer: FormatWriter | None = None
+        self._name = ""
+        self._rows = 0
+        self._min_seq = 0
+        self._stats: _StatsSummary | None = None
+
+    def write(self, rows: pa.Table) -> None:
+        """Append ``rows`` (the table's columns, in schema order)."""
+        if rows.num_rows == 0:
+            return
+        rows = rows.select(self._names).cast(self._physical)
+        if self._writer is None:
+            self._open()
+        assert self._writer is not None and self._stats is not None
+        self._writer.write(rows)
+        self._rows += rows.num_rows
+        self.next_sequence += rows.num_rows
+        if self.options.stats_mode != "none":
+            self._stats.add(rows)
+        if self._writer.position() >= self.options.target_file_size:
+            self._finish()
+
+    def close(self) -> list[DataFileMeta]:
+        """Finish the current file; the metadata of every file written."""
+        if self._writer is not None:
+            self._finish()
+        return self.metas
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.abort()
+            self._writer = None
+        for path in self.paths:
+            self.file_io.delete_quietly(path)
+
+    def _open(self) -> None:
+        fmt = self.options.format_for_level(0, False)
+        self._name = self.namer.next(fmt)
+        path = f"{self.directory}/{self._name}"
+        self.paths.append(path)
+        self.file_io.mkdirs(self.directory)
+        compression = self.options.compression_for_level(0, False)
+        self._writer = file_format(fmt).open_writer(
+            self.file_io, path, self._physical, compression, self.options.zstd_level
+        )
+        self._rows = 0
+        self._min_seq = self.next_sequence
+        self._stats = _StatsSummary(self._names, self._types)
+
+    def _finish(self) -> None:
+        assert self._writer is not None and self._stats is not None
+        self._writer.close()
+        self._writer = None
+        path = f"{self.directory}/{self._name}"
+        mode = self.options.stats_mode
+        value_stats = SimpleStats(EMPTY_ROW, EMPTY_ROW, ()) if mode == "none" else self._stats.stats(mode)
+        self.metas.append(
+            DataFileMeta(
+                file_name=self._name,
+                file_size=self.file_io.file_size(path),
+                row_count=self._rows,
+                min_key=EMPTY_ROW,
+                max_key=EMPTY_ROW,
+                key_stats=EMPTY_KEY_STATS,
+                value_stats=value_stats,
+                min_sequence_number=self._min_seq,
+                max_sequence_number=self.next_sequence - 1,
+                schema_id=self.schema.id,
+                level=0,
+                extra_files=(),
+                creation_time=int(time.time() * 1000),
+                delete_row_count=0,
+                embedded_file_index=None,
+                file_source=int(self.file_source),
+                value_stats_cols=() if mode == "none" else None,
+            )
+        )
+
+
+def iter_append_file(
+    file_io: FileIO,
+    path: str,
+    file_schema: TableSchema,
+    read_schema: TableSchema,
+    columns: Sequence[str] | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> Iterator[pa.Table]:
+    """An append data file's rows batch by batch in ``read_schema`` (columns mapped by field id:
+    renamed columns keep their data, added columns read as nulls, widened types are cast);
+    ``columns`` limits the columns read (``read_schema`` order). One batch is decoded at a time."""
+    wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
+    by_id = {f.id: f for f in file_schema.fields}
+    try:
+        reader = open_data_file(file_io, path)
+        present = set(reader.schema.names)
+        physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
+        if not physical:  # no column of the file is wanted (e.g. COUNT(*)): still count its rows
+            physical = reader.schema.names[:1]
+        for batch in reader.iter_batches(list(dict.fromkeys(physical)), batch_rows):
+            yield _conform(pa.Table.from_batches([batch]), wanted, by_id, present)
+    except FileNotFoundError:
+        raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None
+    except (OSError, pa.ArrowInvalid) as e:
+        raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
+
+
+def with_kv_columns(rows: pa.Table, first_sequence: int) -> pa.Table:
+    """``rows`` as a KV table (section "KV tables" of ARCHITECTURE.md): every row an insert (+I),
+    numbered from ``first_sequence``; what changelog and audit-log readers expect."""
+    n = rows.num_rows
+    seq = pa.array(np.arange(first_sequence, first_sequence + n, dtype=np.int64))
+    return rows.append_column(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), seq).append_column(
+        pa.field(VALUE_KIND, pa.int8(), nullable=False), pa.array(np.zeros(n, dtype=np.int8))
+    )
+
+
+def _conform(
+    raw: pa.Table, wanted: Sequence[DataField], by_id: dict[int, DataField], present: set[str]
+) -> pa.Table:
+    n = raw.num_rows
+    arrays: list[pa.ChunkedArray] = []
+    fields = []
+    for f in wanted:
+        target = to_arrow(f.type)
+        old = by_id.get(f.id)
+        if old is not None and old.name in present:
+            col = raw.column(old.name)
+            if col.type != target:
+                col = col.cast(target)
+        else:
+            col = pa.chunked_array([pa.nulls(n, type=target)])
+        arrays.append(col)
+        fields.append(pa.field(f.name, target, nullable=f.type.nullable))
+    if not wanted:
+        return pa.table({"__rows__": pa.nulls(n)}).select([])
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+class _StatsSummary:
+    """Per-column statistics of a file written chunk by chunk: each chunk adds its min and max (two
+    rows) and null counts, folded as :func:`compute_stats` would fold the whole file."""
+
+    def __init__(self, names: Sequence[str], types: Sequence[DataType]) -> None:
+        self.names = list(names)
+        self.types = list(types)
+        self.parts: list[pa.Table] = []
+        self.null_counts = [0] * len(self.names)
+
+    def add(self, rows: pa.Table) -> None:
+        arrays = []
+        for i, (name, dt) in enumerate(zip(self.names, self.types, strict=True)):
+            col = rows.column(name)
+            self.null_counts[i] += col.null_count
+            arrays.append(_min_max_pair(col, dt))
+        summary = pa.Table.from_arrays(arrays, names=self.names)
+        self.parts = [pa.concat_tables([*self.parts, summary])] if self.parts else [summary]
+
+    def stats(self, mode: str) -> SimpleStats:
+        out = compute_stats(self.parts[0], self.names, self.types, mode)
+        if out.null_counts is None or len(out.null_counts) != len(self.names):
+            return out
+        counts = tuple(None if c is None else self.null_counts[i] for i, c in enumerate(out.null_counts))
+        return SimpleStats(out.min_values, out.max_values, counts)
+
+
+def _min_max_pair(col: pa.ChunkedArray, dt: DataType) -> pa.Array:
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col = col.cast(t.value_type)
+        t = col.type
+    nested = pa.types.is_nested(t) or isinstance(dt, ArrayType | MapType | MultisetType | RowType)
+    if nested or col.null_count == len(col):
+        return pa.nulls(2, type=t)
+    result = pc.min_max(col)
+    lo, hi = result["min"], result["max"]
+    if pa.types.is_floating(t) and lo.is_valid and hi.is_valid and lo.as_py() > hi.as_py():
+        return pa.nulls(2, type=t)
+    return pa.array([lo, hi], type=t)

@@ -1,0 +1,162 @@
+"""Reads of append tables (no primary key): every row of every live file, no merge.
+
+Scan planning (``table/scan.py``) gives splits of files read one after the other (``merge=False``),
+pruned by partition and by the files' value statistics (:func:`file_may_match`); this module reads
+them file by file and batch by batch, applies deletion vectors by row position when a snapshot
+has them, and filters rows. :class:`AppendTableRead` has :class:`~stratalake.table.read.TableRead`'s
+interface, so Spark's data source, system tables and streaming use either.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from stratalake.exceptions import SchemaError
+from stratalake.expressions import ColumnStats, FilterLike, Predicate, to_predicate
+from stratalake.lsm.data_file import DEFAULT_BATCH_ROWS, bucket_dir
+from stratalake.lsm.deletion_vector import read_deletion_vector
+from stratalake.lsm.merge_reader import dv_keep_mask
+from stratalake.spec.manifest import DataFileMeta
+from stratalake.spec.stats import stats_to_values
+from stratalake.table.append_file import iter_append_file, with_kv_columns
+from stratalake.table.scan import Split
+
+if TYPE_CHECKING:
+    from stratalake.table.table import Table
+
+
+def file_may_match(table: Table, f: DataFileMeta, preds: Sequence[Predicate]) -> bool:
+    """Whether file ``f`` may hold rows matching every one of ``preds``, by its value statistics
+    (columns mapped to the file's schema by field id; unknown statistics never prune)."""
+    if not preds:
+        return True
+    current = table.schema()
+    try:
+        file_schema = table.file_schema(f.schema_id)
+        by_id = {fld.id: fld for fld in file_schema.fields}
+        stats_cols = list(f.value_stats_cols) if f.value_stats_cols is not None else file_schema.field_names
+        if not stats_cols:
+            return True
+        types = [file_schema.field(c).type for c in stats_cols]
+        mins, maxs, nulls = stats_to_values(f.value_stats, types)
+    except Exception:
+        return True
+    position = {c: i for i, c in enumerate(stats_cols)}
+    stats: dict[str, ColumnStats] = {}
+    for name in {c for p in preds for c in p.columns()}:
+        fld = current.field(name)
+        old = by_id.get(fld.id)
+        if old is None:  # added after the file was written: all nulls
+            stats[name] = ColumnStats(None, None, f.row_count, f.row_count)
+            continue
+        i = position.get(old.name)
+        if i is None or old.type.copy(True) != fld.type.copy(True):
+            continue  # no statistics, or a widened type: cannot prune by this column
+        stats[name] = ColumnStats(mins[i], maxs[i], nulls[i], f.row_count)
+    try:
+        return all(p.may_match(stats) for p in preds if p.columns() <= set(stats))
+    except Exception:
+        return True
+
+
+class AppendTableRead:
+    """Reads splits of an append table into Arrow batches of the requested columns."""
+
+    def __init__(self, table: Table, columns: Sequence[str] | None = None, filter: FilterLike = None) -> None:
+        self.table = table
+        names = [f.name for f in table.schema().fields]
+        if columns is not None:
+            unknown = [c for c in columns if c not in names]
+            if unknown:
+                raise SchemaError(
+                    f"table {table.identifier}: unknown column(s) {unknown}; columns are {names}"
+                )
+        self.columns: list[str] = list(columns) if columns is not None else names
+        self.predicate: Predicate | None = to_predicate(filter)
+        if self.predicate is not None:
+            unknown = sorted(self.predicate.columns() - set(names))
+            if unknown:
+                raise SchemaError(f"table {table.identifier}: filter uses unknown column(s) {unknown}")
+        wanted = set(self.columns) | (self.predicate.columns() if self.predicate is not None else set())
+        self._read_columns: list[str] | None = (
+            None if wanted >= set(names) else [n for n in names if n in wanted]
+        )
+        self.batch_rows = DEFAULT_BATCH_ROWS
+
+    @property
+    def read_columns(self) -> list[str] | None:
+        """The columns read from data files (None: all of them)."""
+        return self._read_columns
+
+    def output_schema(self) -> pa.Schema:
+        full = self.table.arrow_schema()
+        return pa.schema([full.field(c) for c in self.columns])
+
+    def _file_rows(self, split: Split, f: DataFileMeta, columns: Sequence[str] | None) -> Iterator[pa.Table]:
+        """A file's live rows batch by batch (deletion vector applied by position)."""
+        table = self.table
+        directory = bucket_dir(
+            table.location, table.partition_codec.path(split.partition_values), split.bucket
+        )
+        deletion_file = split.deletion_file(f.file_name)
+        dv = read_deletion_vector(table.file_io, deletion_file) if deletion_file is not None else None
+        offset = 0
+        path = f.external_path or f"{directory}/{f.file_name}"
+        for rows in iter_append_file(
+            table.file_io, path, table.file_schema(f.schema_id), table.schema(), columns, self.batch_rows
+        ):
+            n = rows.num_rows
+            if dv is not None:
+                keep = dv_keep_mask(dv.positions, offset, n)
+                if keep is not None:
+                    rows = rows.filter(pa.array(keep))
+            offset += n
+            yield rows
+
+    def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
+        """Filtered rows of one split as record batches of :meth:`output_schema`, file by file."""
+        schema = self.output_schema()
+        expr = self.predicate.to_arrow() if self.predicate is not None else None
+        for f in split.files:
+            for rows in self._file_rows(split, f, self._read_columns):
+                if expr is not None:
+                    rows = rows.filter(expr)
+                if rows.num_rows:
+                    yield from (
+                        rows.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
+                    )
+
+    def read_split_table(self, split: Split) -> pa.Table:
+        return pa.Table.from_batches(list(self.read_split(split)), schema=self.output_schema())
+
+    def iter_kv_split(self, split: Split) -> Iterator[pa.Table]:
+        """A split's rows (every column, no filter) as KV tables: all inserts (+I), numbered by
+        each file's sequence range (for the audit log and changelog readers)."""
+        for f in split.files:
+            seq = f.min_sequence_number
+            for rows in self._file_rows(split, f, None):
+                yield with_kv_columns(rows, seq)
+                seq += rows.num_rows
+
+    def read_kv_split(self, split: Split) -> pa.Table:
+        chunks = list(self.iter_kv_split(split))
+        if not chunks:
+            return with_kv_columns(self.table.arrow_schema().empty_table(), 0)
+        return pa.concat_tables(chunks) if len(chunks) > 1 else chunks[0]
+
+    def read_splits(self, splits: Sequence[Split]) -> pa.Table:
+        """Read splits concurrently (Parquet decoding releases the GIL)."""
+        workers = min(len(splits), os.cpu_count() or 1)
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                tables = list(pool.map(self.read_split_table, splits))
+        else:
+            tables = [self.read_split_table(s) for s in splits]
+        if not tables:
+            return self.output_schema().empty_table()
+        return pa.concat_tables(tables)

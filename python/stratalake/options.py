@@ -169,6 +169,12 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "changelog-producer.row-deduplicate": _Spec(_parse_bool, "false", "drop -U/+U pairs with equal rows"),
     "target-file-size": _Spec(parse_memory_size, "128 mb", "rolling size of data files"),
     "write-buffer-size": _Spec(parse_memory_size, "256 mb", "memory of the write buffer before a flush"),
+    "write-buffer-spillable": _Spec(
+        _parse_bool, "false", "a full write buffer spills sorted runs to local disk (one level-0 run per commit)"
+    ),
+    "write-buffer-spill.max-disk-size": _Spec(
+        parse_memory_size, str(2**62), "local disk the spilled runs of one writer may use, then it flushes"
+    ),
     "file.format": _Spec(str, "parquet", "data file format (parquet, orc or avro)"),
     "file.format.per.level": _Spec(parse_level_map, "", "format per LSM level, e.g. '0:avro,5:parquet'"),
     "file.compression": _Spec(str, "zstd", "compression codec of data files (e.g. zstd, snappy, lz4, none)"),

@@ -17,7 +17,9 @@ import pyarrow.compute as pc
 
 from stratalake.exceptions import CorruptFileError, InvalidDataError, SchemaError
 from stratalake.lsm.compaction import CompactIncrement, MergeTreeCompactManager
-from stratalake.lsm.data_file import DataFileWriter, FileNamer, bucket_dir
+from stratalake.lsm.data_file import DataFileWriter, FileNamer, RollingDataFileWriter, bucket_dir
+from stratalake.lsm.merge_reader import key_complete_chunks
+from stratalake.lsm.spill import SpillStore
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, merge_kv, prepare_input
 from stratalake.options import ChangelogProducer
 from stratalake.spec.bucket import bucket_ids
@@ -48,6 +50,8 @@ class _BucketBuffer:
     changelog_files: list[DataFileMeta] = field(default_factory=list)
     manager: MergeTreeCompactManager | None = None  # None: no compaction (write-only)
     increment: CompactIncrement | None = None
+    # Folded sorted runs spilled to local disk (write-buffer-spillable), oldest first.
+    spills: list[str] = field(default_factory=list)
 
 
 class TableWrite:
@@ -83,6 +87,12 @@ class TableWrite:
         self._written: list[str] = []
         self._committed = False
         self._lock = threading.Lock()
+        # write-buffer-spillable: a full buffer becomes a sorted run on local disk, not a file.
+        self._spill = (
+            SpillStore(self._options.get_int("write-buffer-spill.max-disk-size") or 0)
+            if self._options.get_bool("write-buffer-spillable")
+            else None
+        )
 
     # -- input ----------------------------------------------------------------------------------
     def write(self, data: pa.Table | pa.RecordBatch, row_kind: str | None = None) -> None:
@@ -231,23 +241,53 @@ class TableWrite:
             buf = max(self._buffers.values(), key=lambda b: b.nbytes)
             if buf.nbytes == 0:
                 break
-            self._flush(buf)
+            if self._spill is not None and self._spill.has_room():
+                self._spill_buffer(buf)
+            else:
+                self._flush(buf)
 
-    def _flush(self, buf: _BucketBuffer) -> None:
-        if not buf.tables:
-            return
+    def _spill_buffer(self, buf: _BucketBuffer) -> None:
+        """Fold the bucket's buffer into a sorted run on local disk (``write-buffer-spillable``):
+        memory is freed without writing a level-0 file, and the runs are merged into one level-0
+        run when the bucket is flushed (Paimon's spillable write buffer)."""
+        assert self._spill is not None
+        kv = self._take_buffer(buf)
+        if self._options.changelog_producer is ChangelogProducer.INPUT:
+            self._write_input_changelog(buf, kv)
+        folded = merge_kv(prepare_input(kv, self.table.merge_context), self.table.merge_context)
+        del kv
+        buf.spills.append(self._spill.write(folded))
+
+    def _take_buffer(self, buf: _BucketBuffer) -> pa.Table:
         kv = pa.concat_tables(buf.tables) if len(buf.tables) > 1 else buf.tables[0]
         with self._lock:
             self._buffered_bytes -= buf.nbytes
         buf.tables, buf.nbytes = [], 0
+        return kv
+
+    def _bucket_directory(self, buf: _BucketBuffer) -> str:
         table = self.table
-        directory = bucket_dir(table.location, table.partition_codec.path(buf.partition_values), buf.bucket)
+        return bucket_dir(table.location, table.partition_codec.path(buf.partition_values), buf.bucket)
+
+    def _write_input_changelog(self, buf: _BucketBuffer, kv: pa.Table) -> None:
+        directory = self._bucket_directory(buf)
+        writer = DataFileWriter(self.table.file_io, self._schema, self._options, directory, self._changelog_namer)
+        files = writer.write(kv, level=0, is_changelog=True)
+        buf.changelog_files += files
+        with self._lock:
+            self._written += [f"{directory}/{f.file_name}" for f in files]
+
+    def _flush(self, buf: _BucketBuffer) -> None:
+        if buf.spills:
+            self._flush_spilled(buf)
+            return
+        if not buf.tables:
+            return
+        kv = self._take_buffer(buf)
+        table = self.table
+        directory = self._bucket_directory(buf)
         if self._options.changelog_producer is ChangelogProducer.INPUT:
-            writer = DataFileWriter(table.file_io, self._schema, self._options, directory, self._changelog_namer)
-            files = writer.write(kv, level=0, is_changelog=True)
-            buf.changelog_files += files
-            with self._lock:
-                self._written += [f"{directory}/{f.file_name}" for f in files]
+            self._write_input_changelog(buf, kv)
         # Raw input becomes mergeable partial results (e.g. `count` columns -> 1/0) before the fold.
         folded = merge_kv(prepare_input(kv, table.merge_context), table.merge_context)
         del kv  # the raw buffer is folded: free it before the fold's rows are written
@@ -267,10 +307,40 @@ class TableWrite:
         buf.new_files += files
         with self._lock:
             self._written += [f"{directory}/{f.file_name}" for f in files]
+        if buf.manager is not None and buf.manager.options.needs_lookup:
+            # Compacted before this commit ends: read from memory, not back from storage.
+            buf.manager.rewriter.files.remember(files, folded)
+        self._added_level0(buf, files)
+
+    def _flush_spilled(self, buf: _BucketBuffer) -> None:
+        """Merge the bucket's spilled runs and what is still buffered into one level-0 sorted run,
+        streaming (k-way merge, rolling files), so neither the runs nor the result are held."""
+        assert self._spill is not None
+        ctx = self.table.merge_context
+        if buf.tables:
+            kv = self._take_buffer(buf)
+            if self._options.changelog_producer is ChangelogProducer.INPUT:
+                self._write_input_changelog(buf, kv)
+            buf.spills.append(self._spill.write(merge_kv(prepare_input(kv, ctx), ctx)))
+            del kv
+        runs = [self._spill.read(path) for path in buf.spills]
+        directory = self._bucket_directory(buf)
+        base = DataFileWriter(self.table.file_io, self._schema, self._options, directory, self._data_namer)
+        rolling = RollingDataFileWriter(base, level=0)
+        with rolling:
+            for chunk in key_complete_chunks(runs, ctx.key_names):
+                rolling.write(merge_kv(chunk, ctx))
+        files = rolling.metas
+        for path in buf.spills:
+            self._spill.delete(path)
+        buf.spills = []
+        buf.new_files += files
+        with self._lock:
+            self._written += [f"{directory}/{f.file_name}" for f in files]
+        self._added_level0(buf, files)
+
+    def _added_level0(self, buf: _BucketBuffer, files: Sequence[DataFileMeta]) -> None:
         if buf.manager is not None:
-            if buf.manager.options.needs_lookup:
-                # Compacted before this commit ends: read from memory, not back from storage.
-                buf.manager.rewriter.files.remember(files, folded)
             # As Paimon's writers: new level-0 files may trigger a compaction of the bucket.
             for f in files:
                 buf.manager.add_new_file(f)
@@ -358,7 +428,7 @@ class TableWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush every buffer and describe the new files; nothing is visible until committed."""
         compacting = any(b.manager is not None for b in self._buffers.values())
-        buffers = [b for b in self._buffers.values() if b.tables or compacting]
+        buffers = [b for b in self._buffers.values() if b.tables or b.spills or compacting]
         full = compacting and self._full_compaction_due()
         if len(buffers) > 1:
             # Parquet encoding and compression release the GIL: flush (and compact) buckets in parallel.
@@ -415,6 +485,8 @@ class TableWrite:
         # From here on the messages own the files: whoever commits (or abandons) them decides.
         self._written = []
         self._full_compaction = None  # the next commit counts again
+        if self._spill is not None:
+            self._spill.close()  # every spilled run was merged into a level-0 run
         return messages
 
     def commit(
@@ -449,6 +521,8 @@ class TableWrite:
         self._written = []
         self._buffers.clear()
         self._buffered_bytes = 0
+        if self._spill is not None:
+            self._spill.close()
 
     def __enter__(self) -> TableWrite:
         return self

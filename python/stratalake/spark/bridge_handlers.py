@@ -232,9 +232,10 @@ def write_distribution(table: Any) -> dict[str, Any]:
     """
     schema = table.schema()
     partition_keys = list(schema.partition_keys)
-    if not schema.primary_keys:
-        return {"kind": "none"}
     num_buckets = table.core_options.bucket
+    if not schema.primary_keys and num_buckets <= 0:
+        # Bucket-unaware append tables: any number of writers per partition (Paimon's unaware mode).
+        return {"kind": "none"}
     keys = list(schema.bucket_keys)
     types = [schema.field(k).type for k in keys]
     if num_buckets > 0 and keys and all(_jvm_hashable(t) for t in types):

@@ -30,7 +30,6 @@ import pyarrow as pa
 
 from stratalake.expressions import Compare, In, IsNotNull, IsNull, Not, Or, Predicate, conjunction
 from stratalake.spark import source_options as keys
-from stratalake.table.read import TableRead
 from stratalake.table.scan import Split, TableScan
 from stratalake.table.table import Table
 from stratalake.table.tags import tag_scan
@@ -241,7 +240,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
     splits = scan.plan() if predicate is not None else _limit_splits(scan.plan(), request.get("limit"))
     columns = request.get("columns")
-    read = TableRead(table, columns=columns, filter=predicate)
+    read = table.new_read(columns=columns, filter=predicate)  # append tables read without a merge
     fraction = _read_fraction(table, read.read_columns)
 
     out_splits = []

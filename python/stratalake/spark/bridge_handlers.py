@@ -527,7 +527,7 @@ def classify_filters(req: Request) -> list[bool]:
     """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
     from stratalake.spark import planning
 
-    return planning.exact_filters(_scan_table(req), req.get("filters") or [])
+    return planning.exact_filters(_scan_table(req), req.get("filters") or [], native=bool(req.get("native")))
 
 
 def count_rows(req: Request) -> int | None:

@@ -29,6 +29,9 @@ from typing import Any
 import pyarrow as pa
 
 from stratalake.expressions import Compare, In, IsNotNull, IsNull, Not, Or, Predicate, conjunction
+from stratalake.lsm.data_file import bucket_dir
+from stratalake.lsm.file_format import PARQUET, format_of_file
+from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
 from stratalake.spark import source_options as keys
 from stratalake.table.scan import Split, TableScan
 from stratalake.table.table import Table
@@ -42,6 +45,8 @@ from stratalake.types import (
     DataType,
     DateType,
     DecimalType,
+    DoubleType,
+    FloatType,
     IntType,
     LocalZonedTimestampType,
     MapType,
@@ -142,14 +147,17 @@ def scan_predicate(table: Table, filters: Iterable[Mapping[str, Any]]) -> Predic
     return conjunction(parts) if parts else None
 
 
-def exact_filters(table: Table, filters: Iterable[Mapping[str, Any]]) -> list[bool]:
+def exact_filters(table: Table, filters: Iterable[Mapping[str, Any]], native: bool = False) -> list[bool]:
     """For each filter tree, whether the scan applies it exactly (so Spark may drop it).
 
     True when the whole tree translates to key/partition predicates: the scan prunes with them
     and the reader drops non-matching rows before the merge, so every row it returns matches.
+    With ``native`` (splits may be read by Spark's Parquet reader, which filters no rows) only
+    partition predicates are exact: :func:`plan` reads a split natively only where they hold for
+    the whole split, and Spark evaluates key predicates again after the scan.
     """
     schema = table.schema()
-    allowed = set(schema.partition_keys) | set(schema.primary_keys)
+    allowed = set(schema.partition_keys) if native else set(schema.partition_keys) | set(schema.primary_keys)
     return [_translate(f, allowed, negated=False, strict=True) is not None for f in filters]
 
 
@@ -184,6 +192,119 @@ def _sorted_runs(split: Split) -> int:
     """Sorted runs a merge of the split reads: each level-0 file, and each non-empty level."""
     level0 = sum(1 for f in split.files if f.level == 0)
     return level0 + len({f.level for f in split.files if f.level > 0})
+
+
+# ---- native reads ---------------------------------------------------------------------------
+#
+# A split that needs no merge is read by Spark's own vectorized Parquet reader in the JVM
+# (``StrataLakeNativeReader``): the shim gets the files' absolute paths and reads the requested
+# table columns by name. Python still decides which splits qualify; anything it cannot vouch for
+# goes through the Python reader. See ARCHITECTURE.md, "Batch scans".
+
+# Paimon types whose Parquet form (as stratalake, pypaimon and Paimon write it) Spark's vectorized
+# reader decodes into the Spark type the scan reports. Not: TIME, timestamps beyond microseconds
+# (INT96 or nanoseconds), nested types.
+_NATIVE_TYPES = (
+    BooleanType,
+    TinyIntType,
+    SmallIntType,
+    IntType,
+    BigIntType,
+    FloatType,
+    DoubleType,
+    DecimalType,
+    CharType,
+    VarCharType,
+    BinaryType,
+    VarBinaryType,
+    DateType,
+)
+
+
+def _native_type(t: DataType) -> bool:
+    if isinstance(t, (TimestampType, LocalZonedTimestampType)):
+        return t.precision <= SPARK_TIMESTAMP_PRECISION
+    return isinstance(t, _NATIVE_TYPES)
+
+
+def native_columns(table: Table, columns: Sequence[str] | None) -> list[dict[str, Any]] | None:
+    """The columns a native read asks the files for (name in the file, Paimon field id, type), or
+    None when some column's type cannot be read natively."""
+    schema = table.schema()
+    names = list(columns) if columns is not None else [f.name for f in schema.fields]
+    out = []
+    for name in names:
+        f = schema.field(name)
+        if not _native_type(f.type):
+            return None
+        out.append({"name": f.name, "field_id": f.id, "type": str(f.type)})
+    return out
+
+
+def _local_uri(location: str) -> str | None:
+    """``location`` as a ``file:`` URI for Hadoop's local filesystem, or None when not local."""
+    head, sep, rest = location.partition(":")
+    if sep and len(head) >= 2 and head.isalpha():
+        if head.lower() != "file":
+            return None  # s3://, gs://...: pyarrow's and Hadoop's schemes and credentials differ
+        location = rest[2:] if rest.startswith("//") else rest
+    if not location.startswith("/"):
+        return None
+    return "file:" + location
+
+
+def native_files(
+    table: Table,
+    split: Split,
+    partition_exact: Sequence[Predicate],
+    key_of: KeyOf,
+) -> list[dict[str, Any]] | None:
+    """The data files of ``split`` for a native read, in output order, or None when the split
+    must go through the Python reader.
+
+    Native when nothing is merged or dropped: the split is read file by file (deletion-vector and
+    first-row tables) or holds one file, or all its files form one sorted run of a level >= 1
+    (a fully compacted bucket: each key once, already merged); no file holds retractions; no
+    deletion vector applies (not yet read natively); every file is Parquet and of the table's
+    current schema (older schemas need Python's mapping by field id); and the partition
+    predicates Spark dropped as exact hold for the whole split.
+    """
+    files = list(split.files)
+    if not files or split.deletion_files:
+        return None
+    if any(f.delete_row_count != 0 or f.external_path for f in files):
+        return None
+    schema_id = table.schema().id
+    if any(f.schema_id != schema_id or format_of_file(f.file_name) != PARQUET for f in files):
+        return None
+    if split.merge and len(files) > 1:
+        levels = {f.level for f in files}
+        if len(levels) != 1 or 0 in levels or overlapping_levels(files, key_of):
+            return None
+        files.sort(key=lambda f: key_of(f.min_key))  # one sorted run: key order
+    if partition_exact:
+        values = table.partition_codec.to_dict(split.partition)
+        if not all(p.eval_values(values) is True for p in partition_exact):
+            return None
+    base = _local_uri(table.location)
+    if base is None:
+        return None
+    directory = bucket_dir(base, table.partition_codec.path(split.partition_values), split.bucket)
+    return [
+        {"path": f"{directory}/{f.file_name}", "format": PARQUET, "size": f.file_size, "rows": f.row_count}
+        for f in files
+    ]
+
+
+def _partition_exact(table: Table, filters: Iterable[Mapping[str, Any]]) -> list[Predicate]:
+    """The filters Spark dropped as exact under a native read: whole partition predicates."""
+    allowed = set(table.schema().partition_keys)
+    out = []
+    for f in filters:
+        p = _translate(f, allowed, negated=False, strict=True)
+        if p is not None:
+            out.append(p)
+    return out
 
 
 def _live_estimate(split: Split) -> int:
@@ -243,19 +364,27 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     read = table.new_read(columns=columns, filter=predicate)  # append tables read without a merge
     fraction = _read_fraction(table, read.read_columns)
 
+    # Native reads (request "native", the session's switch): only scans whose filters were
+    # classified with ``exact_filters(..., native=True)``, so Spark re-evaluates key filters.
+    native_cols = native_columns(table, columns) if request.get("native") else None
+    partition_exact = _partition_exact(table, request.get("filters") or []) if native_cols is not None else []
+    key_of = key_decoder(table.schema()) if native_cols is not None else None
     out_splits = []
     for s in splits:
         size = sum(f.file_size for f in s.files)
-        out_splits.append(
-            {
-                "partition": encode_partition(s),
-                "bucket": s.bucket,
-                "files": len(s.files),
-                "bytes": int(size * fraction),
-                "rows": s.row_count,
-                "runs": _sorted_runs(s),
-            }
-        )
+        entry: dict[str, Any] = {
+            "partition": encode_partition(s),
+            "bucket": s.bucket,
+            "files": len(s.files),
+            "bytes": int(size * fraction),
+            "rows": s.row_count,
+            "runs": _sorted_runs(s),
+        }
+        if key_of is not None:
+            native = native_files(table, s, partition_exact, key_of)
+            if native is not None:
+                entry["native_files"] = native
+        out_splits.append(entry)
     rows = sum(_live_estimate(s) for s in splits)
     if request.get("limit") is not None:
         rows = min(rows, int(request["limit"]))
@@ -272,6 +401,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
         "bucket_keys": bucket_keys,
         "num_buckets": num_buckets if bucket_keys else None,
         "ordering": ordering,
+        "native_columns": native_cols,
     }
 
 

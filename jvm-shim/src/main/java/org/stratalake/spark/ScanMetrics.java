@@ -24,15 +24,49 @@ final class ScanMetrics {
   static final String RUNS = "stratalakeSortedRuns";
   static final String ROWS_BEFORE = "stratalakeRowsBeforeMerge";
   static final String ROWS_AFTER = "stratalakeRowsAfterMerge";
-  private static final String[] NAMES = {FILES, BYTES, RUNS, ROWS_BEFORE, ROWS_AFTER};
+  static final String NATIVE_SPLITS = "stratalakeNativeSplits";
+  static final String PYTHON_SPLITS = "stratalakePythonSplits";
+  private static final String[] NAMES = {
+    FILES, BYTES, RUNS, ROWS_BEFORE, ROWS_AFTER, NATIVE_SPLITS, PYTHON_SPLITS
+  };
 
   private ScanMetrics() {}
 
   /** The metrics a stratalake scan declares. */
   static CustomMetric[] supported() {
     return new CustomMetric[] {
-      new FilesRead(), new BytesRead(), new SortedRuns(), new RowsBeforeMerge(), new RowsAfterMerge()
+      new FilesRead(),
+      new BytesRead(),
+      new SortedRuns(),
+      new RowsBeforeMerge(),
+      new RowsAfterMerge(),
+      new NativeSplits(),
+      new PythonSplits()
     };
+  }
+
+  public static final class NativeSplits extends CustomSumMetric {
+    @Override
+    public String name() {
+      return NATIVE_SPLITS;
+    }
+
+    @Override
+    public String description() {
+      return "stratalake splits read natively (Spark's Parquet reader, no merge)";
+    }
+  }
+
+  public static final class PythonSplits extends CustomSumMetric {
+    @Override
+    public String name() {
+      return PYTHON_SPLITS;
+    }
+
+    @Override
+    public String description() {
+      return "stratalake splits read (and merged) by Python";
+    }
   }
 
   public static final class FilesRead extends CustomSumMetric {
@@ -124,6 +158,8 @@ final class ScanMetrics {
   static final int I_RUNS = 2;
   static final int I_ROWS_BEFORE = 3;
   static final int I_ROWS_AFTER = 4;
+  static final int I_NATIVE_SPLITS = 5;
+  static final int I_PYTHON_SPLITS = 6;
 
   static CustomTaskMetric[] values(long[] totals) {
     CustomTaskMetric[] out = new CustomTaskMetric[NAMES.length];

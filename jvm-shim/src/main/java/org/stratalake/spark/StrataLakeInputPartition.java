@@ -8,7 +8,8 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition
 /**
  * One bucket split: the pickled partition Spark's Python reader consumes, plus the split's facts
  * (from the Python planner) for the scan's metrics and its bucket id as the partition key of
- * storage-partitioned joins.
+ * storage-partitioned joins. A split that needs no merge also lists its data files ({@link
+ * #nativeFiles}, in output order): the JVM then reads them itself with Spark's Parquet reader.
  */
 final class StrataLakeInputPartition implements HasPartitionKey {
   private static final long serialVersionUID = 1L;
@@ -19,9 +20,18 @@ final class StrataLakeInputPartition implements HasPartitionKey {
   final long bytes;
   final long rows;
   final long runs;
+  /** The split's Parquet files for a native read, or null: read (and merged) by Python. */
+  final NativeFile[] nativeFiles;
 
   StrataLakeInputPartition(
-      PythonInputPartition python, int bucket, long files, long bytes, long rows, long runs) {
+      PythonInputPartition python,
+      int bucket,
+      long files,
+      long bytes,
+      long rows,
+      long runs,
+      NativeFile[] nativeFiles) {
+    this.nativeFiles = nativeFiles;
     this.python = python;
     this.bucket = bucket;
     this.files = files;
@@ -39,5 +49,24 @@ final class StrataLakeInputPartition implements HasPartitionKey {
   @Override
   public String[] preferredLocations() {
     return new String[0];
+  }
+
+  boolean isNative() {
+    return nativeFiles != null;
+  }
+
+  /** One data file of a native split: its absolute URI, size and row count. */
+  static final class NativeFile implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final String path;
+    final long size;
+    final long rows;
+
+    NativeFile(String path, long size, long rows) {
+      this.path = path;
+      this.size = size;
+      this.rows = rows;
+    }
   }
 }

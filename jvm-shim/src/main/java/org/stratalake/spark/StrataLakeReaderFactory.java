@@ -1,29 +1,75 @@
 package org.stratalake.spark;
 
 import java.io.IOException;
+import org.apache.spark.paths.SparkPath;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.v2.FilePartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * Spark's Python reader factory with the scan's metrics added: each split is still read (and
- * merged) by the Python data source; this wrapper only unwraps the partition and counts rows.
+ * Reads the scan's splits: splits that need a merge through Spark's Python reader factory (this
+ * wrapper only unwraps the partition and counts rows), splits that need none ({@link
+ * StrataLakeInputPartition#isNative()}) with Spark's own vectorized Parquet reader, file after
+ * file, with no Python involved.
+ *
+ * <p>Spark requires every partition of a scan to agree on columnar reads. The rule: the scan is
+ * columnar when every split is native (and Spark's Parquet reader returns batches for the read
+ * schema); otherwise native splits are still decoded by the Parquet reader but handed over row by
+ * row, next to the Python splits.
  */
 final class StrataLakeReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
 
+  /** Null when every split is native. */
   private final PartitionReaderFactory python;
+  /** Spark's Parquet reader factory for the read schema; null when no split is native. */
+  private final FilePartitionReaderFactory parquet;
 
-  StrataLakeReaderFactory(PartitionReaderFactory python) {
+  private final boolean columnar;
+
+  StrataLakeReaderFactory(
+      PartitionReaderFactory python, FilePartitionReaderFactory parquet, boolean columnar) {
     this.python = python;
+    this.parquet = parquet;
+    this.columnar = columnar;
+  }
+
+  @Override
+  public boolean supportColumnarReads(InputPartition partition) {
+    return columnar;
   }
 
   @Override
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
     StrataLakeInputPartition split = (StrataLakeInputPartition) partition;
+    if (split.isNative()) {
+      return new NativeRowReader(parquet, split);
+    }
     return new MeteredReader(python.createReader(split.python), split);
+  }
+
+  @Override
+  public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+    StrataLakeInputPartition split = (StrataLakeInputPartition) partition;
+    if (!columnar || !split.isNative()) {
+      throw new IllegalStateException("stratalake: columnar read of a non-native split");
+    }
+    return new NativeBatchReader(parquet, split);
+  }
+
+  private static long[] openTotals(StrataLakeInputPartition split) {
+    long[] totals = ScanMetrics.taskTotals();
+    totals[ScanMetrics.I_FILES] += split.files;
+    totals[ScanMetrics.I_BYTES] += split.bytes;
+    totals[ScanMetrics.I_RUNS] += split.runs;
+    totals[ScanMetrics.I_ROWS_BEFORE] += split.rows;
+    totals[split.isNative() ? ScanMetrics.I_NATIVE_SPLITS : ScanMetrics.I_PYTHON_SPLITS]++;
+    return totals;
   }
 
   private static final class MeteredReader implements PartitionReader<InternalRow> {
@@ -32,11 +78,7 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
 
     MeteredReader(PartitionReader<InternalRow> delegate, StrataLakeInputPartition split) {
       this.delegate = delegate;
-      this.totals = ScanMetrics.taskTotals();
-      totals[ScanMetrics.I_FILES] += split.files;
-      totals[ScanMetrics.I_BYTES] += split.bytes;
-      totals[ScanMetrics.I_RUNS] += split.runs;
-      totals[ScanMetrics.I_ROWS_BEFORE] += split.rows;
+      this.totals = openTotals(split);
     }
 
     @Override
@@ -64,6 +106,106 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
       System.arraycopy(py, 0, out, 0, py.length);
       System.arraycopy(ours, 0, out, py.length, ours.length);
       return out;
+    }
+  }
+
+  /**
+   * The files of a native split one after the other, each through Spark's Parquet reader (which
+   * reads the requested columns by name; the planner made sure the file has the table's schema).
+   */
+  private abstract static class NativeReader<T> implements PartitionReader<T> {
+    private final FilePartitionReaderFactory parquet;
+    private final StrataLakeInputPartition.NativeFile[] files;
+    final long[] totals;
+    private int next;
+    private PartitionReader<T> current;
+
+    NativeReader(FilePartitionReaderFactory parquet, StrataLakeInputPartition split) {
+      this.parquet = parquet;
+      this.files = split.nativeFiles;
+      this.totals = openTotals(split);
+    }
+
+    abstract PartitionReader<T> open(FilePartitionReaderFactory parquet, PartitionedFile file);
+
+    @Override
+    public boolean next() throws IOException {
+      while (true) {
+        if (current != null) {
+          if (current.next()) {
+            return true;
+          }
+          current.close();
+          current = null;
+        }
+        if (next >= files.length) {
+          return false;
+        }
+        StrataLakeInputPartition.NativeFile f = files[next++];
+        PartitionedFile file =
+            new PartitionedFile(
+                InternalRow.empty(),
+                SparkPath.fromUrlString(f.path),
+                0L,
+                f.size,
+                new String[0],
+                0L,
+                f.size,
+                scala.collection.immutable.Map$.MODULE$.<String, Object>empty());
+        current = open(parquet, file);
+      }
+    }
+
+    T current() {
+      return current.get();
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (current != null) {
+        current.close();
+        current = null;
+      }
+    }
+
+    @Override
+    public CustomTaskMetric[] currentMetricsValues() {
+      return ScanMetrics.values(totals);
+    }
+  }
+
+  private static final class NativeBatchReader extends NativeReader<ColumnarBatch> {
+    NativeBatchReader(FilePartitionReaderFactory parquet, StrataLakeInputPartition split) {
+      super(parquet, split);
+    }
+
+    @Override
+    PartitionReader<ColumnarBatch> open(FilePartitionReaderFactory parquet, PartitionedFile file) {
+      return parquet.buildColumnarReader(file);
+    }
+
+    @Override
+    public ColumnarBatch get() {
+      ColumnarBatch batch = current();
+      totals[ScanMetrics.I_ROWS_AFTER] += batch.numRows();
+      return batch;
+    }
+  }
+
+  private static final class NativeRowReader extends NativeReader<InternalRow> {
+    NativeRowReader(FilePartitionReaderFactory parquet, StrataLakeInputPartition split) {
+      super(parquet, split);
+    }
+
+    @Override
+    PartitionReader<InternalRow> open(FilePartitionReaderFactory parquet, PartitionedFile file) {
+      return parquet.buildReader(file);
+    }
+
+    @Override
+    public InternalRow get() {
+      totals[ScanMetrics.I_ROWS_AFTER]++;
+      return current();
     }
   }
 }

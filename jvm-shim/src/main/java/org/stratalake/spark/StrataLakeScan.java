@@ -32,10 +32,12 @@ import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning;
 import org.apache.spark.sql.connector.read.partitioning.Partitioning;
 import org.apache.spark.sql.connector.read.partitioning.UnknownPartitioning;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.execution.datasources.v2.FilePartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonBatch;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonScan;
+import org.apache.spark.sql.internal.connector.PredicateUtils;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -60,6 +62,8 @@ final class StrataLakeScan
   private final ArrayNode filters;
   private final String pushedDescription;
   private final Integer limit;
+  private final boolean nativeRead;
+  private final Predicate[] pushedPredicates;
   private final ArrayNode runtimeFilters = PythonBridge.JSON.createArrayNode();
   private JsonNode plan;
 
@@ -69,7 +73,11 @@ final class StrataLakeScan
       StructType readSchema,
       ArrayNode filters,
       String pushedDescription,
-      Integer limit) {
+      Integer limit,
+      boolean nativeRead,
+      Predicate[] pushedPredicates) {
+    this.pushedPredicates = pushedPredicates;
+    this.nativeRead = nativeRead;
     this.table = table;
     this.sourceOptions = sourceOptions;
     this.readSchema = readSchema;
@@ -92,6 +100,7 @@ final class StrataLakeScan
       if (limit != null) {
         req.put("limit", limit);
       }
+      req.put("native", nativeRead);
       plan = PythonBridge.call("plan_scan", req);
     }
     return plan;
@@ -114,6 +123,18 @@ final class StrataLakeScan
     if (!runtimeFilters.isEmpty()) {
       sb.append(" [runtime filters: ").append(runtimeFilters.size()).append(']');
     }
+    JsonNode splits = plan().get("splits");
+    int nativeSplits = 0;
+    for (JsonNode s : splits) {
+      nativeSplits += s.has("native_files") ? 1 : 0;
+    }
+    sb.append(" [splits: ")
+        .append(nativeSplits)
+        .append(" native, ")
+        .append(splits.size() - nativeSplits)
+        .append(" merged in Python")
+        .append(nativeRead ? "" : ", native read off")
+        .append(']');
     return sb.toString();
   }
 
@@ -238,6 +259,34 @@ final class StrataLakeScan
     return new StrataLakeBatch(plan());
   }
 
+  /**
+   * The pushed filters as Spark's V1 filters, for the Parquet reader's row-group pruning: only
+   * those on columns the scan reads. Parquet's page-index filtering takes a column left out of
+   * the projection for all-null, so a filter on it (such as an exact partition filter Spark
+   * dropped, whose column it then does not read) would drop every row.
+   */
+  private Filter[] pushedV1Filters() {
+    Set<String> read = new HashSet<>();
+    for (org.apache.spark.sql.types.StructField field : readSchema.fields()) {
+      // CHAR values may be stored unpadded while Spark compares padded literals: no pruning.
+      if (org.apache.spark.sql.catalyst.util.CharVarcharUtils.getRawType(field.metadata())
+          .isEmpty()) {
+        read.add(field.name().toLowerCase(java.util.Locale.ROOT));
+      }
+    }
+    java.util.List<Filter> out = new java.util.ArrayList<>();
+    for (Filter f : PredicateUtils.toV1(pushedPredicates)) {
+      boolean ok = true;
+      for (String ref : f.references()) {
+        ok &= read.contains(ref.toLowerCase(java.util.Locale.ROOT));
+      }
+      if (ok) {
+        out.add(f);
+      }
+    }
+    return out.toArray(new Filter[0]);
+  }
+
   /** Options of the Python reader that reads the planned splits. */
   private Map<String, String> readerOptions() {
     Map<String, String> opts = new HashMap<>(sourceOptions);
@@ -278,6 +327,17 @@ final class StrataLakeScan
         JsonNode s = splits.get(i);
         PythonInputPartition py =
             new PythonInputPartition(i, b64.decode(s.get("partition").asText()));
+        StrataLakeInputPartition.NativeFile[] nativeFiles = null;
+        JsonNode nf = s.get("native_files");
+        if (nf != null && !nf.isNull()) {
+          nativeFiles = new StrataLakeInputPartition.NativeFile[nf.size()];
+          for (int j = 0; j < nativeFiles.length; j++) {
+            JsonNode f = nf.get(j);
+            nativeFiles[j] =
+                new StrataLakeInputPartition.NativeFile(
+                    f.get("path").asText(), f.get("size").asLong(), f.get("rows").asLong());
+          }
+        }
         out[i] =
             new StrataLakeInputPartition(
                 py,
@@ -285,16 +345,30 @@ final class StrataLakeScan
                 s.get("files").asLong(),
                 s.get("bytes").asLong(),
                 s.get("rows").asLong(),
-                s.get("runs").asLong());
+                s.get("runs").asLong(),
+                nativeFiles);
       }
       return out;
     }
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
+      int nativeSplits = 0;
+      JsonNode splits = batchPlan.get("splits");
+      for (JsonNode s : splits) {
+        nativeSplits += s.has("native_files") ? 1 : 0;
+      }
+      FilePartitionReaderFactory parquet =
+          nativeSplits > 0 ? NativeParquet.readerFactory(readSchema, pushedV1Filters()) : null;
+      PartitionReaderFactory python = nativeSplits == splits.size() ? null : pythonReaderFactory();
+      boolean columnar =
+          parquet != null && python == null && parquet.supportColumnarReads(null);
+      return new StrataLakeReaderFactory(python, parquet, columnar);
+    }
+
+    private PartitionReaderFactory pythonReaderFactory() {
       Map<String, String> opts = readerOptions();
-      return new StrataLakeReaderFactory(
-          ReaderFactoryCache.get(
+      return ReaderFactoryCache.get(
               opts,
               readSchema,
               () -> {
@@ -306,7 +380,7 @@ final class StrataLakeScan
                         readSchema,
                         new CaseInsensitiveStringMap(opts));
                 return python.createReaderFactory();
-              }));
+              });
     }
 
     @Override

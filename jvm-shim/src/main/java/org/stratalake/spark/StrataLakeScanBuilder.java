@@ -50,6 +50,8 @@ final class StrataLakeScanBuilder
   private final List<Predicate> pushed = new ArrayList<>();
   private Integer limit;
   private Long count;
+  /** The session's native-read switch, read once so classification and planning agree. */
+  private final boolean nativeRead = NativeParquet.enabled();
 
   StrataLakeScanBuilder(StrataLakeTable table, Map<String, String> sourceOptions) {
     this.table = table;
@@ -77,6 +79,7 @@ final class StrataLakeScanBuilder
       ObjectNode req = PythonBridge.JSON.createObjectNode();
       req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
       req.set("filters", filters);
+      req.put("native", nativeRead);
       JsonNode exact = PythonBridge.call("classify_filters", req);
       for (int i = 0; i < translated.size(); i++) {
         if (!exact.get(i).asBoolean()) {
@@ -154,7 +157,15 @@ final class StrataLakeScanBuilder
     for (Predicate p : pushed) {
       desc.append(desc.length() == 0 ? "" : ", ").append(p.describe());
     }
-    return new StrataLakeScan(table, sourceOptions, readSchema, filters, desc.toString(), limit);
+    return new StrataLakeScan(
+        table,
+        sourceOptions,
+        readSchema,
+        filters,
+        desc.toString(),
+        limit,
+        nativeRead,
+        pushed.toArray(new Predicate[0]));
   }
 
   /** COUNT(*) answered from file metadata: one row, no data read. */

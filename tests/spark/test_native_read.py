@@ -1,0 +1,254 @@
+"""Native reads: splits that need no merge are read by Spark's own vectorized Parquet reader.
+
+Every query runs twice, with ``stratalake.read.native.enabled`` on and off, and must return the
+same rows; plan checks say which splits went which way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+NATIVE = "stratalake.read.native.enabled"
+
+
+@contextmanager
+def native(spark: Any, on: bool) -> Iterator[None]:
+    old = spark.conf.get(NATIVE, None)
+    spark.conf.set(NATIVE, "true" if on else "false")
+    try:
+        yield
+    finally:
+        if old is None:
+            spark.conf.unset(NATIVE)
+        else:
+            spark.conf.set(NATIVE, old)
+
+
+def plan_of(df: Any) -> str:
+    return str(df._jdf.queryExecution().executedPlan().toString())
+
+
+def rows(df: Any) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def splits(plan: str) -> tuple[int, int]:
+    """(native, merged in Python) splits of the plan's stratalake scans, summed."""
+    found = re.findall(r"\[splits: (\d+) native, (\d+) merged in Python", plan)
+    assert found, plan
+    return sum(int(n) for n, _ in found), sum(int(p) for _, p in found)
+
+
+def same(spark: Any, sql: str) -> tuple[list[tuple[Any, ...]], str]:
+    """Rows of ``sql`` with the native path on (checked equal to off) and the plan with it on."""
+    with native(spark, False):
+        off_df = spark.sql(sql)
+        off = rows(off_df)
+        assert splits(plan_of(off_df))[0] == 0
+    with native(spark, True):
+        df = spark.sql(sql)
+        on = rows(df)
+        plan = plan_of(df)
+    assert on == off, sql
+    return on, plan
+
+
+QUERIES = [
+    "SELECT * FROM {t}",
+    "SELECT k, b FROM {t}",
+    "SELECT sum(length(b)), sum(c), max(a), count(*) FROM {t}",
+    "SELECT count(*) FROM {t} WHERE a % 7 = 0",
+    "SELECT * FROM {t} WHERE k < 20",
+    "SELECT k, b FROM {t} WHERE k = 17",
+    "SELECT k, a FROM {t} WHERE k IN (3, 4, 500)",
+    "SELECT k, b FROM {t} WHERE p = 'p1'",
+    "SELECT k, b FROM {t} WHERE p = 'p1' AND k < 40",
+    "SELECT k, c FROM {t} WHERE p = 'p0' OR k > 290",
+    "SELECT k, a FROM {t} WHERE a > 250",
+    "SELECT k FROM {t} WHERE b LIKE 'c1%'",
+    "SELECT p, count(*), sum(a) FROM {t} GROUP BY p",
+    "SELECT * FROM {t} WHERE c IS NULL",
+]
+
+
+def check_queries(spark: Any, table: str) -> list[str]:
+    plans = []
+    for q in QUERIES:
+        _, plan = same(spark, q.format(t=table))
+        plans.append(plan)
+    return plans
+
+
+@pytest.fixture(scope="module")
+def kv(spark: Any) -> str:
+    """Two partitions x two buckets, two inserts (every bucket has two sorted runs)."""
+    db = "lake.native_kv"
+    spark.sql(f"CREATE DATABASE {db}")
+    spark.sql(
+        f"""CREATE TABLE {db}.t (k BIGINT, p STRING, a INT, b STRING, c DOUBLE,
+            PRIMARY KEY (k, p) NOT ENFORCED) PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"""
+    )
+    spark.sql(
+        f"INSERT INTO {db}.t SELECT id, concat('p', id % 2), CAST(id AS INT), concat('b', id), "
+        f"CASE WHEN id % 11 = 0 THEN NULL ELSE id * 0.5 END FROM range(300)"
+    )
+    spark.sql(
+        f"INSERT INTO {db}.t SELECT id, concat('p', id % 2), CAST(id AS INT) + 1000, concat('c', id), "
+        f"id * 1.5 FROM range(0, 300, 3)"
+    )
+    return f"{db}.t"
+
+
+def test_merged_splits_stay_in_python_then_compaction_makes_them_native(spark: Any, kv: str) -> None:
+    for q, plan in zip(QUERIES, check_queries(spark, kv), strict=True):
+        if "WHERE k" not in q:  # key filters may prune a bucket down to one file (then native)
+            assert splits(plan)[0] == 0, q  # every bucket holds two sorted runs: merged in Python
+    spark.sql(f"CALL lake.sys.compact(table => '{kv.split('.', 1)[1]}', compact_strategy => 'full')")
+    for q, plan in zip(QUERIES, check_queries(spark, kv), strict=True):
+        nat, py = splits(plan)
+        assert nat > 0 and py == 0, (q, plan)
+    # All splits native: the scan hands Spark columnar batches.
+    with native(spark, True):
+        df = spark.sql(f"SELECT sum(c), max(a) FROM {kv}")
+        df.collect()  # adaptive execution inserts the columnar transition when it runs the stage
+        assert "ColumnarToRow" in plan_of(df)
+    # Time travel to the first insert: one level-0 file per bucket, no merge either.
+    first, plan = same(spark, f"SELECT * FROM {kv} VERSION AS OF 1")
+    assert len(first) == 300 and splits(plan) == (4, 0)
+    same(spark, f"SELECT k, a FROM {kv} VERSION AS OF 2 WHERE k < 30")
+
+
+def test_native_metrics(spark: Any, kv: str) -> None:
+    spark.sql(f"CALL lake.sys.compact(table => '{kv.split('.', 1)[1]}', compact_strategy => 'full')")
+    with native(spark, True):
+        df = spark.sql(f"SELECT k, a FROM {kv}")
+        assert len(df.collect()) == 300
+        metrics: dict[str, int] = {}
+        scans = df._jdf.queryExecution().executedPlan().collectLeaves()
+        for i in range(scans.size()):
+            it = scans.apply(i).metrics().iterator()
+            while it.hasNext():
+                entry = it.next()
+                metrics[entry._1()] = int(entry._2().value())
+    assert metrics["stratalakeNativeSplits"] == 4
+    assert metrics["stratalakePythonSplits"] == 0
+    assert metrics["stratalakeRowsAfterMerge"] == 300
+
+
+def test_compacted_partition_next_to_merged_one(spark: Any, db: str) -> None:
+    spark.sql(
+        f"""CREATE TABLE {db}.mix (k BIGINT, p STRING, a INT, b STRING, c DOUBLE,
+            PRIMARY KEY (k, p) NOT ENFORCED) PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '1')"""
+    )
+    for lo in (0, 100):
+        spark.sql(
+            f"INSERT INTO {db}.mix SELECT id, concat('p', id % 2), CAST(id AS INT), concat('c', id), "
+            f"id * 0.25 FROM range({lo}, {lo} + 300)"
+        )
+    spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.mix', partitions => 'p=p0')")
+    plans = check_queries(spark, f"{db}.mix")
+    assert splits(plans[0]) == (1, 1)
+    with native(spark, True):  # mixed: not columnar, the native split handed over row by row
+        df = spark.sql(f"SELECT * FROM {db}.mix")
+        df.collect()
+        assert "ColumnarToRow" not in plan_of(df)
+
+
+def test_deletion_vectors_after_updates(spark: Any, db: str) -> None:
+    spark.sql(
+        f"""CREATE TABLE {db}.dv (k BIGINT, p STRING, a INT, b STRING, c DOUBLE,
+            PRIMARY KEY (k, p) NOT ENFORCED) PARTITIONED BY (p)
+            TBLPROPERTIES ('bucket' = '2', 'deletion-vectors.enabled' = 'true')"""
+    )
+    spark.sql(
+        f"INSERT INTO {db}.dv SELECT id, concat('p', id % 2), CAST(id AS INT), concat('c', id), "
+        f"id * 0.5 FROM range(300)"
+    )
+    spark.sql(f"UPDATE {db}.dv SET a = -a WHERE k % 5 = 0")
+    spark.sql(f"DELETE FROM {db}.dv WHERE k % 7 = 0")
+    plans = check_queries(spark, f"{db}.dv")
+    got, _ = same(spark, f"SELECT count(*), sum(a) FROM {db}.dv")
+    live = [i for i in range(300) if i % 7 != 0]
+    assert got == [(len(live), sum(-i if i % 5 == 0 else i for i in live))]
+    # Files without a deletion vector are read natively, the others by Python.
+    assert any(splits(p)[1] > 0 for p in plans)
+
+
+def test_first_row_table(spark: Any, db: str) -> None:
+    spark.sql(
+        f"""CREATE TABLE {db}.fr (k BIGINT, p STRING, a INT, b STRING, c DOUBLE,
+            PRIMARY KEY (k, p) NOT ENFORCED) PARTITIONED BY (p)
+            TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'first-row')"""
+    )
+    for v in (1, 2):
+        spark.sql(
+            f"INSERT INTO {db}.fr SELECT id, concat('p', id % 2), CAST(id AS INT) * {v}, concat('c', id), "
+            f"id * 0.5 FROM range({v * 100}, 300)"
+        )
+    plans = check_queries(spark, f"{db}.fr")
+    assert splits(plans[0])[0] > 0
+    got, _ = same(spark, f"SELECT k, a FROM {db}.fr WHERE k IN (150, 250)")
+    assert got == [(150, 150), (250, 250)]
+
+
+def test_schema_evolution_old_files_fall_back(spark: Any, db: str) -> None:
+    spark.sql(
+        f"""CREATE TABLE {db}.ev (k BIGINT, p STRING, a INT, b STRING, c DOUBLE,
+            PRIMARY KEY (k, p) NOT ENFORCED) PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"""
+    )
+    spark.sql(
+        f"INSERT INTO {db}.ev SELECT id, concat('p', id % 2), CAST(id AS INT), concat('c', id), "
+        f"id * 0.5 FROM range(300)"
+    )
+    spark.sql(f"ALTER TABLE {db}.ev ADD COLUMN d STRING")
+    spark.sql(f"ALTER TABLE {db}.ev RENAME COLUMN a TO a2")
+    plans = [same(spark, q)[1] for q in (f"SELECT * FROM {db}.ev", f"SELECT k, a2 FROM {db}.ev WHERE k < 9")]
+    assert all(splits(p)[0] == 0 for p in plans)  # files of the old schema: Python maps them
+    spark.sql(f"INSERT INTO {db}.ev VALUES (1000, 'p0', 7, 'x', 1.0, 'new')")
+    same(spark, f"SELECT * FROM {db}.ev")
+    spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.ev', compact_strategy => 'full')")
+    got, plan = same(spark, f"SELECT k, a2, d FROM {db}.ev WHERE k IN (3, 1000)")
+    assert got == sorted([(3, 3, None), (1000, 7, "new")], key=repr)
+    assert splits(plan)[0] > 0
+
+
+def test_orc_files_fall_back(spark: Any, db: str) -> None:
+    spark.sql(
+        f"""CREATE TABLE {db}.orc (k BIGINT, p STRING, a INT, b STRING, c DOUBLE,
+            PRIMARY KEY (k, p) NOT ENFORCED) PARTITIONED BY (p)
+            TBLPROPERTIES ('bucket' = '2', 'file.format' = 'orc')"""
+    )
+    spark.sql(
+        f"INSERT INTO {db}.orc SELECT id, concat('p', id % 2), CAST(id AS INT), concat('c', id), "
+        f"id * 0.5 FROM range(300)"
+    )
+    plans = check_queries(spark, f"{db}.orc")
+    assert all(splits(p)[0] == 0 for p in plans)
+
+
+def test_types_read_natively(spark: Any, db: str) -> None:
+    spark.sql(
+        f"""CREATE TABLE {db}.ty (k INT, t TINYINT, s SMALLINT, f FLOAT, dec DECIMAL(10, 2),
+            big DECIMAL(30, 5), d DATE, ts TIMESTAMP, ntz TIMESTAMP_NTZ, bin BINARY, flag BOOLEAN,
+            arr ARRAY<INT>, PRIMARY KEY (k) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1')"""
+    )
+    spark.sql(
+        f"""INSERT INTO {db}.ty VALUES
+            (1, 1, 2, 1.5, 12.34, 123456789012345678901.12345, DATE '1500-03-01',
+             TIMESTAMP '2024-01-02 03:04:05.123456', TIMESTAMP_NTZ '1000-01-01 00:00:00.5',
+             X'00ff', true, array(1, 2)),
+            (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"""
+    )
+    flat = "k, t, s, f, dec, big, d, ts, ntz, bin, flag"
+    _, plan = same(spark, f"SELECT {flat} FROM {db}.ty")
+    assert splits(plan) == (1, 0)
+    _, plan = same(spark, f"SELECT * FROM {db}.ty")
+    assert splits(plan) == (0, 1)  # arrays are not read natively (yet)
+    same(spark, f"SELECT k FROM {db}.ty WHERE d < DATE '2000-01-01' AND dec > 1")

@@ -239,7 +239,10 @@ class _ParquetWriter:
                 compression=self._codec,
                 compression_level=self._zstd_level if self._codec == "zstd" else None,
                 use_dictionary=dictionary_columns(table),
-                write_statistics=False,
+                # Row-group min/max/null counts: Spark's Parquet reader prunes row groups with
+                # them on native reads (the manifest's statistics stay computed from the rows).
+                # Measured: no write cost above noise (2M rows, 7 columns, zstd).
+                write_statistics=True,
             )
         self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
 

@@ -294,3 +294,22 @@ def test_parquet_statistics_prune_row_groups(spark: Any, db: str, warehouse: Any
                 entry = it.next()
                 metrics[entry._1()] = int(entry._2().value())
     assert metrics["stratalakeRowsAfterMerge"] < n  # the first row groups were never decoded
+
+
+def test_catalog_option_turns_native_reads_off(spark: Any, kv: str, warehouse: Any) -> None:
+    """``spark.sql.catalog.<name>.native-read = false``; the session's SQL setting wins over it."""
+    from stratalake.spark.session import CATALOG_CLASS
+
+    spark.conf.set("spark.sql.catalog.lake_nonative", CATALOG_CLASS)
+    spark.conf.set("spark.sql.catalog.lake_nonative.warehouse", str(warehouse))
+    spark.conf.set("spark.sql.catalog.lake_nonative.native-read", "false")
+    spark.sql(f"CALL lake.sys.compact(table => '{kv.split('.', 1)[1]}', compact_strategy => 'full')")
+    other = kv.replace("lake.", "lake_nonative.", 1)
+    q = f"SELECT k, a FROM {other}"
+    assert splits(plan_of(spark.sql(q))) == (0, 4)
+    assert splits(plan_of(spark.sql(f"SELECT k, a FROM {kv}"))) == (4, 0)
+    with native(spark, True):
+        df = spark.sql(q)
+        assert splits(plan_of(df)) == (4, 0)
+        on = rows(df)
+    assert rows(spark.sql(q)) == on

@@ -25,10 +25,30 @@ final class NativeParquet {
   /** SQL setting: read splits that need no merge with Spark's Parquet reader (default true). */
   static final String ENABLED = "stratalake.read.native.enabled";
 
+  /** The same as a catalog option: {@code spark.sql.catalog.<name>.native-read}. */
+  static final String CATALOG_OPTION = "native-read";
+
   private NativeParquet() {}
 
-  static boolean enabled() {
-    return Boolean.parseBoolean(SQLConf.get().getConfString(ENABLED, "true").trim());
+  /**
+   * Whether native reads are on: the session's SQL setting when set, else the catalog's option
+   * (a {@code spark.} key, so it can also be given to spark-submit), else true.
+   */
+  static boolean enabled(java.util.Map<String, String> sourceOptions) {
+    String value = SQLConf.get().getConfString(ENABLED, null);
+    if (value == null) {
+      String catalog = sourceOptions.get("stratalake.catalog-options");
+      if (catalog != null) {
+        try {
+          com.fasterxml.jackson.databind.JsonNode opts = PythonBridge.JSON.readTree(catalog);
+          com.fasterxml.jackson.databind.JsonNode v = opts.get(CATALOG_OPTION);
+          value = v == null || v.isNull() ? null : v.asText();
+        } catch (java.io.IOException e) {
+          value = null;
+        }
+      }
+    }
+    return value == null || Boolean.parseBoolean(value.trim());
   }
 
   static FilePartitionReaderFactory readerFactory(StructType readSchema, Filter[] filters) {

@@ -51,12 +51,13 @@ final class StrataLakeScanBuilder
   private Integer limit;
   private Long count;
   /** The session's native-read switch, read once so classification and planning agree. */
-  private final boolean nativeRead = NativeParquet.enabled();
+  private final boolean nativeRead;
 
   StrataLakeScanBuilder(StrataLakeTable table, Map<String, String> sourceOptions) {
     this.table = table;
     this.sourceOptions = sourceOptions;
     this.readSchema = table.schema();
+    this.nativeRead = NativeParquet.enabled(sourceOptions);
   }
 
   @Override

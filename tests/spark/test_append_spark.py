@@ -35,11 +35,17 @@ def test_append_table_create_insert_overwrite_select(spark: Any, db: str, wareho
     assert _rows(spark, f"SELECT * FROM {t}") == [(10, "c", "x"), (20, "d", "y")]
     # Time travel and system tables.
     assert _rows(spark, f"SELECT * FROM {t} VERSION AS OF 1") == [(1, "a", "x"), (2, "b", "x"), (3, "a", "y")]
-    kinds = [r[0] for r in spark.sql(f"SELECT commit_kind FROM {db}.`events$snapshots` ORDER BY snapshot_id").collect()]
+    kinds = [
+        r[0]
+        for r in spark.sql(f"SELECT commit_kind FROM {db}.`events$snapshots` ORDER BY snapshot_id").collect()
+    ]
     assert kinds == ["APPEND", "APPEND", "OVERWRITE", "OVERWRITE"]
     assert {r[0] for r in spark.sql(f"SELECT rowkind FROM {db}.`events$audit_log`").collect()} == {"+I"}
     assert spark.sql(f"SELECT count(*) FROM {db}.`events$files`").collect()[0][0] == 2
-    assert _rows(spark, f"SELECT partition, record_count FROM {db}.`events$partitions`") == [("dt=x", 1), ("dt=y", 1)]
+    assert _rows(spark, f"SELECT partition, record_count FROM {db}.`events$partitions`") == [
+        ("dt=x", 1),
+        ("dt=y", 1),
+    ]
     # Schema evolution.
     spark.sql(f"ALTER TABLE {t} ADD COLUMN n INT")
     spark.sql(f"INSERT INTO {t} VALUES (30, 'e', 'x', 7)")
@@ -49,15 +55,22 @@ def test_append_table_create_insert_overwrite_select(spark: Any, db: str, wareho
     # Row-level DML is refused with the table's name; partition-only DELETE drops partitions.
     with pytest.raises(Exception, match=r"events.*no primary key"):
         spark.sql(f"UPDATE {t} SET user = 'z' WHERE ts = 10")
+    with pytest.raises(Exception, match=r"events.*append table.*MERGE INTO"):
+        spark.sql(f"MERGE INTO {t} USING (SELECT 10 AS ts) s ON {t}.ts = s.ts WHEN MATCHED THEN DELETE")
     spark.sql(f"DELETE FROM {t} WHERE dt = 'y'")
     assert _rows(spark, f"SELECT ts FROM {t}") == [(10,), (30,)]
+    # DELETE on value columns: copy-on-write of the files holding matching rows, one snapshot.
+    before = spark.sql(f"SELECT count(*) FROM {db}.`events$snapshots`").collect()[0][0]
+    spark.sql(f"DELETE FROM {t} WHERE n = 7 OR user = 'nobody'")
+    assert _rows(spark, f"SELECT ts FROM {t}") == [(10,)]
+    assert spark.sql(f"SELECT count(*) FROM {db}.`events$snapshots`").collect()[0][0] == before + 1
+    with pytest.raises(Exception, match=r"events.*append table.*DELETE supports"):
+        spark.sql(f"DELETE FROM {t} WHERE upper(user) = 'C'")
 
 
 def test_fixed_bucket_append_table_ctas_writeto_and_compact(spark: Any, db: str, warehouse: Any) -> None:
     t = f"{db}.fixed"
-    spark.sql(
-        f"CREATE TABLE {t} (id BIGINT, v STRING) TBLPROPERTIES ('bucket' = '3', 'bucket-key' = 'id')"
-    )
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING) TBLPROPERTIES ('bucket' = '3', 'bucket-key' = 'id')")
     df = spark.range(0, 200).selectExpr("id", "cast(id % 7 as string) as v").repartition(4)
     for _ in range(3):
         df.writeTo(t).append()

@@ -6,7 +6,9 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
 - whether a ``DELETE`` condition can run without reading rows (:func:`delete_plan`), and runs it
   (:func:`delete_where`): ``DELETE FROM t`` truncates, a condition on partition columns only drops
   the matching partitions (an OVERWRITE commit, no data file is rewritten), and equalities on the
-  whole primary key write ``-D`` records for exactly those keys without scanning the table;
+  whole primary key write ``-D`` records for exactly those keys without scanning the table; on
+  append tables any such condition rewrites the files holding matching rows (copy-on-write,
+  ``table/append_delete.py``);
 - which stored values a ``-D`` record must carry (:func:`delete_filler`): on a table with
   ``sequence.field`` a retraction is ordered by its sequence-field values like any record, so a
   key-only ``-D`` (null sequence values sort oldest) would lose to the row it deletes. As Paimon,
@@ -50,7 +52,10 @@ def update_error(table: Table) -> str | None:
     """Why UPDATE / MERGE INTO cannot run on ``table``, or None."""
     schema = table.schema()
     if not schema.primary_keys:
-        return f"table {table.identifier} has no primary key; UPDATE and MERGE INTO need one"
+        return (
+            f"table {table.identifier} is an append table (no primary key): UPDATE and MERGE INTO are not "
+            "supported on it yet (DELETE is)"
+        )
     engine = table.core_options.merge_engine
     if engine not in (MergeEngine.DEDUPLICATE, MergeEngine.PARTIAL_UPDATE):
         return (
@@ -64,8 +69,11 @@ def delete_error(table: Table) -> str | None:
     """Why a row-level DELETE cannot run on ``table``, or None (partition drops always can)."""
     opts = table.core_options
     if not table.schema().primary_keys:
+        # Append tables delete by copy-on-write (delete_plan 'rewrite'), which needs the whole
+        # condition as column-vs-literal predicates; anything else would need a row-level plan.
         return (
-            f"table {table.identifier} has no primary key; DELETE needs one (or a partition-only condition)"
+            f"table {table.identifier} is an append table (no primary key): DELETE supports conditions "
+            "comparing columns with literals (=, <>, <, <=, >, >=, IN, IS [NOT] NULL, AND, OR, NOT)"
         )
     if opts.ignore_delete:
         return (
@@ -226,6 +234,8 @@ def delete_plan(table: Table, conjuncts: Sequence[Predicate] | None) -> str | No
         return "partitions"
     if delete_error(table) is None and _point_keys(table, conjuncts) is not None:
         return "keys"
+    if not table.schema().primary_keys and not table.unsupported_features:
+        return "rewrite"  # append table: copy-on-write of the files holding matching rows
     return None
 
 
@@ -243,6 +253,12 @@ def delete_where(table: Table, conjuncts: Sequence[Predicate]) -> int | None:
         keys = _point_keys(table, conjuncts)
         assert keys is not None
         return _delete_keys(table, keys)
+    if plan == "rewrite":
+        from stratalake.table.append_delete import delete_rows
+
+        predicate = conjunction(list(conjuncts))
+        assert predicate is not None
+        return delete_rows(table, predicate)
     raise ValueError(f"table {table.identifier}: this DELETE needs a row-level plan")
 
 

@@ -107,3 +107,22 @@ def test_stratalake_compaction_is_read_by_pypaimon(warehouse: str) -> None:
     batch = [(99, "w", "x")]
     paimon_write(warehouse, ident, _table(batch))
     assert _rows(stratalake.Catalog(warehouse).get_table(ident).read()) == sorted(model + batch)
+
+
+def test_stratalake_delete_is_read_by_pypaimon(warehouse: str) -> None:
+    from stratalake.expressions import to_predicate
+    from stratalake.table.append_delete import delete_rows
+
+    ident = "db.del"
+    paimon_create_table(warehouse, ident, SCHEMA, [], ["dt"], {})
+    model = [(i, "abc"[i % 3], "xy"[i % 2]) for i in range(30)]
+    paimon_write(warehouse, ident, _table(model[:15]))
+    paimon_write(warehouse, ident, _table(model[15:]))
+    t = stratalake.Catalog(warehouse).get_table(ident)
+    predicate = to_predicate((field("v") == "a") | (field("id") > 25))
+    assert predicate is not None and delete_rows(t, predicate) is not None
+    model = [r for r in model if not (r[1] == "a" or r[0] > 25)]
+    assert _rows(paimon_read(warehouse, ident)) == sorted(model)
+    paimon_write(warehouse, ident, _table([(100, "a", "x")]))
+    model.append((100, "a", "x"))
+    assert _rows(stratalake.Catalog(warehouse).get_table(ident).read()) == sorted(model)

@@ -8,7 +8,7 @@ JAVA_SOURCES := $(shell find jvm-shim/src -name '*.java' 2>/dev/null)
 WAREHOUSE ?= ./warehouse
 PYTEST_ARGS ?=
 
-.PHONY: setup jar test test-fast lint demo bench bench-quick clean
+.PHONY: setup jar wheel test test-fast lint demo bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ $(JAR): $(STAMP) $(JAVA_SOURCES) jvm-shim/build.sh
 	bash jvm-shim/build.sh $(VPY)
 
 setup: $(STAMP) $(JAR)
+
+# A wheel carrying the shim jar (setup.py compiles it against this venv's pyspark if stale): dist/
+wheel: $(STAMP)
+	$(VPY) -m pip wheel . --no-deps --no-build-isolation -w dist
 
 jar: $(JAR)
 
@@ -48,4 +52,4 @@ bench-quick: setup
 	$(VPY) -m bench.run --quick
 
 clean:
-	rm -rf $(VENV) $(JAR) jvm-shim/target build *.egg-info
+	rm -rf $(VENV) $(JAR) jvm-shim/target build dist *.egg-info

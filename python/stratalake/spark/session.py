@@ -7,11 +7,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import secrets
+import socket
 import sys
+import tempfile
+import zipfile
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from stratalake.exceptions import StrataLakeError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -19,6 +26,46 @@ if TYPE_CHECKING:
 EXTENSIONS = "org.stratalake.spark.StrataLakeSparkSessionExtensions"
 CATALOG_CLASS = "org.stratalake.spark.StrataLakeCatalog"
 JAR_NAME = "stratalake-spark-shim.jar"
+
+# Spark minor versions stratalake runs on: the shim compiled against either runs on both (the
+# smoke test tests/spark/smoke_app.py passes on each, `make test-spark-versions`).
+SUPPORTED_SPARK = ((4, 2), (4, 3))
+# What an older Spark lacks, found by running the smoke test on it.
+_MISSING: dict[tuple[int, ...], str] = {
+    (4, 1): (
+        "pyspark.sql.worker.utils (the planner-worker frame of the catalog bridge), "
+        "pyspark.sql.streaming.datasource (streaming reads), the timezone argument of "
+        "pyspark.sql.pandas.types.to_arrow_schema (system tables, CALL procedures), "
+        "SQLConf.TIMESTAMP_NANOS_TYPES_ENABLED and the 7-argument AppendData constructor "
+        "(the shim's scans and row-level rewrites)"
+    ),
+}
+
+
+class UnsupportedSparkVersionError(StrataLakeError):
+    """The installed pyspark is not a Spark version stratalake runs on."""
+
+
+def check_spark_version(version: str | None = None) -> None:
+    """Raises :class:`UnsupportedSparkVersionError` unless ``version`` (default: the installed
+    pyspark's) is a supported Spark minor version."""
+    if version is None:
+        import pyspark
+
+        version = str(pyspark.__version__)
+    try:
+        minor = tuple(int(part) for part in version.split(".")[:2])
+    except ValueError:
+        minor = ()
+    if minor in SUPPORTED_SPARK:
+        return
+    supported = " and ".join(f"{a}.{b}" for a, b in SUPPORTED_SPARK)
+    missing = _MISSING.get(minor)
+    why = f"it lacks {missing}" if missing else "it was not built or tested against it"
+    raise UnsupportedSparkVersionError(
+        f"stratalake does not support Spark {version} (pyspark {version}): {why}. Supported Spark "
+        f"versions: {supported}; install one, e.g. pip install 'pyspark>=4.2,<4.4'"
+    )
 
 
 def shim_jar() -> str:
@@ -72,29 +119,164 @@ def _export_python_env() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (path, current) if p)
 
 
-def configure(builder: Any, warehouse: str, catalog: str = "lake", local: bool = True) -> Any:
+def _zip_tree(out: zipfile.ZipFile, top: Path, skip_suffixes: tuple[str, ...]) -> None:
+    for path in sorted(top.rglob("*")):
+        if path.is_dir() or "__pycache__" in path.parts or path.suffix in skip_suffixes:
+            continue
+        out.write(path, str(path.relative_to(top.parent)))
+
+
+def executor_py_files(directory: str | None = None) -> list[str]:
+    """Zips of what Spark executors need beyond pyspark's own dependencies (pyarrow, numpy), for
+    ``spark.submit.pyFiles``: ``stratalake`` with ``pyspark_stratalake``, and ``fastavro``
+    without its compiled modules (it falls back to its pure-Python ones, which executors use only
+    for Avro data files). Built from the installed packages into ``directory`` (default: a
+    per-user cache), named by a hash of their contents so that executors never see a stale one.
+    """
+    import fastavro
+
+    import pyspark_stratalake
+
+    trees = {
+        "stratalake": (
+            [Path(str(resources.files("stratalake"))), Path(pyspark_stratalake.__file__).parent],
+            (".jar", ".pyc"),
+        ),
+        "fastavro": ([Path(fastavro.__file__).parent], (".so", ".pyd", ".pyc", ".c", ".pyx")),
+    }
+    root = Path(directory or os.path.join(tempfile.gettempdir(), f"stratalake-pyfiles-{os.getuid()}"))
+    root.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, (tops, skip) in trees.items():
+        digest = hashlib.sha256()
+        for top in tops:
+            for path in sorted(top.rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts and path.suffix not in skip:
+                    st = path.stat()
+                    digest.update(f"{path.relative_to(top.parent)}:{st.st_size}:{st.st_mtime_ns}".encode())
+        target = root / f"{name}-{digest.hexdigest()[:16]}.zip"
+        if not target.exists():
+            tmp = target.with_suffix(f".tmp{os.getpid()}")
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+                for top in tops:
+                    _zip_tree(z, top, skip)
+            os.replace(tmp, target)
+        out.append(str(target))
+    return out
+
+
+def configure(
+    builder: Any,
+    warehouse: str,
+    catalog: str = "lake",
+    local: bool = True,
+    ship_packages: bool | None = None,
+) -> Any:
     """Adds stratalake's settings to a ``SparkSession.Builder`` and returns it.
 
     ``local=True`` adds small-machine defaults (few shuffle partitions, no UI, UTC session time
-    zone); pass ``local=False`` on a cluster.
+    zone); pass ``local=False`` on a cluster. ``ship_packages`` (default: ``not local``) sends
+    stratalake to the executors with ``spark.submit.pyFiles`` (see :func:`executor_py_files`), so
+    their Python needs only pyspark's own dependencies (pyarrow, numpy).
     """
+    check_spark_version()
     _export_python_env()
-    for key, value in spark_conf(warehouse, catalog, local).items():
+    conf = spark_conf(warehouse, catalog, local)
+    if not local:
+        # On a cluster the executors' Python is theirs (spark.pyspark.python or PYSPARK_PYTHON
+        # there); the driver's interpreter path means nothing on other machines.
+        conf.pop("spark.pyspark.python")
+        conf.pop("spark.pyspark.driver.python")
+    if ship_packages if ship_packages is not None else not local:
+        conf["spark.submit.pyFiles"] = ",".join(executor_py_files())
+    for key, value in conf.items():
         builder = builder.config(key, value)
     return builder
 
 
-def session(warehouse: str, catalog: str = "lake", master: str = "local[2]", **conf: str) -> SparkSession:
+def session(
+    warehouse: str,
+    catalog: str = "lake",
+    master: str = "local[2]",
+    remote: str | None = None,
+    ship_packages: bool | None = None,
+    **conf: str,
+) -> SparkSession:
     """A SparkSession with the stratalake catalog ``catalog`` over ``warehouse``.
 
     Extra keyword arguments are Spark settings with dots written as underscores, e.g.
     ``session("/wh", spark_sql_shuffle_partitions="8")``.
+
+    ``remote`` gives a Spark Connect session instead: ``remote="local[2]"`` starts a local Connect
+    server in this process with every stratalake setting (static ones at server start);
+    ``remote="sc://host:15002"`` connects to a running server, which must have been started with
+    the shim jar and the session extensions (see :func:`connect_server_conf`); the catalog itself
+    is then set up by this client.
     """
     from pyspark.sql import SparkSession
 
+    extra = {key if "." in key else key.replace("_", "."): value for key, value in conf.items()}
+    if remote is not None and not remote.startswith("local"):
+        return _remote_session(remote, warehouse, catalog, extra)
+    if remote is not None:
+        master = remote
     builder = SparkSession.builder.master(master).appName("stratalake")
-    builder = configure(builder, warehouse, catalog, local=master.startswith("local"))
-    for key, value in conf.items():
-        builder = builder.config(key if "." in key else key.replace("_", "."), value)
+    builder = configure(
+        builder, warehouse, catalog, local=master.startswith("local"), ship_packages=ship_packages
+    )
+    if remote is not None:
+        # A Spark Connect server in this process: a classic session started with every setting
+        # (static ones included) and Spark's Connect plugin on a free local port; the client
+        # session then carries no settings of its own, so Spark warns about none.
+        port = _free_port()
+        os.environ.setdefault("SPARK_CONNECT_AUTHENTICATE_TOKEN", secrets.token_hex(16))
+        builder = builder.config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
+        builder = builder.config("spark.connect.grpc.binding.address", "127.0.0.1")
+        builder = builder.config("spark.connect.grpc.binding.port", str(port))
+    for key, value in extra.items():
+        builder = builder.config(key, value)
     spark: SparkSession = builder.getOrCreate()
+    if remote is None:
+        return spark
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"  # SparkSession.getActiveSession(): the client
+    client: Any = ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    return cast("SparkSession", client)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def connect_server_conf() -> dict[str, str]:
+    """The static settings a Spark Connect server needs to serve stratalake catalogs (give them
+    to ``start-connect-server.sh --conf``); clients add the catalog with ``session(remote=...)``."""
+    return {"spark.jars": shim_jar(), "spark.sql.extensions": EXTENSIONS}
+
+
+def _remote_session(remote: str, warehouse: str, catalog: str, extra: dict[str, str]) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    spark: SparkSession = SparkSession.builder.remote(remote).getOrCreate()
+    extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    if EXTENSIONS not in extensions:
+        raise StrataLakeError(
+            f"the Spark Connect server at {remote} was not started with stratalake's session "
+            f"extensions; start it with --conf spark.sql.extensions={EXTENSIONS} and the shim jar "
+            "(--jars <stratalake/jars/stratalake-spark-shim.jar>, see "
+            "stratalake.spark.session.connect_server_conf()), and stratalake installed for its Python"
+        )
+    if "://" not in warehouse and not os.path.isabs(warehouse):
+        raise StrataLakeError(
+            f"a remote server resolves the warehouse itself: give an absolute path or URI, not {warehouse!r}"
+        )
+    spark.conf.set(f"spark.sql.catalog.{catalog}", CATALOG_CLASS)
+    spark.conf.set(f"spark.sql.catalog.{catalog}.warehouse", warehouse)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    for key, value in extra.items():
+        spark.conf.set(key, value)
     return spark

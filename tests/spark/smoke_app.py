@@ -1,0 +1,258 @@
+"""A Spark smoke test of stratalake as a user runs it: one small application, every kind of statement.
+
+Usage: ``python smoke_app.py <workdir> [--master M] [--remote URL] [--steps a,b,...]``
+
+It starts its own session with :func:`stratalake.spark.session` (classic, or Spark Connect with
+``--remote``), runs the steps below on a warehouse under ``<workdir>`` and checks each result
+itself; it prints one JSON line ``{"ok": [...], "failed": {step: error}, "pyspark": version}`` and
+exits 1 when a step failed. It imports nothing from the checkout's tests, so it also runs from an
+installed wheel (tests/test_wheel.py), on other Spark versions (``make test-spark-versions``), on a
+multi-process cluster whose executors lack stratalake (tests/spark/test_cluster.py) and through
+Spark Connect (tests/spark/test_connect.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+STEPS = (
+    "ddl",
+    "insert",
+    "merged_select",
+    "merge_into",
+    "time_travel",
+    "write_to",
+    "stream",
+    "compact",
+    "join",
+)
+
+
+def rows(df: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in df.collect())
+
+
+def check(got: Any, want: Any, what: str) -> None:
+    if got != want:
+        raise AssertionError(f"{what}: got {got!r}, want {want!r}")
+
+
+def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
+    sql = spark.sql
+    t = "lake.smoke.t"
+
+    def ddl() -> None:
+        sql("CREATE DATABASE IF NOT EXISTS lake.smoke")
+        sql(
+            f"CREATE TABLE {t} (id BIGINT, v STRING, n INT, PRIMARY KEY (id) NOT ENFORCED) "
+            "WITH ('merge-engine' = 'deduplicate', 'bucket' = '2', 'changelog-producer' = 'lookup')"
+        )
+        check([r[1] for r in sql("SHOW TABLES IN lake.smoke").collect()], ["t"], "SHOW TABLES")
+
+    def insert() -> None:
+        sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 2), (3, 'c', 3)")
+        sql(f"INSERT INTO {t} VALUES (2, 'B', 20), (4, 'd', 4)")  # an upsert of id 2: a second snapshot
+
+    def merged_select() -> None:
+        check(
+            rows(sql(f"SELECT * FROM {t}")),
+            [(1, "a", 1), (2, "B", 20), (3, "c", 3), (4, "d", 4)],
+            "merged SELECT",
+        )
+        check(rows(sql(f"SELECT id FROM {t} WHERE id = 3")), [(3,)], "key filter")
+
+    def merge_into() -> None:
+        sql(
+            "CREATE OR REPLACE TEMPORARY VIEW src AS SELECT * FROM VALUES "
+            "(1, 'A', true), (3, 'x', false), (5, 'e', true) AS s(id, v, keep)"
+        )
+        sql(
+            f"MERGE INTO {t} tgt USING src ON tgt.id = src.id "
+            "WHEN MATCHED AND NOT src.keep THEN DELETE "
+            "WHEN MATCHED THEN UPDATE SET v = src.v "
+            "WHEN NOT MATCHED THEN INSERT (id, v, n) VALUES (src.id, src.v, 0)"
+        )
+        check(
+            rows(sql(f"SELECT * FROM {t}")),
+            [(1, "A", 1), (2, "B", 20), (4, "d", 4), (5, "e", 0)],
+            "after MERGE INTO",
+        )
+
+    def time_travel() -> None:
+        check(
+            rows(sql(f"SELECT id, v FROM {t} VERSION AS OF 1")),
+            [(1, "a"), (2, "b"), (3, "c")],
+            "VERSION AS OF 1",
+        )
+        snaps = [r[0] for r in sql("SELECT snapshot_id FROM lake.smoke.`t$snapshots`").collect()]
+        check(len(snaps) >= 3, True, f"snapshots {snaps}")
+
+    def write_to() -> None:
+        df = spark.createDataFrame([(6, "f", 6), (7, "g", 7)], "id BIGINT, v STRING, n INT")
+        df.writeTo(t).append()
+        check(rows(sql(f"SELECT id, v FROM {t} WHERE id >= 6")), [(6, "f"), (7, "g")], "writeTo")
+
+    def stream() -> None:
+        # Read the table's changes as a stream into a memory sink, and stream rows into the table.
+        q = (
+            spark.readStream.table(t)
+            .writeStream.format("memory")
+            .queryName("smoke_changes")
+            .option("checkpointLocation", str(workdir / "ckpt-read"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        q.awaitTermination(180)
+        check(
+            sorted(r[0] for r in sql("SELECT id FROM smoke_changes").collect()),
+            [1, 2, 4, 5, 6, 7],
+            "readStream",
+        )
+        src = workdir / "stream-src"
+        src.mkdir(exist_ok=True)
+        (src / "part-0.json").write_text('{"id": 8, "v": "h", "n": 8}\n{"id": 9, "v": "i", "n": 9}\n')
+        w = (
+            spark.readStream.schema("id BIGINT, v STRING, n INT")
+            .json(str(src))
+            .writeStream.option("checkpointLocation", str(workdir / "ckpt-write"))
+            .trigger(availableNow=True)
+            .toTable(t)
+        )
+        w.awaitTermination(180)
+        check(rows(sql(f"SELECT id, v FROM {t} WHERE id >= 8")), [(8, "h"), (9, "i")], "writeStream")
+
+    def compact() -> None:
+        check(
+            [
+                tuple(r)
+                for r in sql(
+                    "CALL lake.sys.compact(table => 'smoke.t', compact_strategy => 'full')"
+                ).collect()
+            ],
+            [(True,)],
+            "CALL compact",
+        )
+        kinds = [
+            r[0]
+            for r in sql("SELECT commit_kind FROM lake.smoke.`t$snapshots` ORDER BY snapshot_id").collect()
+        ]
+        check(kinds[-1], "COMPACT", "last snapshot kind")
+        check(sql(f"SELECT count(*) FROM {t}").collect()[0][0], 8, "rows after compaction")
+
+    def join() -> None:
+        for name in ("j1", "j2"):
+            sql(
+                f"CREATE TABLE lake.smoke.{name} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
+                "WITH ('bucket' = '4')"
+            )
+            sql(f"INSERT INTO lake.smoke.{name} SELECT id, concat('{name}-', id) FROM range(0, 200)")
+        for key, value in (
+            ("spark.sql.sources.v2.bucketing.enabled", "true"),
+            ("spark.sql.autoBroadcastJoinThreshold", "-1"),
+            ("spark.sql.adaptive.enabled", "false"),
+        ):
+            spark.conf.set(key, value)
+        df = sql("SELECT a.id, b.v FROM lake.smoke.j1 a JOIN lake.smoke.j2 b ON a.id = b.id")
+        plan = _plan(df)
+        check("Exchange" not in plan, True, f"bucketed join without a shuffle:\n{plan}")
+        check(df.count(), 200, "join rows")
+
+    def magics() -> None:  # the notebook magics on this session (needs IPython)
+        from IPython.core.interactiveshell import InteractiveShell
+
+        shell = InteractiveShell.instance()
+        shell.run_line_magic("load_ext", "stratalake.magics")
+        cell = shell.run_cell(
+            "%%lake --limit 2 --out top\n"
+            "CREATE TABLE lake.smoke.m (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED);\n"
+            "INSERT INTO lake.smoke.m VALUES (1, 'a'), (2, 'b'), (3, 'c');\n"
+            "SELECT * FROM lake.smoke.m ORDER BY id\n"
+        )
+        cell.raise_error()
+        check(cell.result.rows, [(1, "a"), (2, "b")], "%%lake rows")
+        check(shell.user_ns["top"].count(), 3, "%%lake --out")
+        check(shell.run_line_magic("lake", "SELECT count(*) AS n FROM lake.smoke.m").rows, [(3,)], "%lake")
+        fig = shell.run_line_magic("lake_lsm", "lake.smoke.m")
+        check("snapshot 1" in fig.axes[0].get_title(), True, "%lake_lsm title")
+
+    available: dict[str, Callable[[], None]] = {
+        "magics": magics,
+        "ddl": ddl,
+        "insert": insert,
+        "merged_select": merged_select,
+        "merge_into": merge_into,
+        "time_travel": time_travel,
+        "write_to": write_to,
+        "stream": stream,
+        "compact": compact,
+        "join": join,
+    }
+    ok: list[str] = []
+    failed: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+    for step in steps:
+        started = time.monotonic()
+        try:
+            available[step]()
+            ok.append(step)
+        except Exception as e:  # the error's head (a JVM stack trace follows the message)
+            failed[step] = f"{type(e).__name__}: {e}"[:2000]
+        seconds[step] = round(time.monotonic() - started, 1)
+    return {"ok": ok, "failed": failed, "seconds": seconds}
+
+
+def _plan(df: Any) -> str:
+    try:  # classic: the executed plan; Spark Connect: explain's text
+        return str(df._jdf.queryExecution().executedPlan().toString())
+    except Exception:
+        import contextlib
+        import io
+
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            df.explain()
+        return out.getvalue()
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("workdir")
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--remote", default=None)
+    p.add_argument("--steps", default=",".join(STEPS))
+    p.add_argument("--conf", action="append", default=[], help="key=value Spark settings")
+    args = p.parse_args(argv)
+    workdir = Path(args.workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+
+    import pyspark
+
+    import stratalake
+    from stratalake.spark import session
+
+    conf = dict(kv.split("=", 1) for kv in args.conf)
+    started = time.monotonic()
+    if args.remote is not None:
+        spark = session(str(workdir / "warehouse"), remote=args.remote, **conf)
+    else:
+        spark = session(str(workdir / "warehouse"), master=args.master, **conf)
+    startup = time.monotonic() - started
+    result = run(spark, workdir, args.steps.split(","))
+    result.update(
+        pyspark=pyspark.__version__,
+        stratalake=str(Path(stratalake.__file__).parent),
+        startup_s=round(startup, 1),
+    )
+    spark.stop()
+    print(json.dumps(result))
+    return 1 if result["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -86,6 +86,10 @@ def test_fixed_bucket_append_table_ctas_writeto_and_compact(spark: Any, db: str,
     table = cat.get_table(t.removeprefix("lake."))
     assert len(table.live_entries(table.latest_snapshot())) == 3  # type: ignore[arg-type]
     assert spark.sql(f"SELECT count(*) FROM {t}").collect()[0][0] == 600
+    with pytest.raises(Exception, match=r"sort compaction\) of append table .*fixed is not supported yet"):
+        spark.sql(
+            f"CALL lake.sys.compact(table => '{t.removeprefix('lake.')}', order_strategy => 'order', order_by => 'v')"
+        )
     # CTAS and writeTo().create() without a primary key make append tables.
     spark.sql(f"CREATE TABLE {db}.ctas AS SELECT * FROM {t} WHERE id < 10")
     assert spark.sql(f"SELECT count(*) FROM {db}.ctas").collect()[0][0] == 30

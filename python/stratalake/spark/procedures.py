@@ -179,7 +179,12 @@ def _check_order(table: Table, args: Mapping[str, Any]) -> None:
         )
     # Paimon sorts only append tables with unaware buckets (bucket = -1), rewriting their files in
     # the new order. A primary-key table's files are sorted by its key, which merges rely on, so
-    # Paimon refuses sort compaction for it; every stratalake table has a primary key.
+    # Paimon refuses sort compaction for it; stratalake does not sort append tables yet.
+    if not table.schema().primary_keys:
+        raise UnsupportedError(
+            f"compact: order_strategy '{strategy}' (sort compaction) of append table {table.identifier} "
+            "is not supported yet; compact it without order_strategy/order_by"
+        )
     raise UnsupportedError(
         f"compact: order_strategy '{strategy}' (sort compaction) is only supported for append tables "
         f"with 'bucket' = '-1' (Paimon's unaware-bucket mode); table {table.identifier} is a "

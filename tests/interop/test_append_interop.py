@@ -126,3 +126,18 @@ def test_stratalake_delete_is_read_by_pypaimon(warehouse: str) -> None:
     paimon_write(warehouse, ident, _table([(100, "a", "x")]))
     model.append((100, "a", "x"))
     assert _rows(stratalake.Catalog(warehouse).get_table(ident).read()) == sorted(model)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "avro"])
+def test_formats_both_ways(warehouse: str, fmt: str) -> None:
+    ident = f"db.f_{fmt}"
+    cat = stratalake.Catalog(warehouse)
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table(ident, schema=SCHEMA, partition_keys=["dt"], options={"file.format": fmt})
+    model = [(i, "abc"[i % 3], "xy"[i % 2]) for i in range(20)]
+    t.write(_table(model[:10]))
+    paimon_write(warehouse, ident, _table(model[10:]))
+    assert _rows(paimon_read(warehouse, ident)) == sorted(model)
+    assert _rows(cat.get_table(ident).read(filter=field("v") == "b")) == sorted(
+        r for r in model if r[1] == "b"
+    )

@@ -15,11 +15,12 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
 from stratalake.lsm.data_file import DEFAULT_BATCH_ROWS, FileNamer
-from stratalake.lsm.file_format import FormatWriter, file_format, open_data_file
+from stratalake.lsm.file_format import PARQUET, FormatWriter, file_format, format_of_file, open_data_file
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
 from stratalake.options import CoreOptions
 from stratalake.spec.binary_row import EMPTY_ROW
@@ -27,6 +28,8 @@ from stratalake.spec.manifest import DataFileMeta, FileSource, SimpleStats
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.stats import compute_stats
 from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, to_arrow
+
+_PARQUET_BUFFER = 1 << 20
 
 # Append files have no key: Paimon writes empty rows for the key range and key statistics.
 EMPTY_KEY_STATS = SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
@@ -158,12 +161,25 @@ def iter_append_file(
     wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
     by_id = {f.id: f for f in file_schema.fields}
     try:
-        reader = open_data_file(file_io, path)
-        present = set(reader.schema.names)
+        if format_of_file(path) == PARQUET:
+            # Buffered column-chunk reads: memory follows the batch, not the row group (a file
+            # written in one piece may be one row group).
+            parquet = pq.ParquetFile(file_io.open_input_file(path), buffer_size=_PARQUET_BUFFER)
+            names = parquet.schema_arrow.names
+        else:
+            reader = open_data_file(file_io, path)
+            names = reader.schema.names
+        present = set(names)
         physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
         if not physical:  # no column of the file is wanted (e.g. COUNT(*)): still count its rows
-            physical = reader.schema.names[:1]
-        for batch in reader.iter_batches(list(dict.fromkeys(physical)), batch_rows):
+            physical = names[:1]
+        columns_read = list(dict.fromkeys(physical))
+        batches = (
+            parquet.iter_batches(batch_size=batch_rows, columns=columns_read, use_threads=False)
+            if format_of_file(path) == PARQUET
+            else reader.iter_batches(columns_read, batch_rows)
+        )
+        for batch in batches:
             yield _conform(pa.Table.from_batches([batch]), wanted, by_id, present)
     except FileNotFoundError:
         raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None

@@ -128,6 +128,7 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
         check(rows(sql(f"SELECT id, v FROM {t} WHERE id >= 8")), [(8, "h"), (9, "i")], "writeStream")
 
     def compact() -> None:
+        before = rows(sql(f"SELECT * FROM {t}"))
         check(
             [
                 tuple(r)
@@ -143,7 +144,7 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
             for r in sql("SELECT commit_kind FROM lake.smoke.`t$snapshots` ORDER BY snapshot_id").collect()
         ]
         check(kinds[-1], "COMPACT", "last snapshot kind")
-        check(sql(f"SELECT count(*) FROM {t}").collect()[0][0], 8, "rows after compaction")
+        check(rows(sql(f"SELECT * FROM {t}")), before, "rows after compaction")
 
     def join() -> None:
         for name in ("j1", "j2"):
@@ -181,7 +182,36 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
         fig = shell.run_line_magic("lake_lsm", "lake.smoke.m")
         check("snapshot 1" in fig.axes[0].get_title(), True, "%lake_lsm title")
 
+    def executor_env() -> None:  # where executors' Python finds stratalake (see test_cluster.py)
+        def probe(_: Any) -> list[dict[str, Any]]:
+            import importlib.util
+            import os
+            import subprocess
+            import sys
+
+            import stratalake
+
+            bare = subprocess.run(
+                [sys.executable, "-c", "import stratalake"],
+                env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                capture_output=True,
+            )
+            return [
+                {
+                    "stratalake": stratalake.__file__,
+                    "interpreter_has_stratalake": bare.returncode == 0,
+                    "zstandard": importlib.util.find_spec("zstandard") is not None,
+                    "pid": os.getpid(),
+                }
+            ]
+
+        found = spark.sparkContext.parallelize(range(2), 2).mapPartitions(probe).collect()
+        print(json.dumps({"executors": found}))
+        for f in found:
+            check(".zip" in f["stratalake"] and not f["interpreter_has_stratalake"], True, f"executor {f}")
+
     available: dict[str, Callable[[], None]] = {
+        "executor_env": executor_env,
         "magics": magics,
         "ddl": ddl,
         "insert": insert,
@@ -227,6 +257,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--remote", default=None)
     p.add_argument("--steps", default=",".join(STEPS))
     p.add_argument("--conf", action="append", default=[], help="key=value Spark settings")
+    p.add_argument("--ship", action="store_true", help="ship stratalake to the executors")
     args = p.parse_args(argv)
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -241,7 +272,9 @@ def main(argv: list[str]) -> int:
     if args.remote is not None:
         spark = session(str(workdir / "warehouse"), remote=args.remote, **conf)
     else:
-        spark = session(str(workdir / "warehouse"), master=args.master, **conf)
+        spark = session(
+            str(workdir / "warehouse"), master=args.master, ship_packages=args.ship or None, **conf
+        )
     startup = time.monotonic() - started
     result = run(spark, workdir, args.steps.split(","))
     result.update(

@@ -188,7 +188,12 @@ def configure(
         conf.pop("spark.pyspark.python")
         conf.pop("spark.pyspark.driver.python")
     if ship_packages if ship_packages is not None else not local:
-        conf["spark.submit.pyFiles"] = ",".join(executor_py_files())
+        # spark-submit turns --py-files into both; a builder must set both itself: spark.files
+        # has the JVM fetch the zips to every executor, spark.submit.pyFiles puts them on the
+        # Python path of the tasks.
+        zips = ",".join(executor_py_files())
+        conf["spark.submit.pyFiles"] = zips
+        conf["spark.files"] = zips
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder

@@ -1,0 +1,42 @@
+"""stratalake.spark.session's pieces that need no SparkSession: the Spark version gate and the
+zips shipped to executors (issue 18)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from stratalake.spark.session import (
+    UnsupportedSparkVersionError,
+    check_spark_version,
+    executor_py_files,
+)
+
+
+def test_supported_spark_versions_pass_and_others_are_refused_clearly() -> None:
+    check_spark_version("4.2.1")
+    check_spark_version("4.3.0")
+    check_spark_version()  # the installed pyspark
+    with pytest.raises(
+        UnsupportedSparkVersionError, match=r"Spark 4\.1\.4 .*lacks pyspark\.sql\.worker\.utils"
+    ):
+        check_spark_version("4.1.4")
+    with pytest.raises(
+        UnsupportedSparkVersionError, match=r"Spark 3\.5\.1 .*not built or tested.*4\.2 and 4\.3"
+    ):
+        check_spark_version("3.5.1")
+    with pytest.raises(UnsupportedSparkVersionError, match=r"Spark 4\.4\.0"):
+        check_spark_version("4.4.0")
+
+
+def test_executor_zips_hold_the_packages_and_are_reused(tmp_path: Path) -> None:
+    first = executor_py_files(str(tmp_path))
+    assert executor_py_files(str(tmp_path)) == first  # same contents, same file
+    names = {Path(p).name.split("-")[0]: set(zipfile.ZipFile(p).namelist()) for p in first}
+    assert "stratalake/__init__.py" in names["stratalake"]
+    assert "pyspark_stratalake/bridge.py" in names["stratalake"]
+    assert not any(n.endswith((".jar", ".pyc")) for n in names["stratalake"])
+    assert "fastavro/_read_py.py" in names["fastavro"]
+    assert not any(n.endswith(".so") for n in names["fastavro"])  # pure-Python fallbacks only

@@ -264,13 +264,14 @@ def native_files(
 
     Native when nothing is merged or dropped: the split is read file by file (deletion-vector and
     first-row tables) or holds one file, or all its files form one sorted run of a level >= 1
-    (a fully compacted bucket: each key once, already merged); no file holds retractions; no
-    deletion vector applies (not yet read natively); every file is Parquet and of the table's
-    current schema (older schemas need Python's mapping by field id); and the partition
-    predicates Spark dropped as exact hold for the whole split.
+    (a fully compacted bucket: each key once, already merged); no file holds retractions; every
+    file is Parquet and of the table's current schema (older schemas need Python's mapping by
+    field id); and the partition predicates Spark dropped as exact hold for the whole split.
+    A file's deletion vector goes along (``deletion``: index file URI, offset and length of the
+    serialized vector); the shim drops those row positions.
     """
     files = list(split.files)
-    if not files or split.deletion_files:
+    if not files:
         return None
     if any(f.delete_row_count != 0 or f.external_path for f in files):
         return None
@@ -290,10 +291,22 @@ def native_files(
     if base is None:
         return None
     directory = bucket_dir(base, table.partition_codec.path(split.partition_values), split.bucket)
-    return [
-        {"path": f"{directory}/{f.file_name}", "format": PARQUET, "size": f.file_size, "rows": f.row_count}
-        for f in files
-    ]
+    out = []
+    for f in files:
+        entry: dict[str, Any] = {
+            "path": f"{directory}/{f.file_name}",
+            "format": PARQUET,
+            "size": f.file_size,
+            "rows": f.row_count,
+        }
+        dv = split.deletion_file(f.file_name)
+        if dv is not None:
+            uri = _local_uri(dv.path)
+            if uri is None:
+                return None
+            entry["deletion"] = {"path": uri, "offset": dv.offset, "length": dv.length}
+        out.append(entry)
+    return out
 
 
 def _partition_exact(table: Table, filters: Iterable[Mapping[str, Any]]) -> list[Predicate]:

@@ -55,18 +55,27 @@ final class StrataLakeInputPartition implements HasPartitionKey {
     return nativeFiles != null;
   }
 
-  /** One data file of a native split: its absolute URI, size and row count. */
+  /**
+   * One data file of a native split: its absolute URI, size and row count, and where its deletion
+   * vector is serialized (index file URI, offset of the size int, size), if it has one.
+   */
   static final class NativeFile implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
 
     final String path;
     final long size;
     final long rows;
+    final String dvPath;
+    final long dvOffset;
+    final int dvLength;
 
-    NativeFile(String path, long size, long rows) {
+    NativeFile(String path, long size, long rows, String dvPath, long dvOffset, int dvLength) {
       this.path = path;
       this.size = size;
       this.rows = rows;
+      this.dvPath = dvPath;
+      this.dvOffset = dvOffset;
+      this.dvLength = dvLength;
     }
   }
 }

@@ -10,6 +10,7 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.FilePartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.roaringbitmap.RoaringBitmap;
 
 /**
  * Reads the scan's splits: splits that need a merge through Spark's Python reader factory (this
@@ -29,13 +30,19 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
   private final PartitionReaderFactory python;
   /** Spark's Parquet reader factory for the read schema; null when no split is native. */
   private final FilePartitionReaderFactory parquet;
+  /** The same without pushed filters, for files with a deletion vector; null when none has. */
+  private final FilePartitionReaderFactory unfiltered;
 
   private final boolean columnar;
 
   StrataLakeReaderFactory(
-      PartitionReaderFactory python, FilePartitionReaderFactory parquet, boolean columnar) {
+      PartitionReaderFactory python,
+      FilePartitionReaderFactory parquet,
+      FilePartitionReaderFactory unfiltered,
+      boolean columnar) {
     this.python = python;
     this.parquet = parquet;
+    this.unfiltered = unfiltered;
     this.columnar = columnar;
   }
 
@@ -48,7 +55,7 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
     StrataLakeInputPartition split = (StrataLakeInputPartition) partition;
     if (split.isNative()) {
-      return new NativeRowReader(parquet, split);
+      return new NativeRowReader(parquet, unfiltered, split);
     }
     return new MeteredReader(python.createReader(split.python), split);
   }
@@ -59,7 +66,7 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     if (!columnar || !split.isNative()) {
       throw new IllegalStateException("stratalake: columnar read of a non-native split");
     }
-    return new NativeBatchReader(parquet, split);
+    return new NativeBatchReader(parquet, unfiltered, split);
   }
 
   private static long[] openTotals(StrataLakeInputPartition split) {
@@ -112,28 +119,45 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
   /**
    * The files of a native split one after the other, each through Spark's Parquet reader (which
    * reads the requested columns by name; the planner made sure the file has the table's schema).
+   * A file with a deletion vector is read without pushed filters, so every row group is decoded
+   * and a row's position in the file is its count; deleted positions are dropped.
    */
   private abstract static class NativeReader<T> implements PartitionReader<T> {
     private final FilePartitionReaderFactory parquet;
+    private final FilePartitionReaderFactory unfiltered;
     private final StrataLakeInputPartition.NativeFile[] files;
     final long[] totals;
     private int next;
     private PartitionReader<T> current;
+    /** The current file's deleted positions, or null. */
+    RoaringBitmap deleted;
+    /** Position in the current file of the next row the Parquet reader returns. */
+    long position;
 
-    NativeReader(FilePartitionReaderFactory parquet, StrataLakeInputPartition split) {
+    NativeReader(
+        FilePartitionReaderFactory parquet,
+        FilePartitionReaderFactory unfiltered,
+        StrataLakeInputPartition split) {
       this.parquet = parquet;
+      this.unfiltered = unfiltered;
       this.files = split.nativeFiles;
       this.totals = openTotals(split);
     }
 
     abstract PartitionReader<T> open(FilePartitionReaderFactory parquet, PartitionedFile file);
 
+    /** Takes the Parquet reader's current value; false when nothing of it is left. */
+    abstract boolean accept(T value);
+
     @Override
     public boolean next() throws IOException {
       while (true) {
         if (current != null) {
           if (current.next()) {
-            return true;
+            if (accept(current.get())) {
+              return true;
+            }
+            continue;
           }
           current.close();
           current = null;
@@ -152,12 +176,18 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
                 0L,
                 f.size,
                 scala.collection.immutable.Map$.MODULE$.<String, Object>empty());
-        current = open(parquet, file);
+        deleted = f.dvPath == null ? null : DeletionVectors.read(f, conf());
+        position = 0;
+        current = open(deleted == null ? parquet : unfiltered, file);
       }
     }
 
-    T current() {
-      return current.get();
+    private org.apache.hadoop.conf.Configuration conf() {
+      return ((org.apache.spark.sql.execution.datasources.v2.parquet.ParquetPartitionReaderFactory)
+              unfiltered)
+          .broadcastedConf()
+          .value()
+          .value();
     }
 
     @Override
@@ -175,8 +205,14 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
   }
 
   private static final class NativeBatchReader extends NativeReader<ColumnarBatch> {
-    NativeBatchReader(FilePartitionReaderFactory parquet, StrataLakeInputPartition split) {
-      super(parquet, split);
+    private ColumnarBatch value;
+    private ColumnarBatch copy;
+
+    NativeBatchReader(
+        FilePartitionReaderFactory parquet,
+        FilePartitionReaderFactory unfiltered,
+        StrataLakeInputPartition split) {
+      super(parquet, unfiltered, split);
     }
 
     @Override
@@ -185,16 +221,56 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     }
 
     @Override
+    boolean accept(ColumnarBatch batch) {
+      int n = batch.numRows();
+      long start = position;
+      position += n;
+      if (deleted == null || deleted.rangeCardinality(start, start + n) == 0) {
+        value = batch;
+        return n > 0;
+      }
+      int[] keep = new int[n];
+      int kept = 0;
+      for (int i = 0; i < n; i++) {
+        if (!deleted.contains((int) (start + i))) {
+          keep[kept++] = i;
+        }
+      }
+      if (kept == 0) {
+        return false;
+      }
+      if (copy != null) {
+        copy.close();
+      }
+      copy = DeletionVectors.select(batch, keep, kept);
+      value = copy;
+      return true;
+    }
+
+    @Override
     public ColumnarBatch get() {
-      ColumnarBatch batch = current();
-      totals[ScanMetrics.I_ROWS_AFTER] += batch.numRows();
-      return batch;
+      totals[ScanMetrics.I_ROWS_AFTER] += value.numRows();
+      return value;
+    }
+
+    @Override
+    public void close() throws IOException {
+      super.close();
+      if (copy != null) {
+        copy.close();
+        copy = null;
+      }
     }
   }
 
   private static final class NativeRowReader extends NativeReader<InternalRow> {
-    NativeRowReader(FilePartitionReaderFactory parquet, StrataLakeInputPartition split) {
-      super(parquet, split);
+    private InternalRow value;
+
+    NativeRowReader(
+        FilePartitionReaderFactory parquet,
+        FilePartitionReaderFactory unfiltered,
+        StrataLakeInputPartition split) {
+      super(parquet, unfiltered, split);
     }
 
     @Override
@@ -203,9 +279,16 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     }
 
     @Override
+    boolean accept(InternalRow row) {
+      long p = position++;
+      value = row;
+      return deleted == null || !deleted.contains((int) p);
+    }
+
+    @Override
     public InternalRow get() {
       totals[ScanMetrics.I_ROWS_AFTER]++;
-      return current();
+      return value;
     }
   }
 }

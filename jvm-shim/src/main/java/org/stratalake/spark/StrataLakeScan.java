@@ -333,9 +333,16 @@ final class StrataLakeScan
           nativeFiles = new StrataLakeInputPartition.NativeFile[nf.size()];
           for (int j = 0; j < nativeFiles.length; j++) {
             JsonNode f = nf.get(j);
+            JsonNode dv = f.get("deletion");
+            boolean hasDv = dv != null && !dv.isNull();
             nativeFiles[j] =
                 new StrataLakeInputPartition.NativeFile(
-                    f.get("path").asText(), f.get("size").asLong(), f.get("rows").asLong());
+                    f.get("path").asText(),
+                    f.get("size").asLong(),
+                    f.get("rows").asLong(),
+                    hasDv ? dv.get("path").asText() : null,
+                    hasDv ? dv.get("offset").asLong() : 0L,
+                    hasDv ? dv.get("length").asInt() : 0);
           }
         }
         out[i] =
@@ -358,12 +365,21 @@ final class StrataLakeScan
       for (JsonNode s : splits) {
         nativeSplits += s.has("native_files") ? 1 : 0;
       }
+      boolean deletions = false;
+      for (JsonNode s : splits) {
+        for (JsonNode f : s.path("native_files")) {
+          deletions |= f.has("deletion") && !f.get("deletion").isNull();
+        }
+      }
       FilePartitionReaderFactory parquet =
           nativeSplits > 0 ? NativeParquet.readerFactory(readSchema, pushedV1Filters()) : null;
+      // Files with a deletion vector are read whole (no row-group pruning): row positions count.
+      FilePartitionReaderFactory unfiltered =
+          deletions ? NativeParquet.readerFactory(readSchema, new Filter[0]) : null;
       PartitionReaderFactory python = nativeSplits == splits.size() ? null : pythonReaderFactory();
       boolean columnar =
           parquet != null && python == null && parquet.supportColumnarReads(null);
-      return new StrataLakeReaderFactory(python, parquet, columnar);
+      return new StrataLakeReaderFactory(python, parquet, unfiltered, columnar);
     }
 
     private PartitionReaderFactory pythonReaderFactory() {

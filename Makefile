@@ -7,8 +7,10 @@ JAR    := python/stratalake/jars/stratalake-spark-shim.jar
 JAVA_SOURCES := $(shell find jvm-shim/src -name '*.java' 2>/dev/null)
 WAREHOUSE ?= ./warehouse
 PYTEST_ARGS ?=
+# Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
+SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar wheel test test-fast lint demo bench bench-quick clean
+.PHONY: setup jar wheel test test-spark-versions test-fast lint demo bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +35,11 @@ test: setup
 	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$rc
 
+# The shim jar built against the project's pyspark, on every other supported Spark (~1.5 min each;
+# venvs cached in .venv-spark-<minor>/). .ci/run runs it after `make test`.
+test-spark-versions: setup
+	for v in $(SPARK_VERSIONS); do bash tests/spark/spark_version.sh $(VPY) $$v || exit 1; done
+
 test-fast: $(STAMP)
 	$(VPY) -m pytest -m "not spark and not interop" $(PYTEST_ARGS)
 
@@ -52,4 +59,4 @@ bench-quick: setup
 	$(VPY) -m bench.run --quick
 
 clean:
-	rm -rf $(VENV) $(JAR) jvm-shim/target build dist *.egg-info
+	rm -rf $(VENV) .venv-spark-* $(JAR) jvm-shim/target build dist *.egg-info

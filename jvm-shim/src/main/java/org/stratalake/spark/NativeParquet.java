@@ -76,8 +76,12 @@ final class NativeParquet {
         conf.parquetInferTimestampNTZEnabled());
     hadoop.setBoolean(
         SQLConf.LEGACY_PARQUET_NANOS_AS_LONG().key(), conf.legacyParquetNanosAsLong());
-    hadoop.setBoolean(
-        SQLConf.TIMESTAMP_NANOS_TYPES_ENABLED().key(), conf.timestampNanosTypesEnabled());
+    try {
+      hadoop.setBoolean(
+          SQLConf.TIMESTAMP_NANOS_TYPES_ENABLED().key(), conf.timestampNanosTypesEnabled());
+    } catch (NoSuchMethodError e) {
+      // Spark 4.2 has no nanosecond timestamp types (4.3 added the setting): nothing to pass on.
+    }
     hadoop.setBoolean(
         SQLConf.PARQUET_READER_RESPECT_UNKNOWN_TYPE_ANNOTATION().key(),
         conf.parquetReaderRespectUnknownTypeAnnotation());

@@ -12,11 +12,12 @@ SPARK_VERSIONS ?= 4.2.1
 
 .PHONY: setup jar wheel test test-spark-versions test-fast lint demo bench bench-quick clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	# compat mode: a plain .pth path entry, so Spark's scan for pyspark_* modules finds ours
-	$(VPY) -m pip install -q -e '.[test,dev]' --config-settings editable_mode=compat
+	# The python/ layout gets a plain .pth path entry (no import hook), so Spark's scan for
+	# pyspark_* modules finds ours; setup.py skips the jar here (the $(JAR) rule builds it).
+	$(VPY) -m pip install -q -e '.[test,dev]'
 	touch $(STAMP)
 
 $(JAR): $(STAMP) $(JAVA_SOURCES) jvm-shim/build.sh

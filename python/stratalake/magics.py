@@ -24,6 +24,8 @@ from __future__ import annotations
 import html
 import os
 import re
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -126,7 +128,10 @@ def get_session(warehouse: str | None = None) -> Any:
         return active
     from stratalake.spark import session
 
-    return session(warehouse or os.environ.get(WAREHOUSE_ENV) or "./warehouse")
+    path = warehouse or os.environ.get(WAREHOUSE_ENV) or "./warehouse"
+    if in_notebook():  # the magics show progress themselves (Progress)
+        return session(path, spark_ui_showConsoleProgress="false")
+    return session(path)
 
 
 def _normalise(path: str) -> str:
@@ -199,6 +204,148 @@ def run_sql(spark: Any, sql: str, limit: int = DEFAULT_LIMIT) -> tuple[Any, Lake
     for statement in statements:
         df = spark.sql(statement)
     return df, LakeResult.of(df, limit)
+
+
+# ---- progress ----------------------------------------------------------------------------------
+
+
+def in_notebook() -> bool:
+    """True in a Jupyter kernel, whose cells show the JVM's stderr as text: Spark's console
+    progress bar (carriage returns redrawing one terminal line) arrives there as a pile of
+    lines, so the magics replace it with one updating display."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+@dataclass
+class StageProgress:
+    """The running stages of a statement: ``[(stage id, tasks, completed, running)]``."""
+
+    stages: list[tuple[int, int, int, int]]
+    elapsed: float = 0.0
+
+    def _parts(self) -> tuple[int, int, int, str]:
+        total = sum(s[1] for s in self.stages)
+        done = sum(s[2] for s in self.stages)
+        running = sum(s[3] for s in self.stages)
+        ids = ", ".join(str(s[0]) for s in self.stages)
+        return total, done, running, f"stage{'s' if len(self.stages) != 1 else ''} {ids}"
+
+    def __repr__(self) -> str:
+        if not self.stages:
+            return ""
+        total, done, running, label = self._parts()
+        width = 30
+        filled = width * done // total if total else 0
+        bar = (
+            "#" * filled
+            + ">" * (filled < width and running > 0)
+            + "." * (width - filled - (filled < width and running > 0))
+        )
+        return f"[{bar}] {done}/{total} tasks ({running} running), {label}, {self.elapsed:.0f} s"
+
+    def _repr_html_(self) -> str:
+        if not self.stages:
+            return ""
+        total, done, running, label = self._parts()
+        return (
+            f'<progress value="{done}" max="{max(total, 1)}" style="width:24em"></progress> '
+            f"<small>{done}/{total} tasks ({running} running), {html.escape(label)}, "
+            f"{self.elapsed:.0f} s</small>"
+        )
+
+
+class Progress:
+    """While a cell's statements run: one display that updates with the tasks of the running
+    stages, shown once a statement has run ``delay`` seconds and removed when the cell ends.
+
+    Only for classic sessions in notebooks (``enabled`` defaults to :func:`in_notebook`); Spark's
+    own console bar of the session is stopped there, since the kernel would print it as text.
+    """
+
+    def __init__(
+        self,
+        spark: Any,
+        enabled: bool | None = None,
+        delay: float = 1.0,
+        interval: float = 0.5,
+        display: Any = None,
+    ) -> None:
+        self.spark = spark
+        self.enabled = (in_notebook() if enabled is None else enabled) and _spark_context(spark) is not None
+        self.delay = delay
+        self.interval = interval
+        self._display = display
+        self._handle: Any = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.updates = 0
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            _stop_console_progress(_spark_context(self.spark))
+            self._thread = threading.Thread(target=self._run, name="stratalake-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._handle is not None:
+            self._handle.update(StageProgress([]))  # done: the bar goes away
+
+    def _show(self, progress: StageProgress) -> None:
+        if self._handle is None:
+            if self._display is not None:
+                self._handle = self._display(progress)
+            else:
+                from IPython import display as ipython_display
+
+                show: Any = ipython_display.display
+                self._handle = show(progress, display_id=True)
+        else:
+            self._handle.update(progress)
+        self.updates += 1
+
+    def _run(self) -> None:
+        sc = _spark_context(self.spark)
+        started = time.monotonic()
+        tracker = sc.statusTracker()
+        while not self._stop.wait(self.interval):
+            elapsed = time.monotonic() - started
+            if elapsed < self.delay:
+                continue
+            try:
+                stages = []
+                for sid in tracker.getActiveStageIds():
+                    info = tracker.getStageInfo(sid)
+                    if info is not None:
+                        stages.append((sid, info.numTasks, info.numCompletedTasks, info.numActiveTasks))
+            except Exception:  # the context stopped under us: nothing more to show
+                return
+            if stages or self._handle is not None:
+                self._show(StageProgress(sorted(stages), elapsed))
+
+
+def _spark_context(spark: Any) -> Any:
+    try:  # a Spark Connect session has no SparkContext (it raises)
+        return spark.sparkContext
+    except Exception:
+        return None
+
+
+def _stop_console_progress(sc: Any) -> None:
+    try:
+        bar = sc._jsc.sc().progressBar()
+        if bar.isDefined():
+            bar.get().stop()
+    except Exception:  # not a JVM we can reach; the console bar stays
+        pass
 
 
 # ---- the LSM picture ---------------------------------------------------------------------------
@@ -391,7 +538,8 @@ def _load_magics() -> type:
                 raise UsageError(str(e)) from None
             if not split_statements(sql):
                 raise UsageError("%lake: no SQL statement given")
-            df, result = run_sql(spark, sql, limit)
+            with Progress(spark):
+                df, result = run_sql(spark, sql, limit)
             if "out" in opts and self.shell is not None:
                 self.shell.user_ns[opts["out"]] = df
             return result
@@ -440,6 +588,8 @@ def unload_ipython_extension(ipython: InteractiveShell) -> None:  # nothing to r
 
 __all__: Sequence[str] = [
     "LakeResult",
+    "Progress",
+    "StageProgress",
     "check_session",
     "draw_lsm",
     "get_session",

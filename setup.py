@@ -39,20 +39,36 @@ def _stale() -> bool:
     return any(p.stat().st_mtime > JAR.stat().st_mtime for p in inputs)
 
 
-def _python_with_pyspark() -> str | None:
+# The shim compiles against this Spark's API (its parser implements methods 4.3 added); the jar
+# then runs on Spark 4.2 and 4.3 (`make test-spark-versions`).
+BUILD_SPARK = "4.3"
+
+
+def _python_with_pyspark() -> tuple[str | None, list[str]]:
+    """The first candidate Python whose pyspark is Spark BUILD_SPARK, and what the others had."""
     candidates = [os.environ.get("STRATALAKE_BUILD_PYTHON"), sys.executable]
     candidates += [shutil.which(name) for name in ("python3", "python")]
-    for python in candidates:
+    seen = []
+    for python in dict.fromkeys(candidates):
         if not python:
             continue
         probe = subprocess.run(
-            [python, "-c", "import pyspark, os; print(os.path.dirname(pyspark.__file__))"],
+            [
+                python,
+                "-c",
+                "import pyspark, os; print(pyspark.__version__, os.path.dirname(pyspark.__file__))",
+            ],
             capture_output=True,
             text=True,
         )
-        if probe.returncode == 0 and Path(probe.stdout.strip(), "jars").is_dir():
-            return python
-    return None
+        if probe.returncode != 0:
+            continue
+        version, _, where = probe.stdout.strip().partition(" ")
+        if Path(where, "jars").is_dir():
+            if version.startswith(BUILD_SPARK + "."):
+                return python, seen
+            seen.append(f"pyspark {version} ({python})")
+    return None, seen
 
 
 def build_shim_jar() -> None:
@@ -68,13 +84,15 @@ def build_shim_jar() -> None:
             f"stratalake: building the Spark shim jar needs a JDK 17+ ({' and '.join(missing)} not found on PATH); "
             "install one (e.g. apt-get install openjdk-17-jdk-headless) or set JAVA_HOME/bin on PATH"
         )
-    python = _python_with_pyspark()
+    python, others = _python_with_pyspark()
     if python is None:
+        found = f" (found only {', '.join(others)})" if others else ""
         raise ShimBuildError(
-            "stratalake: building the Spark shim jar needs pyspark (the jar compiles against its Spark jars), "
-            "and no pyspark was found for this build. Install pyspark where the build runs and build with "
+            f"stratalake: building the Spark shim jar needs pyspark {BUILD_SPARK}.x (the jar compiles against "
+            f"its Spark jars, and runs on Spark 4.2 and 4.3), and none was found for this build{found}. "
+            f"Install pyspark=={BUILD_SPARK}.* where the build runs and build with "
             "`pip wheel . --no-build-isolation` (or `python -m build --no-isolation`), or point "
-            "STRATALAKE_BUILD_PYTHON at a Python that has pyspark"
+            "STRATALAKE_BUILD_PYTHON at a Python that has it"
         )
     subprocess.run(["bash", str(SHIM / "build.sh"), python], check=True)
 

@@ -35,9 +35,8 @@ _MISSING: dict[tuple[int, ...], str] = {
     (4, 1): (
         "pyspark.sql.worker.utils (the planner-worker frame of the catalog bridge), "
         "pyspark.sql.streaming.datasource (streaming reads), the timezone argument of "
-        "pyspark.sql.pandas.types.to_arrow_schema (system tables, CALL procedures), "
-        "SQLConf.TIMESTAMP_NANOS_TYPES_ENABLED and the 7-argument AppendData constructor "
-        "(the shim's scans and row-level rewrites)"
+        "pyspark.sql.pandas.types.to_arrow_schema (system tables, CALL procedures) and the "
+        "7-argument AppendData constructor (the shim's row-level rewrites)"
     ),
 }
 

@@ -22,7 +22,7 @@ import base64
 import datetime as dt
 import json
 import pickle
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -253,11 +253,39 @@ def _local_uri(location: str) -> str | None:
     return "file:" + location
 
 
+def readable_by_name(table: Table, schema_id: int, columns: Sequence[str] | None) -> bool:
+    """Whether Spark's Parquet reader, asking for the table's ``columns`` by name, reads a file of
+    schema ``schema_id`` as Python's mapping by field id does.
+
+    True for the current schema. For an older one, each column must be in the file under the
+    same field id, name and type (nullability aside), or absent from it under its id *and* its
+    name and nullable (a column added later: the reader fills nulls). Renamed or widened columns,
+    and names reused by another field, need Python.
+    """
+    current = table.schema()
+    if schema_id == current.id:
+        return True
+    old = table.file_schema(schema_id)
+    by_id = {f.id: f for f in old.fields}
+    old_names = {f.name.lower() for f in old.fields}
+    names = list(columns) if columns is not None else [f.name for f in current.fields]
+    for name in names:
+        field = current.field(name)
+        was = by_id.get(field.id)
+        if was is None:
+            if field.name.lower() in old_names or not field.type.nullable:
+                return False
+        elif was.name != field.name or was.type.copy(nullable=True) != field.type.copy(nullable=True):
+            return False
+    return True
+
+
 def native_files(
     table: Table,
     split: Split,
     partition_exact: Sequence[Predicate],
     key_of: KeyOf,
+    schema_ok: Callable[[int], bool] = lambda schema_id: False,
 ) -> list[dict[str, Any]] | None:
     """The data files of ``split`` for a native read, in output order, or None when the split
     must go through the Python reader.
@@ -265,8 +293,9 @@ def native_files(
     Native when nothing is merged or dropped: the split is read file by file (deletion-vector and
     first-row tables) or holds one file, or all its files form one sorted run of a level >= 1
     (a fully compacted bucket: each key once, already merged); no file holds retractions; every
-    file is Parquet and of the table's current schema (older schemas need Python's mapping by
-    field id); and the partition predicates Spark dropped as exact hold for the whole split.
+    file is Parquet and of the table's current schema or one ``schema_ok`` accepts (see
+    :func:`readable_by_name`); and the partition predicates Spark dropped as exact hold for the
+    whole split.
     A file's deletion vector goes along (``deletion``: index file URI, offset and length of the
     serialized vector); the shim drops those row positions.
     """
@@ -276,7 +305,9 @@ def native_files(
     if any(f.delete_row_count != 0 or f.external_path for f in files):
         return None
     schema_id = table.schema().id
-    if any(f.schema_id != schema_id or format_of_file(f.file_name) != PARQUET for f in files):
+    if any(format_of_file(f.file_name) != PARQUET for f in files):
+        return None
+    if any(f.schema_id != schema_id and not schema_ok(f.schema_id) for f in files):
         return None
     if split.merge and len(files) > 1:
         levels = {f.level for f in files}
@@ -382,6 +413,13 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     native_cols = native_columns(table, columns) if request.get("native") else None
     partition_exact = _partition_exact(table, request.get("filters") or []) if native_cols is not None else []
     key_of = key_decoder(table.schema()) if native_cols is not None else None
+    readable: dict[int, bool] = {}
+
+    def schema_ok(schema_id: int) -> bool:
+        if schema_id not in readable:
+            readable[schema_id] = readable_by_name(table, schema_id, columns)
+        return readable[schema_id]
+
     out_splits = []
     for s in splits:
         size = sum(f.file_size for f in s.files)
@@ -394,7 +432,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             "runs": _sorted_runs(s),
         }
         if key_of is not None:
-            native = native_files(table, s, partition_exact, key_of)
+            native = native_files(table, s, partition_exact, key_of, schema_ok)
             if native is not None:
                 entry["native_files"] = native
         out_splits.append(entry)

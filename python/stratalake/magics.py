@@ -128,10 +128,8 @@ def get_session(warehouse: str | None = None) -> Any:
         return active
     from stratalake.spark import session
 
-    path = warehouse or os.environ.get(WAREHOUSE_ENV) or "./warehouse"
-    if in_notebook():  # the magics show progress themselves (Progress)
-        return session(path, spark_ui_showConsoleProgress="false")
-    return session(path)
+    # In a notebook, session() turns Spark's console bar off: Progress shows one instead.
+    return session(warehouse or os.environ.get(WAREHOUSE_ENV) or "./warehouse")
 
 
 def _normalise(path: str) -> str:
@@ -263,8 +261,9 @@ class Progress:
     """While a cell's statements run: one display that updates with the tasks of the running
     stages, shown once a statement has run ``delay`` seconds and removed when the cell ends.
 
-    Only for classic sessions in notebooks (``enabled`` defaults to :func:`in_notebook`); Spark's
-    own console bar of the session is stopped there, since the kernel would print it as text.
+    Only in notebooks (``enabled`` defaults to :func:`in_notebook`). A classic session is polled
+    through its status tracker, and its own console bar is stopped, since the kernel would print
+    it as text; a Spark Connect session reports progress to a handler registered meanwhile.
     """
 
     def __init__(
@@ -276,7 +275,7 @@ class Progress:
         display: Any = None,
     ) -> None:
         self.spark = spark
-        self.enabled = (in_notebook() if enabled is None else enabled) and _spark_context(spark) is not None
+        self.enabled = in_notebook() if enabled is None else enabled
         self.delay = delay
         self.interval = interval
         self._display = display
@@ -286,18 +285,39 @@ class Progress:
         self.updates = 0
 
     def __enter__(self) -> Progress:
-        if self.enabled:
-            _stop_console_progress(_spark_context(self.spark))
+        self._started = time.monotonic()
+        self._registered = False
+        if not self.enabled:
+            return self
+        sc = _spark_context(self.spark)
+        if sc is not None:
+            _stop_console_progress(sc)
             self._thread = threading.Thread(target=self._run, name="stratalake-progress", daemon=True)
             self._thread.start()
+        elif hasattr(self.spark, "registerProgressHandler"):  # Spark Connect
+            self.spark.registerProgressHandler(self._on_connect_progress)
+            self._registered = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        if self._registered:
+            self.spark.removeProgressHandler(self._on_connect_progress)
         if self._handle is not None:
             self._handle.update(StageProgress([]))  # done: the bar goes away
+
+    def _on_connect_progress(self, stages: Any, inflight_tasks: int, operation_id: Any, done: bool) -> None:
+        elapsed = time.monotonic() - self._started
+        if elapsed < self.delay or self._stop.is_set():
+            return
+        running = [s for s in (stages or []) if not s.done] or list(stages or [])
+        rows = [(s.stage_id, s.num_tasks, s.num_completed_tasks, 0) for s in running]
+        if rows:
+            rows[0] = (*rows[0][:3], inflight_tasks)
+        if rows or self._handle is not None:
+            self._show(StageProgress(sorted(rows), elapsed))
 
     def _show(self, progress: StageProgress) -> None:
         if self._handle is None:

@@ -181,6 +181,25 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
         check(shell.run_line_magic("lake", "SELECT count(*) AS n FROM lake.smoke.m").rows, [(3,)], "%lake")
         fig = shell.run_line_magic("lake_lsm", "lake.smoke.m")
         check("snapshot 1" in fig.axes[0].get_title(), True, "%lake_lsm title")
+        # The progress display the magics show in notebooks, fed by this session (classic or Connect).
+        from stratalake.magics import Progress
+
+        shown: list[Any] = []
+
+        class Handle:
+            def update(self, obj: Any) -> None:
+                shown.append(obj)
+
+        def display(obj: Any) -> Handle:
+            shown.append(obj)
+            return Handle()
+
+        slow = (
+            "SELECT count(*) FROM range(0, 4, 1, 4) WHERE reflect('java.lang.Thread', 'sleep', 1500L) IS NULL"
+        )
+        with Progress(spark, enabled=True, delay=0.2, interval=0.1, display=display):
+            spark.sql(slow).collect()
+        check(any(p.stages for p in shown) and not shown[-1].stages, True, f"progress updates {shown}")
 
     def executor_env() -> None:  # where executors' Python finds stratalake (see test_cluster.py)
         def probe(_: Any) -> list[dict[str, Any]]:

@@ -222,6 +222,12 @@ def session(
     extra = {key if "." in key else key.replace("_", "."): value for key, value in conf.items()}
     if remote is not None and not remote.startswith("local"):
         return _remote_session(remote, warehouse, catalog, extra)
+    from stratalake.magics import in_notebook
+
+    if in_notebook():
+        # A Jupyter kernel prints the JVM's console progress bar as text, line after line (also
+        # that of an in-process Connect server); %%lake shows one updating bar instead.
+        extra.setdefault("spark.ui.showConsoleProgress", "false")
     if remote is not None:
         master = remote
     builder = SparkSession.builder.master(master).appName("stratalake")

@@ -339,3 +339,43 @@ def test_catalog_option_turns_native_reads_off(spark: Any, kv: str, warehouse: A
         assert splits(plan_of(df)) == (4, 0)
         on = rows(df)
     assert rows(spark.sql(q)) == on
+
+
+def test_partition_aggregates_from_metadata(spark: Any, db: str) -> None:
+    """COUNT(*) / MIN / MAX of partition columns GROUP BY partition columns: answered from file
+    row counts when every split's live rows are known, else scanned; same answers both ways."""
+    spark.sql(
+        f"""CREATE TABLE {db}.pa (k BIGINT, p STRING, day DATE, a INT, PRIMARY KEY (k, p, day) NOT ENFORCED)
+            PARTITIONED BY (p, day) TBLPROPERTIES ('bucket' = '2')"""
+    )
+    for lo in (0, 50):
+        spark.sql(
+            f"INSERT INTO {db}.pa SELECT id, concat('p', id % 3), date_add(DATE '2024-01-01', CAST(id % 4 AS INT)), "
+            f"CAST(id AS INT) FROM range({lo}, {lo} + 100)"
+        )
+    spark.sql(f"DELETE FROM {db}.pa WHERE p = 'p2' AND day = DATE '2024-01-02'")
+    queries = {
+        f"SELECT p, count(*) FROM {db}.pa GROUP BY p": f"SELECT p, sum(1) FROM {db}.pa GROUP BY p",
+        f"SELECT p, day, count(*) FROM {db}.pa GROUP BY p, day": f"SELECT p, day, sum(1) FROM {db}.pa GROUP BY p, day",
+        f"SELECT min(day), max(day), min(p), max(p), count(*) FROM {db}.pa": (
+            f"SELECT min(date_add(day, 0)), max(date_add(day, 0)), min(concat(p, '')), max(concat(p, '')), sum(1) "
+            f"FROM {db}.pa"
+        ),
+        f"SELECT day, max(p) FROM {db}.pa GROUP BY day": f"SELECT day, max(concat(p, '')) FROM {db}.pa GROUP BY day",
+    }
+
+    def check(metadata: bool) -> None:
+        for q, scanned in queries.items():
+            df = spark.sql(q)
+            plan = plan_of(df)
+            assert ("BatchScan" not in plan and "LocalTableScan" in plan) == metadata, (q, plan)
+            assert rows(df) == rows(spark.sql(scanned)), q
+
+    check(metadata=False)  # two sorted runs per bucket: live rows unknown until merged
+    spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.pa', compact_strategy => 'full')")
+    check(metadata=True)
+    # A filter or a non-partition column: scanned.
+    assert "aggregate from metadata" not in plan_of(
+        spark.sql(f"SELECT p, count(*) FROM {db}.pa WHERE a > 3 GROUP BY p")
+    )
+    assert "aggregate from metadata" not in plan_of(spark.sql(f"SELECT max(a) FROM {db}.pa"))

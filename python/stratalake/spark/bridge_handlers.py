@@ -537,6 +537,15 @@ def count_rows(req: Request) -> int | None:
     return planning.count_rows(_scan_table(req), req["source_options"])
 
 
+def aggregate_partitions(req: Request) -> list[list[Any]] | None:
+    """Aggregates over partition columns from file metadata when exact, else null (Spark scans)."""
+    from stratalake.spark import planning
+
+    return planning.aggregate_partitions(
+        _scan_table(req), req["source_options"], req.get("group_by") or [], req.get("aggregates") or []
+    )
+
+
 HANDLERS: dict[str, Handler] = {
     "list_databases": list_databases,
     "database_exists": database_exists,
@@ -559,6 +568,7 @@ HANDLERS: dict[str, Handler] = {
     "plan_scan": plan_scan,
     "count_rows": count_rows,
     "classify_filters": classify_filters,
+    "aggregate_partitions": aggregate_partitions,
 }
 
 

@@ -565,7 +565,64 @@ def count_rows(table: Table, options: Mapping[str, str]) -> int | None:
     return total
 
 
+# Partition column types whose values aggregate_partitions returns (as Catalyst values in JSON).
+_AGG_TYPES = (BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, CharType, VarCharType, DateType)
+
+
+def _catalyst(value: Any) -> Any:
+    if isinstance(value, dt.date):
+        return (value - _EPOCH).days
+    return value
+
+
+def aggregate_partitions(
+    table: Table, options: Mapping[str, str], group_by: Sequence[str], aggregates: Sequence[Mapping[str, Any]]
+) -> list[list[Any]] | None:
+    """``SELECT <group_by>, <aggregates> FROM table GROUP BY <group_by>`` from metadata, or None
+    when that is not exact.
+
+    ``group_by``: partition columns. ``aggregates``: ``{"fn": "count"}`` (COUNT(*)) or
+    ``{"fn": "min" | "max", "column": <partition column>}``. Exact when every split's live row
+    count is known (as for :func:`count_rows`): partitions without live rows then hold no group.
+    Rows hold the group values then the aggregates, as Catalyst values (dates as epoch days).
+    """
+    schema = table.schema()
+    partition_keys = set(schema.partition_keys)
+    columns = list(group_by) + [str(a["column"]) for a in aggregates if a.get("fn") in ("min", "max")]
+    if any(c not in partition_keys or not isinstance(schema.field(c).type, _AGG_TYPES) for c in columns):
+        return None
+    if any(a.get("fn") not in ("count", "min", "max") for a in aggregates):
+        return None
+    live: dict[bytes, int] = {}
+    for s in new_scan(table, options).plan():
+        n = _exact_live_rows(s)
+        if n is None:
+            return None
+        live[s.partition] = live.get(s.partition, 0) + n
+    codec = table.partition_codec
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for partition, n in live.items():
+        if n > 0:
+            values = codec.to_dict(partition)
+            groups.setdefault(tuple(values[c] for c in group_by), []).append({**values, "__rows__": n})
+    if not group_by and not groups:
+        groups[()] = []
+    out = []
+    for key, parts in groups.items():
+        row = [_catalyst(v) for v in key]
+        for a in aggregates:
+            if a["fn"] == "count":
+                row.append(sum(p["__rows__"] for p in parts))
+                continue
+            present = [p[a["column"]] for p in parts if p[a["column"]] is not None]
+            best = (min if a["fn"] == "min" else max)(present) if present else None
+            row.append(_catalyst(best))
+        out.append(row)
+    return out
+
+
 __all__ = [
+    "aggregate_partitions",
     "count_rows",
     "encode_partition",
     "filters_option",

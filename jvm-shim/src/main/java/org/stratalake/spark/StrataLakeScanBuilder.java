@@ -18,7 +18,22 @@ import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
+import org.apache.spark.sql.catalyst.util.CharVarcharUtils;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.aggregate.Max;
+import org.apache.spark.sql.connector.expressions.aggregate.Min;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -35,7 +50,8 @@ import org.apache.spark.sql.types.StructType;
  *   <li>Columns: the pruned schema becomes the Python reader's schema; the reader reads those
  *       columns plus what the merge needs.
  *   <li>Limit: partial (each task stops early, Spark limits again).
- *   <li>COUNT(*): answered from file row counts, only when Python says that is exact.
+ *   <li>COUNT(*): answered from file row counts, only when Python says that is exact; so are
+ *       COUNT(*), MIN and MAX of partition columns grouped by partition columns.
  * </ul>
  */
 final class StrataLakeScanBuilder
@@ -50,6 +66,10 @@ final class StrataLakeScanBuilder
   private final List<Predicate> pushed = new ArrayList<>();
   private Integer limit;
   private Long count;
+  /** A pushed aggregation answered from metadata: its rows and schema (see partitionAggregate). */
+  private String aggKey;
+  private InternalRow[] aggRows;
+  private StructType aggSchema;
   /** The session's native-read switch, read once so classification and planning agree. */
   private final boolean nativeRead;
 
@@ -141,18 +161,130 @@ final class StrataLakeScanBuilder
 
   @Override
   public boolean supportCompletePushDown(Aggregation agg) {
-    return isCountStar(agg) && metadataCount() != null;
+    return isCountStar(agg) ? metadataCount() != null : partitionAggregate(agg);
   }
 
   @Override
   public boolean pushAggregation(Aggregation agg) {
-    return isCountStar(agg) && metadataCount() != null;
+    return isCountStar(agg) ? metadataCount() != null : partitionAggregate(agg);
+  }
+
+  /** The column a one-name reference names, or null. */
+  private static String column(Expression e) {
+    if (e instanceof NamedReference && ((NamedReference) e).fieldNames().length == 1) {
+      return ((NamedReference) e).fieldNames()[0];
+    }
+    return null;
+  }
+
+  /**
+   * COUNT(*), MIN and MAX of partition columns, grouped by partition columns, answered from file
+   * metadata when Python says that is exact (no filter; every split's live rows known). Keeps the
+   * answer for {@link #build()}; false (Spark scans) otherwise.
+   */
+  private boolean partitionAggregate(Aggregation agg) {
+    String key =
+        java.util.Arrays.toString(agg.aggregateExpressions())
+            + java.util.Arrays.toString(agg.groupByExpressions());
+    if (key.equals(aggKey)) {
+      return aggRows != null;
+    }
+    aggKey = key;
+    aggRows = null;
+    if (!filters.isEmpty()) {
+      return false;
+    }
+    List<String> partitionKeys = table.partitionKeys();
+    StructType full = CharVarcharUtils.replaceCharVarcharWithStringInSchema(table.schema());
+    ObjectNode req = PythonBridge.JSON.createObjectNode();
+    req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
+    ArrayNode groupBy = req.putArray("group_by");
+    ArrayNode aggregates = req.putArray("aggregates");
+    List<StructField> fields = new ArrayList<>();
+    for (Expression e : agg.groupByExpressions()) {
+      String c = column(e);
+      if (c == null || !partitionKeys.contains(c)) {
+        return false;
+      }
+      groupBy.add(c);
+      fields.add(full.apply(c));
+    }
+    for (AggregateFunc f : agg.aggregateExpressions()) {
+      ObjectNode a = aggregates.addObject();
+      if (f instanceof CountStar) {
+        a.put("fn", "count");
+        fields.add(new StructField("count(*)", DataTypes.LongType, false, Metadata.empty()));
+        continue;
+      }
+      String c;
+      if (f instanceof Min) {
+        c = column(((Min) f).column());
+        a.put("fn", "min");
+      } else if (f instanceof Max) {
+        c = column(((Max) f).column());
+        a.put("fn", "max");
+      } else {
+        return false;
+      }
+      if (c == null || !partitionKeys.contains(c)) {
+        return false;
+      }
+      a.put("column", c);
+      StructField source = full.apply(c);
+      fields.add(
+          new StructField(
+              a.get("fn").asText() + "(" + c + ")", source.dataType(), true, Metadata.empty()));
+    }
+    JsonNode answer = PythonBridge.call("aggregate_partitions", req);
+    if (answer == null || answer.isNull()) {
+      return false;
+    }
+    aggSchema = new StructType(fields.toArray(new StructField[0]));
+    List<InternalRow> rows = new ArrayList<>();
+    for (JsonNode r : answer) {
+      Object[] values = new Object[fields.size()];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = catalyst(r.get(i), fields.get(i).dataType());
+      }
+      rows.add(new GenericInternalRow(values));
+    }
+    aggRows = rows.toArray(new InternalRow[0]);
+    return true;
+  }
+
+  /** A JSON value from Python as the Catalyst value of {@code type} (dates as epoch days). */
+  private static Object catalyst(JsonNode v, DataType type) {
+    if (v == null || v.isNull()) {
+      return null;
+    }
+    if (type instanceof StringType) {
+      return UTF8String.fromString(v.asText());
+    }
+    if (type instanceof BooleanType) {
+      return v.asBoolean();
+    }
+    if (type instanceof ByteType) {
+      return (byte) v.asInt();
+    }
+    if (type instanceof ShortType) {
+      return (short) v.asInt();
+    }
+    if (type instanceof IntegerType || type instanceof DateType) {
+      return v.asInt();
+    }
+    if (type instanceof LongType) {
+      return v.asLong();
+    }
+    throw new IllegalStateException("stratalake: no aggregate value of type " + type);
   }
 
   @Override
   public Scan build() {
     if (count != null) {
       return new CountScan(table.name(), count);
+    }
+    if (aggRows != null) {
+      return new AggregateScan(table.name(), aggSchema, aggRows);
     }
     StringBuilder desc = new StringBuilder();
     for (Predicate p : pushed) {
@@ -167,6 +299,34 @@ final class StrataLakeScanBuilder
         limit,
         nativeRead,
         pushed.toArray(new Predicate[0]));
+  }
+
+  /** COUNT(*) / MIN / MAX of partition columns by partition columns, from file metadata. */
+  private static final class AggregateScan implements LocalScan {
+    private final String table;
+    private final StructType schema;
+    private final InternalRow[] rows;
+
+    AggregateScan(String table, StructType schema, InternalRow[] rows) {
+      this.table = table;
+      this.schema = schema;
+      this.rows = rows;
+    }
+
+    @Override
+    public InternalRow[] rows() {
+      return rows;
+    }
+
+    @Override
+    public StructType readSchema() {
+      return schema;
+    }
+
+    @Override
+    public String description() {
+      return "stratalake " + table + " [aggregate from metadata: " + rows.length + " rows]";
+    }
   }
 
   /** COUNT(*) answered from file metadata: one row, no data read. */

@@ -83,7 +83,9 @@ def python_path() -> str:
 
 
 def spark_conf(warehouse: str, catalog: str = "lake", local: bool = True) -> dict[str, str]:
-    """Every Spark setting stratalake needs, as a dict (also used by ``stratalake sql``)."""
+    """Every Spark setting stratalake needs, as a dict (also used by ``stratalake sql``); refuses
+    an unsupported Spark (:func:`check_spark_version`)."""
+    check_spark_version()
     if "://" not in warehouse:
         warehouse = str(Path(warehouse).expanduser().resolve())
     conf = {
@@ -178,7 +180,6 @@ def configure(
     stratalake to the executors with ``spark.submit.pyFiles`` (see :func:`executor_py_files`), so
     their Python needs only pyspark's own dependencies (pyarrow, numpy).
     """
-    check_spark_version()
     _export_python_env()
     conf = spark_conf(warehouse, catalog, local)
     if not local:

@@ -379,3 +379,18 @@ def test_partition_aggregates_from_metadata(spark: Any, db: str) -> None:
         spark.sql(f"SELECT p, count(*) FROM {db}.pa WHERE a > 3 GROUP BY p")
     )
     assert "aggregate from metadata" not in plan_of(spark.sql(f"SELECT max(a) FROM {db}.pa"))
+
+
+def test_partition_values_needing_escapes(spark: Any, db: str) -> None:
+    """Partition directories with spaces, '%' and '/' escaped in their names read natively."""
+    spark.sql(
+        f"""CREATE TABLE {db}.esc (k BIGINT, p STRING, a INT, PRIMARY KEY (k, p) NOT ENFORCED)
+            PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '1', 'deletion-vectors.enabled' = 'true')"""
+    )
+    spark.sql(
+        f"INSERT INTO {db}.esc SELECT id, element_at(array('a b', 'x%y', 'c/d', 'é=#?'), CAST(id % 4 + 1 AS INT)), "
+        f"CAST(id AS INT) FROM range(40)"
+    )
+    spark.sql(f"UPDATE {db}.esc SET a = -1 WHERE k % 3 = 0")
+    got, plan = same(spark, f"SELECT p, count(*), sum(a) FROM {db}.esc GROUP BY p")
+    assert len(got) == 4 and splits(plan) == (4, 0)

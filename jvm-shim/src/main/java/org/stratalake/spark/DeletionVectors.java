@@ -44,7 +44,7 @@ final class DeletionVectors {
    */
   static RoaringBitmap read(StrataLakeInputPartition.NativeFile file, Configuration conf)
       throws IOException {
-    Path path = new Path(java.net.URI.create(file.dvPath));
+    Path path = new Path(file.dvPath);
     FileSystem fs = path.getFileSystem(conf);
     byte[] body;
     int size;

@@ -169,7 +169,7 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
         PartitionedFile file =
             new PartitionedFile(
                 InternalRow.empty(),
-                SparkPath.fromUrlString(f.path),
+                SparkPath.fromPathString(f.path),
                 0L,
                 f.size,
                 new String[0],

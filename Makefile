@@ -17,7 +17,9 @@ $(STAMP): pyproject.toml setup.py
 	$(VPY) -m pip install -q --upgrade pip
 	# The python/ layout gets a plain .pth path entry (no import hook), so Spark's scan for
 	# pyspark_* modules finds ours; setup.py skips the jar here (the $(JAR) rule builds it).
-	$(VPY) -m pip install -q -e '.[test,dev]'
+	# The development environment pins pyspark 4.3 (the jar is built against it); the package
+	# itself accepts 4.2 too, which `make test-spark-versions` checks.
+	$(VPY) -m pip install -q -e '.[test,dev]' 'pyspark==4.3.*'
 	touch $(STAMP)
 
 $(JAR): $(STAMP) $(JAVA_SOURCES) jvm-shim/build.sh

@@ -37,6 +37,14 @@ def _source_copy(dest: Path) -> Path:
     return src
 
 
+def _clean_env() -> dict[str, str]:
+    """This process's environment without the paths a Spark session added (``configure()`` puts
+    the checkout's python/ on PYTHONPATH for Spark's workers): pip would take the checkout's
+    metadata for an installed stratalake and skip the wheel."""
+    drop = ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
 def test_wheel_installs_into_a_fresh_venv_and_runs_spark(tmp_path: Path) -> None:
     src = _source_copy(tmp_path)
     assert not list((src / "python" / "stratalake").rglob("*.jar"))
@@ -56,6 +64,7 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_spark(tmp_path: Path) -> None
         capture_output=True,
         text=True,
         timeout=300,
+        env=_clean_env(),
     )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     (wheel,) = dist.glob("stratalake-*.whl")
@@ -71,6 +80,7 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_spark(tmp_path: Path) -> None
         capture_output=True,
         text=True,
         timeout=300,
+        env=_clean_env(),
     )
     assert install.returncode == 0, install.stderr[-3000:]
     # pyspark and the other dependencies: this environment's, after the venv's own site-packages
@@ -90,11 +100,7 @@ def test_wheel_installs_into_a_fresh_venv_and_runs_spark(tmp_path: Path) -> None
     elsewhere.mkdir()
     script = elsewhere / "app.py"
     shutil.copy2(SMOKE, script)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
-    }
+    env = _clean_env()
     run = subprocess.run(
         [str(py), str(script), str(tmp_path / "work"), "--steps", "ddl,insert,merged_select"],
         cwd=str(elsewhere),

@@ -6,6 +6,8 @@ table with ``'bucket' = '8'`` through a session from ``stratalake.spark.session`
 partitions, AQE on: several tasks per statement). In the same session and run:
 
 - ``insert``: the load vs ``df.write.parquet`` of the same DataFrame;
+- ``insert append table`` (issue 16): the same load into a table without a primary key, and its
+  full-scan aggregate vs the Parquet copy of the load;
 - ``upsert``: 5M rows (quick: 500k; a quarter of the keys, new values) vs writing them as Parquet;
 - ``count`` / ``scan aggregate`` (``sum(length(b)), sum(c), max(a)``) before compaction (2 sorted
   runs per bucket), vs Spark's Parquet scan of the merged rows (written once with the same layout);
@@ -124,13 +126,20 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
         "CREATE TABLE lake.db.t (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING, "
         "PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '8')"
     )
-    cols = ["id", "id * 3 AS a", "concat('v', cast(id AS string)) AS b", "id * 0.5 AS c", "id % 1000 AS d"]
+    cols = ["id", "id * 3 AS a", "concat('v', cast(id AS string)) AS b", "CAST(id * 0.5 AS DOUBLE) AS c", "id % 1000 AS d"]
     src = spark.range(rows).selectExpr(*cols, "concat('p', cast(id % 4 AS string)) AS p")
     upd = spark.range(upserts).selectExpr(
-        "id * 4 AS id", "id AS a", "'u' AS b", "id * 0.25 AS c", "id % 7 AS d", "'p0' AS p"
+        "id * 4 AS id", "id AS a", "'u' AS b", "CAST(id * 0.25 AS DOUBLE) AS c", "id % 7 AS d", "'p0' AS p"
     )
     timed("insert: stratalake", lambda: src.writeTo("lake.db.t").append())
     timed("insert: parquet", lambda: src.write.partitionBy("p").parquet(str(work / "load.parquet")))
+    # Issue 16: the same rows into an append table (no primary key, bucket-unaware: no shuffle).
+    spark.sql(
+        "CREATE TABLE lake.db.events (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING) "
+        "PARTITIONED BY (p)"
+    )
+    timed("insert append table: stratalake", lambda: src.writeTo("lake.db.events").append())
+    results["statements"]["insert append table: parquet"] = results["statements"]["insert: parquet"]
     timed("upsert: stratalake", lambda: upd.writeTo("lake.db.t").append())
     timed("upsert: parquet", lambda: upd.write.partitionBy("p").parquet(str(work / "upsert.parquet")))
     # The Parquet floor of the reads: the merged rows, written once with Spark's Parquet writer.
@@ -138,6 +147,11 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
     spark.read.parquet(str(work / "merged.parquet")).createOrReplaceTempView("merged")
     agg = "SELECT sum(length(b)), sum(c), max(a) FROM {}"
     answers: dict[str, Any] = {}
+    spark.read.parquet(str(work / "load.parquet")).createOrReplaceTempView("loaded")
+    for label, sql in (("scan aggregate append table", agg.format("lake.db.events")),):
+        ours = timed(f"{label}: stratalake", lambda q=sql: spark.sql(q).collect())
+        floor = timed(f"{label}: parquet", lambda: spark.sql(agg.format("loaded")).collect())
+        answers[label] = [list(ours[0]), list(floor[0])]
     for phase in ("before compaction", "after compaction"):
         if phase == "after compaction":
             timed(
@@ -191,6 +205,8 @@ def _seconds(res: dict[str, Any], label: str) -> float:
 RATIOS: list[tuple[str, str, float | None]] = [
     ("INSERT vs df.write.parquet", "insert", 1.5),
     ("upsert of a quarter of the keys vs writing it as Parquet", "upsert", 2.0),
+    ("INSERT into an append table (no primary key) vs df.write.parquet", "insert append table", 1.2),
+    ("append table: full-scan aggregate vs Parquet", "scan aggregate append table", 1.2),
     ("count(*), 2 sorted runs per bucket, vs Parquet", "count before compaction", None),
     ("full-scan aggregate, 2 sorted runs per bucket, vs Parquet", "scan aggregate before compaction", None),
     ("count(*) after full compaction vs Parquet", "count after compaction", None),
@@ -257,7 +273,7 @@ def figures(payload: dict[str, Any]) -> list[tuple[str, str, dict[str, Any] | No
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         result = _worker(int(sys.argv[2]), WORK_DIR / "spark_scale")
-        Path(sys.argv[3]).write_text(json.dumps(result))
+        Path(sys.argv[3]).write_text(json.dumps(result, default=str))
     else:
         cfg, _ = cli(__doc__ or NAME)
         payload = run(cfg)

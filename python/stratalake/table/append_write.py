@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,6 +28,7 @@ from stratalake.spec.manifest import DataFileMeta
 from stratalake.table.append_file import AppendFileWriter
 from stratalake.table.commit import CommitMessage
 from stratalake.table.partition import group_rows
+from stratalake.table.write_base import BaseTableWrite
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -50,7 +49,7 @@ class _Buffer:
     compact_after: list[DataFileMeta] = field(default_factory=list)
 
 
-class AppendTableWrite:
+class AppendTableWrite(BaseTableWrite):
     """The writer of an append table, with :class:`~stratalake.table.write.TableWrite`'s interface
     (``write``, ``prepare_commit``, ``commit``, ``abort``; a context manager)."""
 
@@ -282,27 +281,6 @@ class AppendTableWrite:
         self._written = []
         return messages
 
-    def commit(
-        self,
-        overwrite: bool = False,
-        overwrite_partitions: Sequence[dict[str, Any]] | None = None,
-        commit_identifier: int | None = None,
-    ) -> int | None:
-        """Flush and commit everything written as one snapshot; returns its id."""
-        messages = self.prepare_commit()
-        try:
-            snapshot_id = self.table.new_commit(self.commit_user).commit(
-                messages,
-                overwrite=overwrite,
-                overwrite_partitions=overwrite_partitions,
-                commit_identifier=commit_identifier,
-            )
-        except BaseException:
-            self.table.delete_uncommitted(messages)
-            raise
-        self._committed = True
-        return snapshot_id
-
     def abort(self) -> None:
         """Delete every file this writer wrote that was not committed."""
         for path in self._written:
@@ -310,12 +288,3 @@ class AppendTableWrite:
         self._written = []
         self._buffers.clear()
         self._buffered_bytes = 0
-
-    def __enter__(self) -> AppendTableWrite:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc_type is not None or not self._committed:
-            self.abort()

@@ -8,7 +8,6 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from stratalake.table.cross_partition import CrossPartitionAssigner
 from stratalake.table.dynamic_bucket import DYNAMIC_BUCKET, BucketAssigner, check_writable, is_cross_partition
 from stratalake.table.index_manifest import dv_entries_by_bucket, index_dir, live_index_entries
 from stratalake.table.partition import group_rows
+from stratalake.table.write_base import BaseTableWrite
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -54,7 +54,7 @@ class _BucketBuffer:
     spills: list[str] = field(default_factory=list)
 
 
-class TableWrite:
+class TableWrite(BaseTableWrite):
     """Writes batches into a table's buckets; :meth:`prepare_commit` returns commit messages.
 
     Usable as a context manager: ``with t.new_write() as w: w.write(b1); w.write(b2); w.commit()``.
@@ -489,27 +489,6 @@ class TableWrite:
             self._spill.close()  # every spilled run was merged into a level-0 run
         return messages
 
-    def commit(
-        self,
-        overwrite: bool = False,
-        overwrite_partitions: Sequence[dict[str, Any]] | None = None,
-        commit_identifier: int | None = None,
-    ) -> int | None:
-        """Flush and commit everything written as one snapshot; returns its id."""
-        messages = self.prepare_commit()
-        try:
-            snapshot_id = self.table.new_commit(self.commit_user).commit(
-                messages,
-                overwrite=overwrite,
-                overwrite_partitions=overwrite_partitions,
-                commit_identifier=commit_identifier,
-            )
-        except BaseException:
-            self.table.delete_uncommitted(messages)
-            raise
-        self._committed = True
-        return snapshot_id
-
     def abort(self) -> None:
         """Delete every file this writer wrote that was not committed."""
         for path in self._written:
@@ -523,12 +502,3 @@ class TableWrite:
         self._buffered_bytes = 0
         if self._spill is not None:
             self._spill.close()
-
-    def __enter__(self) -> TableWrite:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc_type is not None or not self._committed:
-            self.abort()

@@ -1,0 +1,67 @@
+"""What every table writer shares: commit as one snapshot, and the context-manager protocol.
+
+Writers (:class:`~stratalake.table.write.TableWrite` for primary-key tables,
+:class:`~stratalake.table.append_write.AppendTableWrite` for append tables) implement
+:meth:`prepare_commit` and :meth:`abort`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from stratalake.table.commit import CommitMessage
+    from stratalake.table.table import Table
+
+
+class BaseTableWrite(ABC):
+    """``with t.new_write() as w: w.write(b1); w.write(b2); w.commit()``; leaving the block with an
+    exception (or without ``commit()``) deletes the files written."""
+
+    table: Table
+    commit_user: str | None
+    _committed: bool
+
+    @abstractmethod
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush everything and describe the new files; nothing is visible until committed."""
+
+    @abstractmethod
+    def abort(self) -> None:
+        """Delete every file this writer wrote that was not committed."""
+
+    def commit(
+        self,
+        overwrite: bool = False,
+        overwrite_partitions: Sequence[dict[str, Any]] | None = None,
+        commit_identifier: int | None = None,
+    ) -> int | None:
+        """Flush and commit everything written as one snapshot; returns its id."""
+        messages = self.prepare_commit()
+        try:
+            snapshot_id = self.table.new_commit(self.commit_user).commit(
+                messages,
+                overwrite=overwrite,
+                overwrite_partitions=overwrite_partitions,
+                commit_identifier=commit_identifier,
+            )
+        except BaseException:
+            self.table.delete_uncommitted(messages)
+            raise
+        self._committed = True
+        return snapshot_id
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is not None or not self._committed:
+            self.abort()
+
+
+__all__ = ["BaseTableWrite"]

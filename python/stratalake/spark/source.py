@@ -289,6 +289,10 @@ class StrataLakeWriter(DataSourceArrowWriter):
         # An overwrite replaces the partitions it writes: their previous files must not seed
         # sequence numbers or compactions (or, with deletion vectors, hide the new rows).
         writer.ignore_previous_files = self.mode != "append"
+        # Dynamic buckets: Spark clustered the rows by assigner slice; this task assigns its slices.
+        assigners = self.options.get(keys.DYNAMIC_ASSIGNERS)
+        if assigners:
+            writer.dynamic_assigners = int(assigners)
         try:
             # Row-level DML sends change records: the row kind travels in a column.
             row_kind = self.options.get(keys.ROW_KIND_COLUMN)

@@ -65,6 +65,7 @@ __all__ = [
     "POSTPONE_BUCKET",
     "BucketAssigner",
     "HashIndexChange",
+    "assigner_ids",
     "check_hash_index_conflicts",
     "check_writable",
     "decode_hash_index",
@@ -239,9 +240,7 @@ class BucketAssigner:
         if index is not None:
             return index
         self._load_snapshot()
-        n = self.options.num_assigners
-        # BucketAssigner.computeAssigner's start offset (0 for an unpartitioned table).
-        start = abs(int(np.fmod(np.int64(hash_bytes(partition[4:])), n))) if len(partition) > 4 else 0
+        start = _assigner_start(partition, self.options.num_assigners)
         empty = np.empty(0, np.int32)
         if self.ignore_existing:
             index = _PartitionIndex(empty, empty, {}, {}, base_names=None, start=start)
@@ -264,11 +263,7 @@ class BucketAssigner:
         return index
 
     def _assigners(self, index: _PartitionIndex, hashes: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
-        """Paimon's assigner of each key hash: ``(start + |h % N|) % N``."""
-        n = self.options.num_assigners
-        if n == 1:
-            return np.zeros(len(hashes), dtype=np.int64)
-        return (index.start + np.abs(np.fmod(hashes.astype(np.int64), n))) % n
+        return _assigner_ids(index.start, hashes, self.options.num_assigners)
 
     def _load_slices(self, index: _PartitionIndex, slices: set[int]) -> None:
         """Add the keys of ``slices`` to the loaded index, one HASH file at a time (memory: the
@@ -447,6 +442,26 @@ class BucketAssigner:
                     index.base_names = (index.base_names - gone) | {c.added.file_name for c in mine.values()}
                 index.added.clear()
         return changes
+
+
+def _assigner_start(partition: bytes, num_assigners: int) -> int:
+    """BucketAssigner.computeAssigner's offset of a partition, ``|partition hash % N|`` (0 for an
+    unpartitioned table)."""
+    if len(partition) <= 4:
+        return 0
+    return abs(int(np.fmod(np.int64(hash_bytes(partition[4:])), num_assigners)))
+
+
+def _assigner_ids(start: int, hashes: npt.NDArray[np.int32], num_assigners: int) -> npt.NDArray[np.int64]:
+    if num_assigners == 1:
+        return np.zeros(len(hashes), dtype=np.int64)
+    return (start + np.abs(np.fmod(np.asarray(hashes).astype(np.int64), num_assigners))) % num_assigners
+
+
+def assigner_ids(partition: bytes, key_hashes: npt.NDArray[np.int32], num_assigners: int) -> npt.NDArray[np.int64]:
+    """Paimon's assigner of each key hash of ``partition`` with N assigners (and as many channels):
+    ``(|partition hash % N| + |key hash % N|) % N``; it owns the buckets ``b % N`` equal to it."""
+    return _assigner_ids(_assigner_start(partition, num_assigners), key_hashes, num_assigners)
 
 
 def _merge_sorted(

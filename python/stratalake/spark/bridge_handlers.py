@@ -29,11 +29,11 @@ from stratalake.exceptions import (
     TableNotFoundError,
     UnsupportedError,
 )
+from stratalake.lsm.compaction.strategy import needs_lookup
+from stratalake.options import ChangelogProducer
 from stratalake.spark import dml, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
-from stratalake.lsm.compaction.strategy import needs_lookup
-from stratalake.options import ChangelogProducer
 from stratalake.table.dynamic_bucket import is_cross_partition
 from stratalake.types import (
     BigIntType,

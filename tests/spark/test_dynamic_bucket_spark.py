@@ -19,7 +19,7 @@ import stratalake
 from stratalake.spec.bucket import hash_rows
 from stratalake.table.dynamic_bucket import assigner_ids, decode_hash_index, hash_index_entries_by_partition
 from stratalake.table.index_manifest import index_file_path, live_index_entries
-from tests.interop.paimon_oracle import paimon_create_table, paimon_read, paimon_write
+from tests.interop.paimon_oracle import paimon_create_table, paimon_read, paimon_write, rust_read
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -103,6 +103,7 @@ def test_spark_writes_into_pypaimon_dynamic_bucket_tables(
     # pypaimon writes again, existing and new keys: still one row per key everywhere.
     write(_batch(range(35_000, 45_000), "q", lambda i: f"p{(i + 2) % 3}"))
     assert _model_of(paimon_read(str(warehouse), ident), key) == model
+    assert _model_of(rust_read(str(warehouse), ident), key) == model
     got = spark.sql(f"SELECT id, v, p FROM lake.{ident}").toArrow()
     assert _model_of(got, key) == model
 
@@ -259,9 +260,11 @@ def test_spark_assigns_dynamic_buckets_in_several_tasks(four_tasks: Any, warehou
     spark.sql(f"CALL lake.sys.compact('{ident}')")  # full compaction
     check()
 
-    # pypaimon reads the same rows, writes existing and new keys again, and both still agree.
+    # pypaimon and pypaimon-rust read the same rows; pypaimon writes existing and new keys again.
     assert _model_of(paimon_read(wh, ident), ("id", "p")) == model
+    assert _model_of(rust_read(wh, ident), ("id", "p")) == model
     paimon_write(wh, ident, _batch(range(125_000, 140_000), "q", part))
     apply(range(125_000, 140_000), "q")
     assert _model_of(paimon_read(wh, ident), ("id", "p")) == model
+    assert _model_of(rust_read(wh, ident), ("id", "p")) == model
     check()

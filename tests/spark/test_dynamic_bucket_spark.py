@@ -1,9 +1,10 @@
 """Spark SQL on tables pypaimon created with Paimon's defaults (dynamic buckets, ``bucket`` absent).
 
-Several tasks per statement (3 shuffle partitions, AQE on): writes keep one writer per partition
-(whose assigner owns the partition's hash index), or one for the table with cross-partition
-upserts; afterwards stratalake, Spark and pypaimon read the model's rows with no key twice, and
-pypaimon can write again (the Python API for cross-partition tables, which pypaimon cannot write).
+Several tasks per statement (3-4 shuffle partitions, AQE on): dynamic-bucket writes are clustered
+by Paimon's assigner slice of the key hash, so several tasks assign one partition's keys;
+cross-partition upserts keep one writer for the table. Afterwards stratalake, Spark, pypaimon and
+pypaimon-rust read the model's rows with no key twice, and pypaimon can write again (the Python API
+for cross-partition tables, which pypaimon cannot write).
 """
 
 from __future__ import annotations

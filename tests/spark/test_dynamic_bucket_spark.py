@@ -9,6 +9,8 @@ for cross-partition tables, which pypaimon cannot write).
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +271,53 @@ def test_spark_assigns_dynamic_buckets_in_several_tasks(four_tasks: Any, warehou
     assert _model_of(paimon_read(wh, ident), ("id", "p")) == model
     assert _model_of(rust_read(wh, ident), ("id", "p")) == model
     check()
+
+
+def test_streaming_and_write_to_assign_in_several_tasks(four_tasks: Any, warehouse: Path, tmp_path: Path) -> None:
+    """Streaming micro-batches and ``writeTo`` use the same slice clustering: a Spark-created
+    dynamic-bucket table stays one row per key, every key in its indexed bucket, and each
+    micro-batch's partition was written by several tasks."""
+    spark = four_tasks
+    ident = "dyn_stream.t"
+    spark.sql("CREATE DATABASE IF NOT EXISTS lake.dyn_stream")
+    spark.sql(
+        f"CREATE TABLE lake.{ident} (id BIGINT NOT NULL, v STRING, p STRING NOT NULL, "
+        "PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) "
+        "TBLPROPERTIES ('bucket' = '-1', 'dynamic-bucket.target-row-num' = '500')"
+    )
+    src = tmp_path / "src"
+    src.mkdir()
+    model: dict[tuple[Any, ...], str] = {}
+    for i, ids in enumerate([range(0, 6000), range(3000, 9000)]):
+        rows = [{"id": k, "v": f"f{i}", "p": "a" if k % 2 else "b"} for k in ids]
+        (src / f"{i:03d}.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        os.utime(src / f"{i:03d}.json", (1_000_000 + i, 1_000_000 + i))
+        model.update({(r["id"], r["p"]): r["v"] for r in rows})
+    query = (
+        spark.readStream.schema("id BIGINT, v STRING, p STRING")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(src))
+        .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .toTable(f"lake.{ident}")
+    )
+    query.awaitTermination(120)
+    table = stratalake.Catalog(str(warehouse)).get_table(ident)
+    snapshots = table.snapshots()
+    assert len(snapshots) == 2  # one commit per micro-batch
+    seen: set[str] = set()
+    for snap in snapshots:
+        by_partition: dict[bytes, set[str]] = {}
+        for e in table.live_entries(snap):
+            if e.file.file_name not in seen:
+                by_partition.setdefault(e.partition, set()).add(_writer(e.file.file_name))
+        seen |= {e.file.file_name for e in table.live_entries(snap)}
+        assert by_partition and all(len(w) > 1 for w in by_partition.values()), by_partition
+
+    df = spark.range(8000, 12000).selectExpr("id", "'w' AS v", "IF(id % 2 = 1, 'a', 'b') AS p")
+    df.writeTo(f"lake.{ident}").append()
+    model.update({(k, "a" if k % 2 else "b"): "w" for k in range(8000, 12000)})
+    got = spark.sql(f"SELECT id, v, p FROM lake.{ident}").toArrow()
+    assert _model_of(got, ("id", "p")) == model
+    _check_index(stratalake.Catalog(str(warehouse)).get_table(ident))
+    assert _model_of(rust_read(str(warehouse), ident), ("id", "p")) == model

@@ -275,15 +275,18 @@ def test_spark_assigns_dynamic_buckets_in_several_tasks(four_tasks: Any, warehou
 
 def test_streaming_and_write_to_assign_in_several_tasks(four_tasks: Any, warehouse: Path, tmp_path: Path) -> None:
     """Streaming micro-batches and ``writeTo`` use the same slice clustering: a Spark-created
-    dynamic-bucket table stays one row per key, every key in its indexed bucket, and each
-    micro-batch's partition was written by several tasks."""
+    dynamic-bucket table stays one row per key, every key in its indexed bucket, each
+    micro-batch's partition was written by several tasks, and the table's
+    ``dynamic-bucket.assigner-parallelism`` (3, not the 4 shuffle partitions) is the N of every
+    bucket's slice."""
     spark = four_tasks
     ident = "dyn_stream.t"
     spark.sql("CREATE DATABASE IF NOT EXISTS lake.dyn_stream")
     spark.sql(
         f"CREATE TABLE lake.{ident} (id BIGINT NOT NULL, v STRING, p STRING NOT NULL, "
         "PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) "
-        "TBLPROPERTIES ('bucket' = '-1', 'dynamic-bucket.target-row-num' = '500')"
+        "TBLPROPERTIES ('bucket' = '-1', 'dynamic-bucket.target-row-num' = '500', "
+        "'dynamic-bucket.assigner-parallelism' = '3')"
     )
     src = tmp_path / "src"
     src.mkdir()
@@ -319,5 +322,9 @@ def test_streaming_and_write_to_assign_in_several_tasks(four_tasks: Any, warehou
     model.update({(k, "a" if k % 2 else "b"): "w" for k in range(8000, 12000)})
     got = spark.sql(f"SELECT id, v, p FROM lake.{ident}").toArrow()
     assert _model_of(got, ("id", "p")) == model
-    _check_index(stratalake.Catalog(str(warehouse)).get_table(ident))
+    index = _check_index(stratalake.Catalog(str(warehouse)).get_table(ident))
+    for partition, buckets in index.items():
+        assert {b % 3 for b in buckets} == {0, 1, 2}
+        for b, hashes in buckets.items():
+            assert (assigner_ids(partition, hashes, 3) == b % 3).all()
     assert _model_of(rust_read(str(warehouse), ident), ("id", "p")) == model

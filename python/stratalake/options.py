@@ -159,6 +159,9 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "dynamic-bucket.target-row-num": _Spec(_parse_int, "2000000", "keys per dynamic bucket (> 0)"),
     "dynamic-bucket.max-buckets": _Spec(_parse_int, "-1", "dynamic buckets per partition (-1: unbounded)"),
     "dynamic-bucket.initial-buckets": _Spec(_parse_int, None, "dynamic-bucket assigners (initial buckets)"),
+    "dynamic-bucket.assigner-parallelism": _Spec(
+        _parse_int, None, "dynamic-bucket assigner tasks of a Spark write (default: shuffle partitions)"
+    ),
     "bucket-key": _Spec(str, None, "comma-separated bucket key columns (default: trimmed primary key)"),
     "merge-engine": _Spec(_enum_parser(MergeEngine), "deduplicate", "how rows with the same key merge"),
     "ignore-delete": _Spec(_parse_bool, "false", "drop -U/-D input records"),
@@ -318,6 +321,12 @@ class CoreOptions(Mapping[str, str]):
         if initial is not None and int(initial) <= 0:
             raise InvalidOptionError(
                 f"table {self._table}: option 'dynamic-bucket.initial-buckets' must be > 0, got {initial}"
+            )
+        parallelism = self._parsed("dynamic-bucket.assigner-parallelism")
+        if parallelism is not None and not 1 <= int(parallelism) <= 32767:
+            raise InvalidOptionError(
+                f"table {self._table}: option 'dynamic-bucket.assigner-parallelism' must be between 1 "
+                f"and 32767, got {parallelism}"
             )
         if self._raw.get("bucket-key"):
             raise InvalidOptionError(

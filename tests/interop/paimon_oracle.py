@@ -24,6 +24,10 @@ pypaimon facts this module relies on (read from its source, and checked by the t
   when it is a single file whose ``_DELETE_ROW_COUNT`` is 0 (pypaimon's own writer always writes 0),
   or when all files are above level 0 without retracts counted. :func:`untrusted_splits` finds the
   splits where that bug bites, so tests compare with pypaimon only where pypaimon is right.
+
+pypaimon-rust 0.4.0 (Paimon's Rust implementation) is the second reader: :func:`rust_read` plans
+and reads with its own catalog (``pypaimon_rust.datafusion.PaimonCatalog``), without pypaimon's
+Python planner, so a table both read the same way was understood by two independent implementations.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "paimon_splits",
     "paimon_table",
     "paimon_write",
+    "rust_read",
     "sorted_rows",
     "untrusted_keys",
     "untrusted_splits",
@@ -162,6 +167,21 @@ def paimon_read(
         return _arrow_schema(paimon_table(warehouse, identifier)).empty_table()
     assert isinstance(result, pa.Table)
     return result
+
+
+def rust_read(warehouse: str | os.PathLike[str], identifier: str, snapshot_id: int | None = None) -> pa.Table:
+    """The merged rows of the table (latest snapshot, or ``snapshot_id``) as pypaimon-rust plans
+    and reads them."""
+    from pypaimon_rust.datafusion import PaimonCatalog
+
+    table = PaimonCatalog({"warehouse": str(warehouse)}).get_table(identifier)
+    options = None if snapshot_id is None else {"scan.snapshot-id": str(snapshot_id)}
+    builder = table.new_read_builder(options)
+    splits = builder.new_scan().plan().splits()
+    batches = builder.new_read().read(splits) if splits else []
+    if not batches:
+        return _arrow_schema(paimon_table(warehouse, identifier)).empty_table()
+    return pa.Table.from_batches(batches)
 
 
 def paimon_snapshot_ids(warehouse: str | os.PathLike[str], identifier: str) -> list[int]:

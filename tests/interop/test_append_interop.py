@@ -17,7 +17,7 @@ import pytest
 import stratalake
 from stratalake import field
 
-from .paimon_oracle import paimon_create_table, paimon_read, paimon_write
+from .paimon_oracle import paimon_create_table, paimon_read, paimon_write, rust_read
 
 pytestmark = pytest.mark.interop
 
@@ -81,10 +81,12 @@ def test_alternating_writers_read_the_same_rows(
         t = stratalake.Catalog(warehouse).get_table(ident)
         assert _rows(t.read()) == sorted(model)
         assert _rows(paimon_read(warehouse, ident)) == sorted(model)
+        assert _rows(rust_read(warehouse, ident)) == sorted(model)
     t = stratalake.Catalog(warehouse).get_table(ident)
     for sid, rows in snapshots.items():
         assert _rows(t.read(snapshot_id=sid)) == rows
         assert _rows(paimon_read(warehouse, ident, snapshot_id=sid)) == rows
+        assert _rows(rust_read(warehouse, ident, snapshot_id=sid)) == rows
     assert _rows(t.read(filter=(field("id") < 10) & (field("dt") == "x"))) == sorted(
         r for r in model if r[0] < 10 and r[2] == "x"
     )

@@ -20,7 +20,7 @@ import stratalake
 from stratalake.catalog.schema_change import SchemaChange
 from stratalake.exceptions import UnsupportedError
 
-from .paimon_oracle import paimon_create_table, paimon_read, paimon_write
+from .paimon_oracle import paimon_create_table, paimon_read, paimon_write, rust_read
 
 pytestmark = pytest.mark.interop
 
@@ -84,6 +84,7 @@ def sl_table(warehouse: Path, ident: str) -> Any:
 def check_both(warehouse: Path, ident: str, model: Model) -> None:
     assert as_model(sl_table(warehouse, ident).read(), "stratalake") == model.rows
     assert as_model(paimon_read(warehouse, ident), "pypaimon") == model.rows
+    assert as_model(rust_read(warehouse, ident), "pypaimon-rust") == model.rows
 
 
 def live_formats(warehouse: Path, ident: str) -> dict[int, set[str]]:
@@ -239,4 +240,6 @@ def test_nested_and_temporal_columns_written_by_stratalake_read_by_pypaimon(
     t.write(pa.Table.from_pylist(rows, schema=t.arrow_schema()))
     ours = sorted(t.read().to_pylist(), key=lambda r: r["id"])
     theirs = sorted(paimon_read(warehouse, f"db.nested_{fmt}").to_pylist(), key=lambda r: r["id"])
+    rust = sorted(rust_read(warehouse, f"db.nested_{fmt}").to_pylist(), key=lambda r: r["id"])
     assert ours == theirs == rows
+    assert rust == rows

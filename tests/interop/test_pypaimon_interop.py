@@ -38,6 +38,7 @@ from .paimon_oracle import (
     paimon_read,
     paimon_snapshot_ids,
     paimon_write,
+    rust_read,
     sorted_rows,
     untrusted_keys,
     untrusted_splits,
@@ -175,6 +176,7 @@ def check_both_readers(
     bad = untrusted_splits(warehouse, identifier, snapshot_id)
     assert not bad, f"files with retract rows but _DELETE_ROW_COUNT=0 (pypaimon reads them raw): {bad}"
     assert_rows(paimon_read(warehouse, identifier, snapshot_id), model, expected, "pypaimon read")
+    assert_rows(rust_read(warehouse, identifier, snapshot_id), model, expected, "pypaimon-rust read")
 
 
 def check_paimon_table(

@@ -274,6 +274,28 @@ def test_truncated_data_file_raises_corrupt_file_error_naming_it(
         t.refresh().read()
 
 
+def test_avro_file_cut_between_blocks_raises_corrupt_file_error(tmp_path: Path) -> None:
+    """An Avro container cut right after a block's sync marker is a valid, shorter file: only the
+    manifest's row count shows it lost rows, for reads and compaction alike."""
+    t = create(tmp_path, "cut_avro", {"bucket": "1", "file.format": "avro"})
+    t.write(data(t, range(0, 5000), 1))
+    (meta,) = live_files(t)
+    path = file_path(t, meta.file_name)
+    content = path.read_bytes()
+    with path.open("rb") as f:
+        sync = fastavro.reader(f)._header["sync"]
+    ends = [m.end() for m in re.finditer(re.escape(sync), content)]
+    assert len(ends) > 2, "the file should hold several blocks"
+    path.write_bytes(content[: ends[1]])  # the header and the first block, nothing broken
+    with path.open("rb") as f:
+        assert 0 < sum(1 for _ in fastavro.reader(f)) < meta.row_count  # fastavro reads it silently
+    with pytest.raises(CorruptFileError, match=re.escape(meta.file_name) + ".*manifest records 5000"):
+        t.refresh().read()
+    t.write(data(t, range(0, 10), 2))
+    with pytest.raises(CorruptFileError, match=re.escape(meta.file_name)):
+        t.refresh().compact(full=True)
+
+
 def test_unknown_formats_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedError, match=r"'file\.format'='lance'"):
         create(tmp_path, "lance", {"bucket": "1", "file.format": "lance"})

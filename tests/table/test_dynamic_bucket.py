@@ -23,7 +23,12 @@ import stratalake
 from stratalake.exceptions import CommitConflictError, InvalidOptionError
 from stratalake.options import CoreOptions
 from stratalake.spec.bucket import hash_bytes, hash_rows
-from stratalake.table.dynamic_bucket import BucketAssigner, decode_hash_index, hash_index_entries_by_partition
+from stratalake.table.dynamic_bucket import (
+    BucketAssigner,
+    assigner_ids,
+    decode_hash_index,
+    hash_index_entries_by_partition,
+)
 from stratalake.table.index_manifest import index_file_path, live_index_entries
 from stratalake.table.table import Table
 from stratalake.types import BigIntType
@@ -370,3 +375,74 @@ def test_assigner_matches_paimon_partition_index(
         for batch in batches:
             got = a.assign(part, np.array(batch, dtype=np.int32)).tolist()
             assert got == [ref.assign(h) for h in batch]
+
+
+# -- assigner slices (a Spark write: one writer per slice of the key hashes) ------------------------
+def _slices(t: Table, ids: list[int], n: int) -> list[list[int]]:
+    """``ids`` split by Paimon's assigner (as Spark's clustering by ``|key hash % n|`` routes them)."""
+    hashes = hash_rows([pa.array(ids, pa.int64())], [BigIntType(nullable=False)])
+    owners = assigner_ids(t.partition_codec.to_bytes(()), hashes, n)
+    return [[i for i, o in zip(ids, owners.tolist(), strict=True) if o == s] for s in range(n)]
+
+
+def test_slice_writers_share_a_table_filled_by_one_assigner() -> None:
+    """Three writers, each holding one slice, on a table whose buckets hold every slice's keys:
+    existing keys stay where they are (several writers add level-0 files to one bucket), new keys
+    go only to the buckets of their slice, only a bucket's owner compacts it or rewrites its index,
+    and each writer loaded only its slice of the index."""
+    n = 3
+    with tempfile.TemporaryDirectory() as d:
+        # A full compaction at every commit: every writer of an old bucket would compact it.
+        t = _table(d, {"dynamic-bucket.target-row-num": "10", "full-compaction.delta-commits": "1"})
+        t.write(_rows(list(range(100)), "a"))  # one assigner: buckets 0..9, every slice in each
+        before = _key_buckets(t)
+        model = dict.fromkeys(range(100), "a")
+        writers = []
+        messages = []
+        for s, ids in enumerate(_slices(t, [*range(50, 100), *range(100, 400)], n)):
+            w = t.new_write()
+            w.dynamic_assigners = n
+            w.write(_rows(ids, f"s{s}"))
+            loaded = next(iter(w._assigner._partitions.values())) if w._assigner else None
+            assert loaded is not None and loaded.slices == {s}
+            assert len(loaded.hashes) < 100 + len(ids)  # its slice only, not every key
+            messages += w.prepare_commit()
+            writers.append(w)
+            model.update(dict.fromkeys(ids, f"s{s}"))
+        compacted = [(m.partition, m.bucket) for m in messages if m.compact_before or m.compact_after]
+        assert compacted and len(compacted) == len(set(compacted))
+        assert all(m.bucket % n == next(
+            s for s, w in enumerate(writers) if w._assigner and w._assigner.owns(m.partition, m.bucket)
+        ) for m in messages if m.index_files_added)  # fmt: skip
+        shared: dict[int, int] = defaultdict(int)
+        for m in messages:
+            if m.new_files and m.bucket < 10:
+                shared[m.bucket] += 1
+        assert max(shared.values()) > 1  # several writers updated one of the old buckets
+        t.new_commit().commit(messages)
+        t = t.refresh()
+        after = _key_buckets(t)
+        rows = t.read().to_pylist()
+        assert len(rows) == len(model) and {r["id"]: r["v"] for r in rows} == model
+        assert all(after[k] == b for k, b in before.items())
+        index = _index(t)[t.partition_codec.to_bytes(())]
+        for bucket, hashes in index.items():
+            if bucket >= 10:  # created by the slice writers: one slice's keys only
+                assert set(assigner_ids(t.partition_codec.to_bytes(()), hashes, n).tolist()) == {bucket % n}
+        assert {b % n for b in index if b >= 10} == set(range(n))
+
+
+def test_slice_writers_holding_the_same_slice_are_refused() -> None:
+    n = 2
+    with tempfile.TemporaryDirectory() as d:
+        t = _table(d, {"dynamic-bucket.target-row-num": "10"})
+        ids = _slices(t, list(range(200)), n)[0]
+        messages = []
+        for half in (ids[::2], ids[1::2]):
+            w = t.new_write()
+            w.dynamic_assigners = n
+            w.write(_rows(half))
+            messages += w.prepare_commit()
+        with pytest.raises(CommitConflictError, match="same key-hash slice"):
+            t.new_commit().commit(messages)
+        assert t.refresh().latest_snapshot() is None

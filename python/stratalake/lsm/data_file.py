@@ -152,8 +152,10 @@ def read_kv_file(
     file_schema: TableSchema,
     read_schema: TableSchema,
     columns: Sequence[str] | None = None,
+    expected_rows: int | None = None,
 ) -> pa.Table:
     """Read a data file as a KV table in ``read_schema`` (columns mapped by field id).
+    ``expected_rows``: the manifest's row count, checked where the format cannot detect truncation.
 
     ``columns`` (names in ``read_schema``) limits the value columns read; the result keeps
     ``read_schema`` column order for them, then ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``. A column
@@ -162,7 +164,7 @@ def read_kv_file(
     wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
     by_id = {f.id: f for f in file_schema.fields}
     try:
-        reader = open_data_file(file_io, path)
+        reader = open_data_file(file_io, path, expected_rows)
         present = set(reader.schema.names)
         physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
         system = [c for c in SYSTEM_COLUMNS if c in present]
@@ -256,6 +258,7 @@ def iter_kv_file(
     read_schema: TableSchema,
     columns: Sequence[str] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
+    expected_rows: int | None = None,
 ) -> Iterator[pa.Table]:
     """:func:`read_kv_file`, batch by batch (at most ``batch_rows`` rows each, file order), any
     format; only one batch is decoded at a time."""
@@ -265,7 +268,7 @@ def iter_kv_file(
         reader = (
             _ParquetStream(file_io, path)
             if format_of_file(path) == PARQUET
-            else open_data_file(file_io, path)
+            else open_data_file(file_io, path, expected_rows)
         )
         present = set(reader.schema.names)
     except FileNotFoundError:

@@ -124,14 +124,18 @@ def file_format(name: str) -> FileFormat:
     return fmt
 
 
-def open_data_file(file_io: FileIO, path: str) -> FormatReader:
-    """Open a data file in the format its name says."""
+def open_data_file(file_io: FileIO, path: str, expected_rows: int | None = None) -> FormatReader:
+    """Open a data file in the format its name says. ``expected_rows`` (the manifest's row count)
+    lets a reading of the whole file detect truncation where the format cannot (an Avro file cut
+    between blocks is a valid shorter file; Parquet and ORC footers hold their row counts)."""
     fmt = format_of_file(path)
     if fmt not in _FORMATS:
         raise UnsupportedError(
             f"data file {path} is in format '{fmt}', which stratalake cannot read "
             f"(it reads {', '.join(SUPPORTED_FORMATS)})"
         )
+    if fmt == AVRO:
+        return _AvroReader(file_io, path, expected_rows)
     return _FORMATS[fmt].open(file_io, path)
 
 
@@ -614,11 +618,12 @@ def _needs_py_conversion(t: pa.DataType) -> bool:
 
 
 class _AvroReader:
-    def __init__(self, file_io: FileIO, path: str) -> None:
+    def __init__(self, file_io: FileIO, path: str, expected_rows: int | None = None) -> None:
         import fastavro
 
         self.path = path
         self._file_io = file_io
+        self._expected_rows = expected_rows
         try:
             with file_io.open_input_file(path) as f:
                 header = fastavro.reader(f)
@@ -663,9 +668,18 @@ class _AvroReader:
             with self._file_io.open_input_file(self.path) as f:
                 content = io.BytesIO(f.read())
             records: Iterator[Any] = iter(fastavro.reader(content, reader_schema=reader_schema))
+            rows = 0
             while chunk := list(itertools.islice(records, batch_rows)):
+                rows += len(chunk)
                 columns_data = [[r[n] for r in chunk] for n in names]
                 yield self._batch(columns_data, target, convert)
+            if self._expected_rows is not None and rows != self._expected_rows:
+                # An Avro container has no footer: a file cut right after a block's sync marker
+                # reads as a valid, shorter file. The manifest's row count tells.
+                raise CorruptFileError(
+                    f"data file {self.path} holds {rows} rows but the table's manifest records "
+                    f"{self._expected_rows}: the file is truncated or was replaced"
+                )
         except (FileNotFoundError, CorruptFileError):
             raise
         except Exception as e:

@@ -29,6 +29,8 @@ from stratalake.exceptions import (
     TableNotFoundError,
     UnsupportedError,
 )
+from stratalake.lsm.compaction.strategy import needs_lookup
+from stratalake.options import ChangelogProducer
 from stratalake.spark import dml, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
@@ -221,9 +223,14 @@ def write_distribution(table: Any) -> dict[str, Any]:
     written by exactly one task (a second writer of a bucket would compact it on its own and
     leave overlapping sorted runs).
 
-    Dynamic-bucket tables (``bucket = -1``) get one writer per partition, whose assigner owns the
-    partition's key index; cross-partition upserts one writer for the table (a key's index
-    entry may sit in any partition).
+    ``dynamic`` (dynamic-bucket tables, ``bucket = -1``): by the partition columns and
+    ``stratalake_bucket(N, mask, trimmed primary key)``, i.e. by Paimon's assigner slice of the key
+    hash, so each task assigns whole slices (dynamic_bucket.py); N is ``num_assigners`` or, when
+    null, the session's shuffle partitions, capped by ``max_assigners`` (the shim decides and passes
+    it to the writer). Tables whose writers must compact every bucket they write at each commit
+    (lookup, deletion vectors, first-row, full-compaction changelog) and cross-partition upserts
+    keep one writer per partition, respectively for the table (a key's index entry may sit in any
+    partition).
 
     ``bucket``: by the partition columns and ``stratalake_bucket(n, mask, bucket keys)``, the
     shim's evaluation of Paimon's bucket function (bit i of ``mask``: key i is a TIMESTAMP(p<=3),
@@ -239,21 +246,60 @@ def write_distribution(table: Any) -> dict[str, Any]:
     keys = list(schema.bucket_keys)
     types = [schema.field(k).type for k in keys]
     if num_buckets > 0 and keys and all(_jvm_hashable(t) for t in types):
-        mask = 0
-        for i, t in enumerate(types):
-            if isinstance(t, TimestampType | LocalZonedTimestampType) and t.is_compact:
-                mask |= 1 << i
         return {
             "kind": "bucket",
             "partition_keys": partition_keys,
             "num_buckets": num_buckets,
             "bucket_keys": keys,
-            "compact_mask": mask,
+            "compact_mask": _key_mask(types),
         }
     if num_buckets == -1 and is_cross_partition(table):
         # A key may move between partitions: every key must meet its index in one writer.
         return {"kind": "partition", "partition_keys": []}
+    if num_buckets == -1 and keys and all(_jvm_hashable(t) for t in types):
+        dynamic = _dynamic_distribution(table, partition_keys, keys, types)
+        if dynamic is not None:
+            return dynamic
     return {"kind": "partition", "partition_keys": partition_keys}
+
+
+def _key_mask(types: list[Any]) -> int:
+    """Bit i: key i is a TIMESTAMP(p <= 3), hashed as Paimon's compact timestamp."""
+    mask = 0
+    for i, t in enumerate(types):
+        if isinstance(t, TimestampType | LocalZonedTimestampType) and t.is_compact:
+            mask |= 1 << i
+    return mask
+
+
+def _dynamic_distribution(
+    table: Any, partition_keys: list[str], keys: list[str], types: list[Any]
+) -> dict[str, Any] | None:
+    """Clustering by assigner slice for a dynamic-bucket table, or None where a bucket's writers
+    must all compact it at each commit (then one writer per partition): a writer that is not a
+    bucket's owner only adds level-0 files to it."""
+    options = table.core_options
+    if needs_lookup(options) or options.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+        return None
+    # As Paimon's Spark writer: dynamic-bucket.assigner-parallelism, else Spark's parallelism;
+    # initial-buckets caps the number of assigners, and so does max-buckets (an assigner owns
+    # at least one bucket).
+    parallelism = options.get_int("dynamic-bucket.assigner-parallelism")
+    cap = 32767
+    initial = options.get_int("dynamic-bucket.initial-buckets")
+    if initial is not None:
+        cap = min(cap, initial)
+    max_buckets = options.get_int("dynamic-bucket.max-buckets")
+    if max_buckets is not None and max_buckets > 0:
+        cap = min(cap, max_buckets)
+    return {
+        "kind": "dynamic",
+        "partition_keys": partition_keys,
+        "bucket_keys": keys,
+        "compact_mask": _key_mask(types),
+        "num_assigners": None if parallelism is None else min(parallelism, cap),
+        "max_assigners": cap,
+    }
 
 
 _JVM_HASHABLE = (

@@ -272,6 +272,14 @@ def _expand(table: Table, spec: dict[str, Any], msgs: list[Any]) -> list[dict[st
     return list(found.values())
 
 
+def set_dynamic_assigners(writer: Any, options: Mapping[str, str]) -> None:
+    """Dynamic buckets: Spark clustered the rows by assigner slice (the shim's
+    ``stratalake.write.dynamic-assigners``), so this task's writer assigns only its slices."""
+    assigners = options.get(keys.DYNAMIC_ASSIGNERS)
+    if assigners and hasattr(writer, "dynamic_assigners"):
+        writer.dynamic_assigners = int(assigners)
+
+
 class StrataLakeWriter(DataSourceArrowWriter):
     """Writes each task's rows through a ``TableWrite``; commits once, on the driver."""
 
@@ -289,6 +297,7 @@ class StrataLakeWriter(DataSourceArrowWriter):
         # An overwrite replaces the partitions it writes: their previous files must not seed
         # sequence numbers or compactions (or, with deletion vectors, hide the new rows).
         writer.ignore_previous_files = self.mode != "append"
+        set_dynamic_assigners(writer, self.options)
         try:
             # Row-level DML sends change records: the row kind travels in a column.
             row_kind = self.options.get(keys.ROW_KIND_COLUMN)

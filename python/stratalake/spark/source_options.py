@@ -19,6 +19,7 @@ PARTITION_KEYS: Final = "stratalake.partition-keys"  # JSON list
 # Set by the shim's write builder.
 WRITE_MODE: Final = "stratalake.write.mode"  # append | truncate | static | dynamic
 STATIC_PARTITION: Final = "stratalake.write.static-partition"  # JSON {col: {"value", "type"}}
+DYNAMIC_ASSIGNERS: Final = "stratalake.write.dynamic-assigners"  # assigner slices of a dynamic-bucket write
 STREAM_QUERY_ID: Final = "stratalake.write.query-id"  # a streaming query's id (stable across restarts)
 # Set by the shim's scan (org.stratalake.spark.StrataLakeScan); see stratalake.spark.planning.
 SCAN_PLANNED: Final = "stratalake.scan.planned"  # "true": the JVM supplies the input partitions

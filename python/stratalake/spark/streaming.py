@@ -53,7 +53,13 @@ from pyspark.sql.types import StructType
 from stratalake.exceptions import InvalidOptionError, SnapshotNotFoundError, UnsupportedError
 from stratalake.options import ChangelogProducer
 from stratalake.spark import source_options as keys
-from stratalake.spark.source import StrataLakeCommitMessage, _option, conform, load_table
+from stratalake.spark.source import (
+    StrataLakeCommitMessage,
+    _option,
+    conform,
+    load_table,
+    set_dynamic_assigners,
+)
 from stratalake.table.changelog_read import (
     AUDIT_KIND_COLUMN,
     read_changelog_entry,
@@ -469,6 +475,7 @@ class StrataLakeStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
         table = load_table(self.options)
         writer = table.new_write(self.commit_user)
+        set_dynamic_assigners(writer, self.options)
         try:
             for batch in iterator:
                 writer.write(batch)

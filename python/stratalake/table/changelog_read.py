@@ -166,7 +166,13 @@ def read_changelog_entry(table: Table, entry: ManifestEntry, kind_column: str = 
 def _read_entry_kv(table: Table, path: str, entry: ManifestEntry) -> pa.Table:
     """A data or changelog file as a KV table; an append table's rows are all inserts (+I)."""
     if table.schema().primary_keys:
-        return read_kv_file(table.file_io, path, table.file_schema(entry.file.schema_id), table.schema())
+        return read_kv_file(
+            table.file_io,
+            path,
+            table.file_schema(entry.file.schema_id),
+            table.schema(),
+            expected_rows=entry.file.row_count,
+        )
     from stratalake.table.append_file import iter_append_file, with_kv_columns
 
     parts = list(iter_append_file(table.file_io, path, table.file_schema(entry.file.schema_id), table.schema()))

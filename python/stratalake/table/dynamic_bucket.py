@@ -14,13 +14,19 @@ A key already in the index goes to its bucket. A new key goes, as in Paimon's ``
 to the lowest bucket holding fewer than ``dynamic-bucket.target-row-num`` hashes; when every bucket
 is full, to a new bucket (the lowest free id), up to ``dynamic-bucket.max-buckets`` per partition
 (-1: Paimon's limit of ``Short.MAX_VALUE - 1``); beyond that, to one of the existing buckets.
-``dynamic-bucket.initial-buckets`` = N splits new keys over N assigners as Paimon's writers do
-(assigner ``(|partition hash % N| + |key hash % N|) % N``, owning buckets ``b % N == assigner``),
-so the first keys of a partition spread over N buckets.
+New keys are split over N assigners as Paimon's ``HashBucketAssigner`` does (with as many
+channels as assigners): a key belongs to assigner ``(|partition hash % N| + |key hash % N|) % N``
+(its *slice* of the hash space), which loads only its slice of the partition's index and creates
+and fills only the buckets it owns, ``b % N == assigner``; so the first keys of a partition spread
+over N buckets. The Python API plays every assigner in one process (N = ``initial-buckets``, else
+1, as pypaimon); a Spark write runs the slices in separate tasks (``num_assigners``, see
+ARCHITECTURE.md "Dynamic buckets in Spark"). A bucket may hold keys of several slices (a writer with
+another N filled it); such a bucket's existing keys are updated by whichever task holds their
+slice, but only its owner adds keys to it (and rewrites its index file) or compacts it.
 
-Assignment is vectorized: per partition a sorted array of known hashes with their buckets,
-``np.searchsorted`` for known keys, ``np.repeat`` over bucket capacities for new ones. The index of
-a partition is loaded once per writer, at the snapshot of its first assignment.
+Assignment is vectorized: per partition a sorted array of the loaded slices' hashes with their
+buckets, ``np.searchsorted`` for known keys, ``np.repeat`` over bucket capacities for new ones. A
+slice of a partition is loaded once per writer, at the snapshot of the writer's first assignment.
 
 Paimon allows one writing job at a time on such a table. :func:`check_hash_index_conflicts` makes a
 commit that changes a partition's hash index fail with :class:`CommitConflictError` when another
@@ -33,7 +39,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -59,12 +65,12 @@ __all__ = [
     "POSTPONE_BUCKET",
     "BucketAssigner",
     "HashIndexChange",
+    "assigner_ids",
     "check_hash_index_conflicts",
     "check_writable",
     "decode_hash_index",
     "drop_hash_index",
     "encode_hash_index",
-    "hash_index_bases",
     "hash_index_entries_by_partition",
     "split_index_entries",
 ]
@@ -144,21 +150,24 @@ def check_writable(table: Table) -> None:
 # -- assignment -------------------------------------------------------------------------------------
 @dataclass
 class _PartitionIndex:
-    """The hash index of one partition as the writer sees it."""
+    """The hash index of one partition as the writer sees it: the slices it loaded."""
 
-    hashes: npt.NDArray[np.int32]  # sorted, unique
+    hashes: npt.NDArray[np.int32]  # sorted, unique (the loaded slices only)
     buckets: npt.NDArray[np.int32]  # bucket of each hash
-    counts: dict[int, int]  # hashes per bucket
+    counts: dict[int, int]  # hashes per bucket (every bucket of the partition)
     entries: dict[int, IndexManifestEntry]  # the live HASH file of each bucket (replaced on commit)
     base_names: frozenset[str] | None  # HASH files when loaded (None: ignoring the existing index)
-    changed: set[int] = field(default_factory=set)
+    start: int  # |partition hash % N|: slice id -> assigner offset
+    slices: set[int] = field(default_factory=set)  # assigners whose keys are loaded
+    added: dict[int, list[npt.NDArray[np.int32]]] = field(default_factory=dict)  # new hashes per bucket
     upper_bound_reached: set[int] = field(default_factory=set)  # assigners with no new bucket left
 
 
-# In-memory only (never encoded): the partition's HASH files a new HASH entry's writer loaded, and
-# which assigner wrote it.
+# In-memory only (never encoded): the partition's HASH files a new HASH entry's writer loaded, which
+# writer wrote it, and the (number of assigners, assigners) whose keys that writer held.
 BASE_KEY = "hash_index_base"
 WRITER_KEY = "hash_index_writer"
+SLICES_KEY = "hash_index_slices"
 
 
 @dataclass(frozen=True)
@@ -169,11 +178,12 @@ class HashIndexChange:
     deleted: IndexManifestEntry | None
     base: tuple[str, ...] | None
     writer: str = ""
+    slices: tuple[int, tuple[int, ...]] = (1, (0,))
 
     def entries_added(self) -> tuple[IndexManifestEntry, ...]:
-        """The new entry, carrying base and writer in its (never written) ``extra`` for the commit
-        check."""
-        extra: dict[str, object] = {**self.added.extra, WRITER_KEY: self.writer}
+        """The new entry, carrying base, writer and slices in its (never written) ``extra`` for
+        the commit check."""
+        extra: dict[str, object] = {**self.added.extra, WRITER_KEY: self.writer, SLICES_KEY: self.slices}
         if self.base is not None:
             extra[BASE_KEY] = self.base
         return (replace(self.added, extra=extra),)
@@ -187,13 +197,18 @@ class BucketAssigner:
 
     ``assign(partition_bytes, key_hashes)`` returns the bucket of each key; :meth:`prepare_commit`
     writes the changed buckets' index files. With ``ignore_existing`` (an overwrite) the existing
-    index is not loaded: the overwritten partitions start empty.
+    index is not loaded: the overwritten partitions start empty. ``num_assigners`` (a Spark write)
+    fixes N; the caller routes every key of a slice to one writer (:meth:`owns` then tells which
+    buckets this writer may compact).
     """
 
-    def __init__(self, table: Table, ignore_existing: bool = False) -> None:
+    def __init__(self, table: Table, ignore_existing: bool = False, num_assigners: int | None = None) -> None:
         self.table = table
         self.ignore_existing = ignore_existing
         self.options = DynamicBucketOptions.of(table.core_options)
+        self.distributed = num_assigners is not None
+        if num_assigners is not None:
+            self.options = replace(self.options, num_assigners=max(int(num_assigners), 1))
         self._snapshot: Snapshot | None = None
         self._loaded = False
         self._index_entries: dict[bytes, dict[int, IndexManifestEntry]] = {}
@@ -220,14 +235,15 @@ class BucketAssigner:
                 self._data_buckets.setdefault(e.partition, set()).add(e.bucket)
 
     def _partition(self, partition: bytes) -> _PartitionIndex:
+        """The partition's index with no slice loaded yet (bucket counts from the index entries)."""
         index = self._partitions.get(partition)
         if index is not None:
             return index
         self._load_snapshot()
+        start = _assigner_start(partition, self.options.num_assigners)
+        empty = np.empty(0, np.int32)
         if self.ignore_existing:
-            index = _PartitionIndex(
-                np.empty(0, np.int32), np.empty(0, np.int32), {}, {}, base_names=None
-            )
+            index = _PartitionIndex(empty, empty, {}, {}, base_names=None, start=start)
             self._partitions[partition] = index
             return index
         entries = self._index_entries.get(partition, {})
@@ -240,17 +256,32 @@ class BucketAssigner:
                 "by a writer that does not maintain dynamic-bucket indexes); nothing was written. "
                 "Rewrite the partition (INSERT OVERWRITE) before writing to it incrementally"
             )
-        hashes: list[npt.NDArray[np.int32]] = []
-        buckets: list[npt.NDArray[np.int32]] = []
-        counts: dict[int, int] = {}
-        for bucket, e in sorted(entries.items()):
+        counts = {bucket: int(e.row_count) for bucket, e in entries.items()}
+        names = frozenset(e.file_name for e in entries.values())
+        index = _PartitionIndex(empty, empty, counts, dict(entries), names, start=start)
+        self._partitions[partition] = index
+        return index
+
+    def _assigners(self, index: _PartitionIndex, hashes: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
+        return _assigner_ids(index.start, hashes, self.options.num_assigners)
+
+    def _load_slices(self, index: _PartitionIndex, slices: set[int]) -> None:
+        """Add the keys of ``slices`` to the loaded index, one HASH file at a time (memory: the
+        loaded slices plus one file)."""
+        index.slices |= slices
+        if index.base_names is None or not index.entries:
+            return
+        wanted = np.array(sorted(slices), dtype=np.int64)
+        hashes: list[npt.NDArray[np.int32]] = [index.hashes]
+        buckets: list[npt.NDArray[np.int32]] = [index.buckets]
+        for bucket, e in sorted(index.entries.items()):
             path = index_file_path(self.table, e)
             h = decode_hash_index(self.table.file_io.read_bytes(path), path)
+            if len(slices) < self.options.num_assigners:
+                h = h[np.isin(self._assigners(index, h), wanted)]
             hashes.append(h)
             buckets.append(np.full(len(h), bucket, dtype=np.int32))
-            counts[bucket] = len(h)
-        all_h = np.concatenate(hashes) if hashes else np.empty(0, np.int32)
-        all_b = np.concatenate(buckets) if buckets else np.empty(0, np.int32)
+        all_h, all_b = np.concatenate(hashes), np.concatenate(buckets)
         order = np.argsort(all_h, kind="stable")
         all_h, all_b = all_h[order], all_b[order]
         if len(all_h) > 1:
@@ -258,9 +289,17 @@ class BucketAssigner:
             # index written by someone else): Paimon's loader keeps the last file read; so do we.
             last = np.append(all_h[1:] != all_h[:-1], True)
             all_h, all_b = all_h[last], all_b[last]
-        index = _PartitionIndex(all_h, all_b, counts, dict(entries), frozenset(e.file_name for e in entries.values()))
-        self._partitions[partition] = index
-        return index
+        index.hashes, index.buckets = all_h, all_b
+
+    def owns(self, partition: bytes, bucket: int) -> bool:
+        """Whether this writer is the one that may add keys to, rewrite the index of and compact
+        ``bucket``: always in one process; in a Spark write, the writer holding the bucket's
+        assigner slice (others only add level-0 files updating keys the bucket already holds)."""
+        if not self.distributed:
+            return True
+        with self._lock:
+            index = self._partitions.get(partition)
+            return index is not None and bucket % self.options.num_assigners in index.slices
 
     def _where(self, partition: bytes) -> str:
         codec = self.table.partition_codec
@@ -291,6 +330,9 @@ class BucketAssigner:
                 return np.empty(0, dtype=np.int32)
             # One sort of the batch: sorted distinct hashes look up fast in the sorted index.
             uniq, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+            missing = set(np.unique(self._assigners(index, uniq)).tolist()) - index.slices
+            if missing:
+                self._load_slices(index, missing)
             buckets = np.empty(len(uniq), dtype=np.int32)
             found = np.zeros(len(uniq), dtype=bool)
             if len(index.hashes):
@@ -303,20 +345,14 @@ class BucketAssigner:
                 buckets[stream] = self._place(index, partition, uniq[stream])
                 new_hashes, new_buckets = uniq[new_at], buckets[new_at]  # still sorted
                 index.hashes, index.buckets = _merge_sorted(index.hashes, index.buckets, new_hashes, new_buckets)
-                index.changed.update(np.flatnonzero(np.bincount(new_buckets)).tolist())
+                for b in np.unique(new_buckets).tolist():
+                    index.added.setdefault(int(b), []).append(new_hashes[new_buckets == b])
             return buckets[inverse.reshape(-1)]
 
     def _place(self, index: _PartitionIndex, partition: bytes, new: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         """Buckets for hashes not in the index yet, in stream order (Paimon's PartitionIndex)."""
-        opts = self.options
-        n = opts.num_assigners
         out = np.empty(len(new), dtype=np.int32)
-        if n == 1:
-            assigners = np.zeros(len(new), dtype=np.int64)
-        else:
-            # BucketAssigner.computeAssigner with as many channels as assigners.
-            start = abs(int(np.fmod(np.int64(hash_bytes(partition[4:])), n))) if len(partition) > 4 else 0
-            assigners = (start + np.abs(np.fmod(new.astype(np.int64), n))) % n
+        assigners = self._assigners(index, new)
         for a in np.unique(assigners).tolist():
             rows = np.flatnonzero(assigners == a)
             out[rows] = self._place_for(index, partition, int(a), new[rows])
@@ -371,35 +407,61 @@ class BucketAssigner:
 
     # -- commit ------------------------------------------------------------------------------------
     def prepare_commit(self) -> dict[tuple[bytes, int], HashIndexChange]:
-        """Write a new index file for every bucket that got new keys since the last call."""
+        """Write a new index file for every bucket that got new keys since the last call: the
+        bucket's current file (every slice's keys) plus the new hashes, one bucket at a time."""
         table = self.table
+        n = self.options.num_assigners
         changes: dict[tuple[bytes, int], HashIndexChange] = {}
         with self._lock:
             for partition, index in self._partitions.items():
-                if not index.changed:
+                if not index.added:
                     continue
                 base = tuple(sorted(index.base_names)) if index.base_names is not None else None
-                for bucket in sorted(index.changed):
-                    hashes = index.hashes[index.buckets == bucket]
+                slices = (n, tuple(sorted(index.slices)))
+                mine: dict[int, HashIndexChange] = {}
+                for bucket in sorted(index.added):
+                    parts = index.added[bucket]
+                    old = index.entries.get(bucket)
+                    if old is not None:
+                        path = index_file_path(table, old)
+                        parts = [decode_hash_index(table.file_io.read_bytes(path), path), *parts]
+                    hashes = np.unique(np.concatenate(parts))
                     data = encode_hash_index(hashes)
                     name = index_file_name()
                     table.file_io.write_bytes(f"{index_dir(table)}/{name}", data)
                     entry = IndexManifestEntry(
                         FileKind.ADD, partition, bucket, HASH_INDEX, name, len(data), len(hashes)
                     )
-                    changes[(partition, bucket)] = HashIndexChange(
-                        entry, index.entries.get(bucket), base, self._token
-                    )
+                    mine[bucket] = HashIndexChange(entry, old, base, self._token, slices)
+                    changes[(partition, bucket)] = mine[bucket]
                 # Once committed, the new files are this writer's base for its next commit.
-                for (p, bucket), change in changes.items():
-                    if p == partition:
-                        index.entries[bucket] = change.added
+                for bucket, change in mine.items():
+                    index.entries[bucket] = change.added
                 if index.base_names is not None:
-                    gone = {c.deleted.file_name for (p, _), c in changes.items() if p == partition and c.deleted}
-                    added = {c.added.file_name for (p, _), c in changes.items() if p == partition}
-                    index.base_names = (index.base_names - gone) | added
-                index.changed.clear()
+                    gone = {c.deleted.file_name for c in mine.values() if c.deleted}
+                    index.base_names = (index.base_names - gone) | {c.added.file_name for c in mine.values()}
+                index.added.clear()
         return changes
+
+
+def _assigner_start(partition: bytes, num_assigners: int) -> int:
+    """BucketAssigner.computeAssigner's offset of a partition, ``|partition hash % N|`` (0 for an
+    unpartitioned table)."""
+    if len(partition) <= 4:
+        return 0
+    return abs(int(np.fmod(np.int64(hash_bytes(partition[4:])), num_assigners)))
+
+
+def _assigner_ids(start: int, hashes: npt.NDArray[np.int32], num_assigners: int) -> npt.NDArray[np.int64]:
+    if num_assigners == 1:
+        return np.zeros(len(hashes), dtype=np.int64)
+    return (start + np.abs(np.fmod(np.asarray(hashes).astype(np.int64), num_assigners))) % num_assigners
+
+
+def assigner_ids(partition: bytes, key_hashes: npt.NDArray[np.int32], num_assigners: int) -> npt.NDArray[np.int64]:
+    """Paimon's assigner of each key hash of ``partition`` with N assigners (and as many channels):
+    ``(|partition hash % N| + |key hash % N|) % N``; it owns the buckets ``b % N`` equal to it."""
+    return _assigner_ids(_assigner_start(partition, num_assigners), key_hashes, num_assigners)
 
 
 def _merge_sorted(
@@ -435,50 +497,65 @@ def split_index_entries(
     )
 
 
-def hash_index_bases(added: Iterable[IndexManifestEntry]) -> dict[bytes, frozenset[str]]:
-    """Partition -> the HASH files its writer based this commit's new HASH entries on."""
-    out: dict[bytes, frozenset[str]] = {}
-    for e in added:
-        base = e.extra.get(BASE_KEY) if e.index_type == HASH_INDEX else None
-        if isinstance(base, tuple):
-            out[e.partition] = frozenset(str(n) for n in base)
-    return out
-
-
 def check_hash_index_conflicts(
     table: Table, index_added: Sequence[IndexManifestEntry], index_live: Sequence[IndexManifestEntry] | None
 ) -> None:
-    """Refuse a commit changing a partition's hash index that another commit changed since this
-    writer loaded it (both may have put one new key into two buckets)."""
+    """Refuse a commit whose new HASH entries could hold one key in two buckets: two writers that
+    assigned new keys of the same assigner slice of a partition (or with different numbers of
+    assigners), two new index files for one bucket, or a partition's index changed by another
+    commit since a writer loaded it."""
     codec = table.partition_codec
-    writers: dict[bytes, set[object]] = defaultdict(set)
+
+    def where(partition: bytes) -> str:
+        return f"partition {codec.to_dict(partition)}" if codec.is_partitioned else "the table"
+
+    writers: dict[bytes, dict[object, object]] = defaultdict(dict)
+    buckets: set[tuple[bytes, int]] = set()
+    twice: tuple[bytes, int] | None = None
     for e in index_added:
-        if e.index_type == HASH_INDEX:
-            writers[e.partition].add(e.extra.get(WRITER_KEY))
-    for partition, ids in writers.items():
-        if len(ids) > 1:
-            where = f"partition {codec.to_dict(partition)}" if codec.is_partitioned else "the table"
+        if e.index_type != HASH_INDEX:
+            continue
+        writers[e.partition][e.extra.get(WRITER_KEY)] = e.extra.get(SLICES_KEY)
+        if (e.partition, e.bucket) in buckets:
+            twice = (e.partition, e.bucket)
+        buckets.add((e.partition, e.bucket))
+    for partition, by_writer in writers.items():
+        if len(by_writer) < 2:
+            continue
+        claims = [s for s in by_writer.values() if isinstance(s, tuple)]
+        seen: set[int] = set()
+        disjoint = len(claims) == len(by_writer) and len({c[0] for c in claims}) == 1
+        for _, held in claims if disjoint else ():
+            if seen & set(held):
+                disjoint = False
+            seen |= set(held)
+        if not disjoint:
             raise CommitConflictError(
-                f"table {table.identifier}: {len(ids)} writers assigned dynamic buckets to new keys of "
-                f"{where} in one commit; each could have put the same key into a different bucket. "
-                "Route each partition's rows to one writer (Paimon shuffles by partition and key "
-                "hash); this commit was abandoned and the table is unchanged"
+                f"table {table.identifier}: {len(by_writer)} writers assigned dynamic buckets to new keys "
+                f"of the same key-hash slice of {where(partition)} in one commit; each could have put "
+                "the same key into a different bucket. Route each partition's slice of the key hashes "
+                "to one writer (Paimon shuffles by partition and key hash); this commit was abandoned "
+                "and the table is unchanged"
             )
-    bases: Mapping[bytes, frozenset[str]] = hash_index_bases(index_added)
-    if not bases:
-        return
+    if twice is not None:
+        raise CommitConflictError(
+            f"table {table.identifier}: two writers of this commit rewrote the dynamic-bucket index "
+            f"of bucket {twice[1]} of {where(twice[0])}; each could have put a key into another "
+            "bucket. Route each assigner slice to one writer; this commit was abandoned and the "
+            "table is unchanged"
+        )
     current: dict[bytes, set[str]] = defaultdict(set)
     for e in index_live or ():
         if e.index_type == HASH_INDEX:
             current[e.partition].add(e.file_name)
-    for partition, base in bases.items():
-        if current.get(partition, set()) != set(base):
-            where = f"partition {codec.to_dict(partition)}" if codec.is_partitioned else "the table"
+    for e in index_added:
+        base = e.extra.get(BASE_KEY) if e.index_type == HASH_INDEX else None
+        if isinstance(base, tuple) and current.get(e.partition, set()) != {str(n) for n in base}:
             raise CommitConflictError(
-                f"table {table.identifier}: another writer changed the dynamic-bucket index of {where} "
-                "while this write assigned buckets to new keys (Paimon allows one writer at a time on "
-                "a dynamic-bucket table); this commit was abandoned and the table is unchanged. Retry "
-                "the write"
+                f"table {table.identifier}: another writer changed the dynamic-bucket index of "
+                f"{where(e.partition)} while this write assigned buckets to new keys (Paimon allows one "
+                "writer at a time on a dynamic-bucket table); this commit was abandoned and the table "
+                "is unchanged. Retry the write"
             )
 
 

@@ -152,6 +152,7 @@ class TableRead:
             table.schema(),
             columns,
             self.batch_rows,
+            expected_rows=f.row_count,
         )
         for kv in batches:
             n = kv.num_rows

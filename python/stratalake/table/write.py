@@ -80,6 +80,9 @@ class TableWrite(BaseTableWrite):
         # Set for an overwrite (Paimon's withIgnorePreviousFiles): the old files are about to go,
         # so compaction must not build on them (nor fail on their removal by the overwrite).
         self.ignore_previous_files = False
+        # Set by a Spark write of a dynamic-bucket table: the number of assigner slices Spark
+        # clustered the rows by; this writer then holds only its slices' keys (dynamic_bucket.py).
+        self.dynamic_assigners: int | None = None
         self._full_compaction: bool | None = None
         self._data_namer = FileNamer("data")
         self._changelog_namer = FileNamer("changelog")
@@ -190,7 +193,9 @@ class TableWrite(BaseTableWrite):
         if self._num_buckets == DYNAMIC_BUCKET:
             if self._assigner is None:
                 # An overwrite starts the partitions it replaces from an empty index.
-                self._assigner = BucketAssigner(self.table, ignore_existing=self.ignore_previous_files)
+                self._assigner = BucketAssigner(
+                    self.table, ignore_existing=self.ignore_previous_files, num_assigners=self.dynamic_assigners
+                )
             return self._assigner.assign_rows(rows)
         if self._num_buckets == 1:
             return np.zeros(rows.num_rows, dtype=np.int64)
@@ -291,7 +296,7 @@ class TableWrite(BaseTableWrite):
         # Raw input becomes mergeable partial results (e.g. `count` columns -> 1/0) before the fold.
         folded = merge_kv(prepare_input(kv, table.merge_context), table.merge_context)
         del kv  # the raw buffer is folded: free it before the fold's rows are written
-        if buf.manager is not None and buf.manager.options.needs_lookup:
+        if buf.manager is not None and buf.manager.options.needs_lookup and self._owns(buf):
             direct = buf.manager.write_new_run(folded, estimated_size=max(folded.nbytes // 4, 1))
             if direct is not None:
                 # Merged with the old values and written at its compaction's output level; the
@@ -339,11 +344,20 @@ class TableWrite(BaseTableWrite):
             self._written += [f"{directory}/{f.file_name}" for f in files]
         self._added_level0(buf, files)
 
+    def _owns(self, buf: _BucketBuffer) -> bool:
+        """Whether this writer may compact the bucket: always, except in a distributed dynamic-bucket
+        write, where only the bucket's owner slice does; other writers of the bucket (updating keys
+        of their own slices that it already holds) only add level-0 files, whose keys are disjoint
+        from every other writer's, so their merge order does not matter."""
+        return self._assigner is None or self._assigner.owns(buf.partition, buf.bucket)
+
     def _added_level0(self, buf: _BucketBuffer, files: Sequence[DataFileMeta]) -> None:
         if buf.manager is not None:
             # As Paimon's writers: new level-0 files may trigger a compaction of the bucket.
             for f in files:
                 buf.manager.add_new_file(f)
+            if not self._owns(buf):
+                return
             self._compact(buf, full=False)
             # num-sorted-run.stop-trigger: with that many runs, compact before buffering more
             # (Paimon's writer waits for its compaction; ours runs inline).
@@ -393,7 +407,7 @@ class TableWrite(BaseTableWrite):
         level 0 (whose changelog is produced by that compaction)."""
         self._flush(buf)
         manager = buf.manager
-        if manager is None:
+        if manager is None or not self._owns(buf):
             return
         if full:
             self._compact(buf, full=True)

@@ -111,9 +111,13 @@ class BucketFiles:
             from stratalake.io import LocalFileIO
 
             return read_kv_file(
-                LocalFileIO(), self.local_path(path), self.schema_of(f.schema_id), self.schema
+                LocalFileIO(),
+                self.local_path(path),
+                self.schema_of(f.schema_id),
+                self.schema,
+                expected_rows=f.row_count,
             )
-        return read_kv_file(self.file_io, path, self.schema_of(f.schema_id), self.schema)
+        return read_kv_file(self.file_io, path, self.schema_of(f.schema_id), self.schema, expected_rows=f.row_count)
 
     def read_all(self, files: Iterable[DataFileMeta], levels: bool = False) -> pa.Table:
         """Files concatenated oldest first (see :func:`sort_runs`); with ``levels``, each row also
@@ -141,10 +145,11 @@ class BucketFiles:
                 self.schema,
                 None,
                 self.batch_rows,
+                expected_rows=f.row_count,
             )
             return
         yield from iter_kv_file(
-            self.file_io, path, self.schema_of(f.schema_id), self.schema, None, self.batch_rows
+            self.file_io, path, self.schema_of(f.schema_id), self.schema, None, self.batch_rows, f.row_count
         )
 
     def iter_live(self, f: DataFileMeta, levels: bool = False) -> Iterator[pa.Table]:

@@ -42,6 +42,7 @@ final class StrataLakeWriteBuilder
   static final String MODE = "stratalake.write.mode";
   static final String STATIC_PARTITION = "stratalake.write.static-partition";
   static final String QUERY_ID = "stratalake.write.query-id";
+  static final String DYNAMIC_ASSIGNERS = "stratalake.write.dynamic-assigners";
 
   private final StrataLakeTable table;
   private final LogicalWriteInfo info;
@@ -138,13 +139,37 @@ final class StrataLakeWriteBuilder
     if (staticPartition != null) {
       options.put(STATIC_PARTITION, staticPartition);
     }
+    JsonNode spec = table.writeDistribution();
+    int assigners = numAssigners(spec);
+    if (assigners > 0) {
+      options.put(DYNAMIC_ASSIGNERS, Integer.toString(assigners));
+    }
     LogicalWriteInfo withOptions = new WriteInfo(info, new CaseInsensitiveStringMap(options));
     WriteBuilder python =
         ((SupportsWrite) StrataLakeTable.pythonTable(info.schema())).newWriteBuilder(withOptions);
     if (!"append".equals(mode)) {
       python = ((SupportsTruncate) python).truncate();
     }
-    return new ClusteredWrite(python.build(), clustering());
+    return new ClusteredWrite(python.build(), clustering(spec, assigners));
+  }
+
+  /**
+   * Dynamic-bucket tables: the number of assigner slices, fixed here at planning time (a
+   * streaming query keeps it for every micro-batch): the table's
+   * dynamic-bucket.assigner-parallelism, else the session's shuffle partitions (Paimon's Spark
+   * writer takes Spark's parallelism), capped as Python says (initial-buckets, max-buckets).
+   * 0 for other tables.
+   */
+  private static int numAssigners(JsonNode spec) {
+    if (spec == null || !"dynamic".equals(spec.path("kind").asText())) {
+      return 0;
+    }
+    int n = spec.path("num_assigners").asInt(0);
+    if (n <= 0) {
+      n = org.apache.spark.sql.internal.SQLConf.get().numShufflePartitions();
+    }
+    int cap = spec.path("max_assigners").asInt(Integer.MAX_VALUE);
+    return Math.max(1, Math.min(n, cap));
   }
 
   /**
@@ -154,12 +179,26 @@ final class StrataLakeWriteBuilder
    * (bridge_handlers.write_distribution); clustering by a subset still satisfies it, since rows
    * that agree on all expressions agree on any subset.
    */
-  private Expression[] clustering() {
-    JsonNode spec = table.writeDistribution();
+  private Expression[] clustering(JsonNode spec, int assigners) {
     String kind = spec == null ? "columns" : spec.path("kind").asText("columns");
     List<Expression> out = new ArrayList<>();
     switch (kind) {
       case "none":
+        break;
+      case "dynamic":
+        // Paimon's assigner slice of the trimmed key's hash, |hash % N|: a task holds whole
+        // slices and assigns their keys (dynamic_bucket.py); the partition columns make the
+        // slice per partition, as Paimon's assigner id is.
+        for (String p : StrataLakeCatalog.toList(spec.get("partition_keys"))) {
+          out.add(Expressions.column(p));
+        }
+        List<Expression> slice = new ArrayList<>();
+        slice.add(Expressions.literal(assigners));
+        slice.add(Expressions.literal(spec.get("compact_mask").asInt()));
+        for (String k : StrataLakeCatalog.toList(spec.get("bucket_keys"))) {
+          slice.add(Expressions.column(k));
+        }
+        out.add(Expressions.apply(BucketFunction.WRITE_NAME, slice.toArray(new Expression[0])));
         break;
       case "bucket":
       case "partition":

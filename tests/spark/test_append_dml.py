@@ -52,7 +52,9 @@ class Model:
 
     def rows(self) -> list[tuple[int, int, int]]:
         order = np.argsort(self.ids)
-        return list(zip(self.ids[order].tolist(), self.g[order].tolist(), self.v[order].tolist(), strict=True))
+        return list(
+            zip(self.ids[order].tolist(), self.g[order].tolist(), self.v[order].tolist(), strict=True)
+        )
 
 
 def _read(spark: Any, t: str) -> list[tuple[int, int, int]]:
@@ -75,9 +77,7 @@ def test_random_dml_follows_a_model(multi_task: Any, db: str, warehouse: Path, o
     spark = multi_task
     t = f"{db}.events"
     spark.sql(f"CREATE TABLE {t} (id BIGINT, g INT, v BIGINT) TBLPROPERTIES ({options})")
-    spark.sql(
-        f"INSERT INTO {t} SELECT id, CAST(id % 13 AS INT), id * 2 FROM range(0, {ROWS}, 1, 4)"
-    )
+    spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 13 AS INT), id * 2 FROM range(0, {ROWS}, 1, 4)")
     ids = np.arange(ROWS, dtype=np.int64)
     model = Model(ids, (ids % 13).astype(np.int64), ids * 2)
     table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.events")
@@ -136,3 +136,36 @@ def test_random_dml_follows_a_model(multi_task: Any, db: str, warehouse: Path, o
     table = table.refresh()
     assert not live_index_entries(table, table.latest_snapshot())
     assert _read(spark, t) == model.rows()
+
+
+def test_failed_statements_leave_the_table_unchanged_and_odd_conditions_work(spark: Any, db: str) -> None:
+    t = f"{db}.e"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, s STRING) TBLPROPERTIES ('deletion-vectors.enabled' = 'true')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (2, 'b'), (3, 'c')")
+
+    def rows() -> list[tuple[Any, ...]]:
+        return sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {t}").collect())
+
+    def snapshots() -> int:
+        return int(spark.sql(f"SELECT count(*) FROM {db}.`e$snapshots`").collect()[0][0])
+
+    # Duplicated rows are separate rows: an UPDATE changes both.
+    spark.sql(f"UPDATE {t} SET s = upper(s) WHERE id = 2")
+    assert rows() == [(1, "a"), (2, "B"), (2, "B"), (3, "c")]
+    # Two source rows matching one target row: Spark's cardinality check fails the statement.
+    n = snapshots()
+    with pytest.raises(Exception, match="MERGE_CARDINALITY_VIOLATION|matched"):
+        spark.sql(
+            f"MERGE INTO {t} USING (SELECT 1 AS id UNION ALL SELECT 1) s ON {t}.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET s = 'x'"
+        )
+    assert snapshots() == n and rows() == [(1, "a"), (2, "B"), (2, "B"), (3, "c")]
+    # A failing expression in an UPDATE fails its tasks: nothing is committed.
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(f"UPDATE {t} SET s = raise_error('boom') WHERE id = 3")
+    assert snapshots() == n and rows() == [(1, "a"), (2, "B"), (2, "B"), (3, "c")]
+    # A condition reading no column of the table: the scan reads only the row ids.
+    spark.sql(f"DELETE FROM {t} WHERE (SELECT count(*) FROM range(3)) = 3 AND id IN (SELECT 1)")
+    assert rows() == [(2, "B"), (2, "B"), (3, "c")]
+    spark.sql(f"DELETE FROM {t} WHERE (SELECT count(*) FROM range(3)) = 3")
+    assert rows() == [] and snapshots() == n + 2

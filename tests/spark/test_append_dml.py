@@ -154,7 +154,7 @@ def test_failed_statements_leave_the_table_unchanged_and_odd_conditions_work(spa
     assert rows() == [(1, "a"), (2, "B"), (2, "B"), (3, "c")]
     # Two source rows matching one target row: Spark's cardinality check fails the statement.
     n = snapshots()
-    with pytest.raises(Exception, match="MERGE_CARDINALITY_VIOLATION|matched"):
+    with pytest.raises(Exception, match=r"MERGE_CARDINALITY_VIOLATION|matched"):
         spark.sql(
             f"MERGE INTO {t} USING (SELECT 1 AS id UNION ALL SELECT 1) s ON {t}.id = s.id "
             "WHEN MATCHED THEN UPDATE SET s = 'x'"

@@ -194,3 +194,18 @@ def test_deletes_from_several_tasks_merge_per_file(cat: stratalake.Catalog) -> N
     c.add_batch(pa.array([name]), pa.array([2], pa.int64()), pa.array([snap.id + 5], pa.int64()))
     with pytest.raises(CommitConflictError, match="snapshots"):
         a.merge(c)
+
+
+def test_system_tables_honour_deletion_vectors(cat: stratalake.Catalog) -> None:
+    from stratalake.table.system_tables import system_table
+
+    t = cat.create_table(
+        "db.s", schema=SCHEMA, partition_keys=["dt"], options={"deletion-vectors.enabled": "true"}
+    )
+    t.write(_table([(i, i % 3, "x") for i in range(100)]))
+    apply_changes(t, matching_positions(t, _pred(field("id") < 30)))
+    audit = system_table(t, "audit_log")
+    assert audit.num_rows == 70 and set(audit.column("rowkind").to_pylist()) == {"+I"}
+    assert sorted(system_table(t, "ro").column("id").to_pylist()) == list(range(30, 100))
+    partitions = system_table(t, "partitions").to_pylist()
+    assert [(p["record_count"], p["deleted_record_count"]) for p in partitions] == [(100, 30)]

@@ -328,7 +328,7 @@ class StrataLakeWriter(DataSourceArrowWriter):
         for batch in iterator:
             for rows in split_changes(batch, row_kind, deletes):
                 writer.write(rows)
-        return StrataLakeCommitMessage(writer.prepare_commit(), deletes)
+        return StrataLakeCommitMessage(writer.prepare_commit(), deletes.compact())
 
     def _messages(self, messages: list[WriterCommitMessage | None]) -> list[Any]:
         out: list[Any] = []

@@ -59,7 +59,7 @@ class RowDeletes:
     """Deleted row positions by data file name, from one task (picklable), all read at one snapshot."""
 
     snapshot_id: int | None = None
-    positions: dict[str, list[Positions]] = field(default_factory=dict)
+    positions: dict[str, list[npt.NDArray[np.integer]]] = field(default_factory=dict)
 
     def add_batch(
         self,
@@ -77,7 +77,8 @@ class RowDeletes:
             self._snapshot(int(s))
         names = pa.chunked_array([files]).combine_chunks().dictionary_encode()
         codes = names.indices.to_numpy(zero_copy_only=False)
-        values = np.asarray(pa.chunked_array([pos]).to_numpy(zero_copy_only=False), dtype=np.int64)
+        # Positions in a file are below 2**31 (deletion vectors' range): 4 bytes each on the wire.
+        values = np.asarray(pa.chunked_array([pos]).to_numpy(zero_copy_only=False), dtype=np.uint32)
         order = np.argsort(codes, kind="stable")
         codes, values = codes[order], values[order]
         bounds = np.flatnonzero(np.diff(codes)) + 1
@@ -103,8 +104,13 @@ class RowDeletes:
             )
         self.snapshot_id = snapshot_id
 
+    def compact(self) -> RowDeletes:
+        """One sorted, distinct array per file (before pickling a task's deletes to the driver)."""
+        self.positions = {n: [np.unique(np.concatenate(p))] for n, p in self.positions.items() if p}
+        return self
+
     def by_file(self) -> dict[str, Positions]:
-        return {n: np.unique(np.concatenate(p)) for n, p in self.positions.items() if p}
+        return {n: np.unique(np.concatenate(p)).astype(np.int64) for n, p in self.positions.items() if p}
 
 
 def _matching(rows: pa.Table, predicate: Predicate, offset: int) -> Positions:

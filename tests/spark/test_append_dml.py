@@ -171,11 +171,17 @@ def test_failed_statements_leave_the_table_unchanged_and_odd_conditions_work(spa
     with pytest.raises(Exception, match="boom"):
         spark.sql(f"UPDATE {t} SET s = raise_error('boom') WHERE id = 3")
     assert snapshots() == n and rows() == [(1, "a"), (2, "B"), (2, "B"), (3, "c")]
+    # NOT MATCHED BY SOURCE clauses.
+    spark.sql(
+        f"MERGE INTO {t} USING (SELECT 2 AS id) s ON {t}.id = s.id "
+        f"WHEN NOT MATCHED BY SOURCE AND {t}.id = 3 THEN UPDATE SET s = 'nbs'"
+    )
+    assert rows() == [(1, "a"), (2, "B"), (2, "B"), (3, "nbs")]
     # A condition reading no column of the table: the scan reads only the row ids.
     spark.sql(f"DELETE FROM {t} WHERE (SELECT count(*) FROM range(3)) = 3 AND id IN (SELECT 1)")
-    assert rows() == [(2, "B"), (2, "B"), (3, "c")]
+    assert rows() == [(2, "B"), (2, "B"), (3, "nbs")]
     spark.sql(f"DELETE FROM {t} WHERE (SELECT count(*) FROM range(3)) = 3")
-    assert rows() == [] and snapshots() == n + 2
+    assert rows() == [] and snapshots() == n + 3
 
 
 @pytest.mark.parametrize("dv", ["true", "false"])

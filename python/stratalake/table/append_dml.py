@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from stratalake.exceptions import CommitConflictError
+from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
 from stratalake.expressions import Predicate, split_conjuncts
 from stratalake.lsm.data_file import FileNamer, bucket_dir
 from stratalake.spec.manifest import DataFileMeta, FileSource, ManifestEntry
@@ -225,7 +225,13 @@ def _delete_messages(table: Table, deletes: RowDeletes, written: list[str]) -> l
     if not by_file:
         return []
     assert deletes.snapshot_id is not None
-    snap = table.snapshot(deletes.snapshot_id)
+    try:
+        snap = table.snapshot(deletes.snapshot_id)
+    except SnapshotNotFoundError as e:
+        raise CommitConflictError(
+            f"table {table.identifier}: snapshot {deletes.snapshot_id}, which the statement read, expired "
+            "while it ran; nothing was committed. Re-run the statement."
+        ) from e
     entries = {e.file.file_name: e for e in table.live_entries(snap)}
     missing = sorted(set(by_file) - set(entries))
     if missing:

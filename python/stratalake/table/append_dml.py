@@ -227,11 +227,11 @@ def _delete_messages(table: Table, deletes: RowDeletes, written: list[str]) -> l
     assert deletes.snapshot_id is not None
     try:
         snap = table.snapshot(deletes.snapshot_id)
-    except SnapshotNotFoundError as e:
+    except SnapshotNotFoundError as missing_snapshot:
         raise CommitConflictError(
             f"table {table.identifier}: snapshot {deletes.snapshot_id}, which the statement read, expired "
             "while it ran; nothing was committed. Re-run the statement."
-        ) from e
+        ) from missing_snapshot
     entries = {e.file.file_name: e for e in table.live_entries(snap)}
     missing = sorted(set(by_file) - set(entries))
     if missing:

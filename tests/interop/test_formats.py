@@ -169,23 +169,19 @@ def test_stratalake_created_orc_table_read_by_pypaimon(warehouse: Path) -> None:
 # -- tables stratalake recognises but does not support yet ---------------------------------------
 
 
-def test_pypaimon_append_table_with_deletion_vectors_is_listed_described_and_refused(warehouse: Path) -> None:
+def test_pypaimon_append_table_with_deletion_vectors_is_read_written_and_compacted(warehouse: Path) -> None:
     paimon_create_table(
         warehouse, "db.events", SCHEMA, [], options={"bucket": "-1", "deletion-vectors.enabled": "true"}
     )
     paimon_write(warehouse, "db.events", batch(make_rows(range(5), 1)))
     cat = stratalake.Catalog(str(warehouse))
-    assert "events" in cat.list_tables("db")
     t = cat.get_table("db.events")
-    assert t.schema().field_names == tuple(SCHEMA.names)
-    assert t.unsupported_features
-    message = "table db.events is an append table with 'deletion-vectors.enabled'='true'"
-    with pytest.raises(UnsupportedError, match=message):
-        t.read()
-    with pytest.raises(UnsupportedError, match=message):
-        t.write(batch(make_rows([1], 2)))
-    with pytest.raises(UnsupportedError, match=message):
-        t.compact(full=True)
+    assert not t.unsupported_features  # append tables with deletion vectors are supported
+    t.write(batch(make_rows([7], 2)))
+    t = t.refresh()
+    assert t.read().num_rows == 6
+    t.compact(full=True)
+    assert paimon_read(warehouse, "db.events").num_rows == 6
 
 
 def test_pypaimon_table_with_unsupported_option_is_refused_by_name(warehouse: Path) -> None:

@@ -183,7 +183,7 @@ def test_schema_evolution_reads_old_files(cat: stratalake.Catalog) -> None:
 def test_copy_on_write_delete(cat: stratalake.Catalog) -> None:
     from stratalake.exceptions import CommitConflictError
     from stratalake.expressions import to_predicate
-    from stratalake.table.append_delete import delete_rows
+    from stratalake.table.append_dml import delete_rows
 
     t = cat.create_table("db.e", schema=SCHEMA, partition_keys=["dt"])
     model = [(i, None if i % 4 == 0 else "abc"[i % 3], "d1" if i < 10 else "d2") for i in range(20)]

@@ -41,7 +41,6 @@ def test_supported_tables_have_no_problems() -> None:
 @pytest.mark.parametrize(
     ("options", "primary_keys", "named"),
     [
-        ({"deletion-vectors.enabled": "true"}, (), "append table with 'deletion-vectors.enabled'='true'"),
         ({"bucket": "-2"}, ("id",), "'bucket'='-2'"),
         ({"file.format": "lance"}, ("id",), "'lance' ('file.format')"),
         ({"file.format.per.level": "0:vortex"}, ("id",), "'vortex' ('file.format.per.level')"),

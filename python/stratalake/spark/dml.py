@@ -7,8 +7,8 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
   (:func:`delete_where`): ``DELETE FROM t`` truncates, a condition on partition columns only drops
   the matching partitions (an OVERWRITE commit, no data file is rewritten), and equalities on the
   whole primary key write ``-D`` records for exactly those keys without scanning the table; on
-  append tables any such condition rewrites the files holding matching rows (copy-on-write,
-  ``table/append_delete.py``);
+  append tables any such condition deletes the matching rows' positions (deletion vectors, or
+  copy-on-write of their files: ``table/append_dml.py``) without Spark's row-level plan;
 - which stored values a ``-D`` record must carry (:func:`delete_filler`): on a table with
   ``sequence.field`` a retraction is ordered by its sequence-field values like any record, so a
   key-only ``-D`` (null sequence values sort oldest) would lose to the row it deletes. As Paimon,
@@ -52,10 +52,7 @@ def update_error(table: Table) -> str | None:
     """Why UPDATE / MERGE INTO cannot run on ``table``, or None."""
     schema = table.schema()
     if not schema.primary_keys:
-        return (
-            f"table {table.identifier} is an append table (no primary key): UPDATE and MERGE INTO are not "
-            "supported on it yet (DELETE is)"
-        )
+        return None  # append tables: deleted positions plus new rows (table/append_dml.py)
     engine = table.core_options.merge_engine
     if engine not in (MergeEngine.DEDUPLICATE, MergeEngine.PARTIAL_UPDATE):
         return (
@@ -69,12 +66,7 @@ def delete_error(table: Table) -> str | None:
     """Why a row-level DELETE cannot run on ``table``, or None (partition drops always can)."""
     opts = table.core_options
     if not table.schema().primary_keys:
-        # Append tables delete by copy-on-write (delete_plan 'rewrite'), which needs the whole
-        # condition as column-vs-literal predicates; anything else would need a row-level plan.
-        return (
-            f"table {table.identifier} is an append table (no primary key): DELETE supports conditions "
-            "comparing columns with literals (=, <>, <, <=, >, >=, IN, IS [NOT] NULL, AND, OR, NOT)"
-        )
+        return None  # append tables: deleted positions plus new rows (table/append_dml.py)
     if opts.ignore_delete:
         return (
             f"table {table.identifier} ignores deletes ('ignore-delete'='true'), so DELETE would change "
@@ -235,7 +227,7 @@ def delete_plan(table: Table, conjuncts: Sequence[Predicate] | None) -> str | No
     if delete_error(table) is None and _point_keys(table, conjuncts) is not None:
         return "keys"
     if not table.schema().primary_keys and not table.unsupported_features:
-        return "rewrite"  # append table: copy-on-write of the files holding matching rows
+        return "rewrite"  # append table: delete the matching rows by position (append_dml)
     return None
 
 
@@ -254,7 +246,7 @@ def delete_where(table: Table, conjuncts: Sequence[Predicate]) -> int | None:
         assert keys is not None
         return _delete_keys(table, keys)
     if plan == "rewrite":
-        from stratalake.table.append_delete import delete_rows
+        from stratalake.table.append_dml import delete_rows
 
         predicate = conjunction(list(conjuncts))
         assert predicate is not None

@@ -33,6 +33,7 @@ from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.file_format import PARQUET, format_of_file
 from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
 from stratalake.spark import source_options as keys
+from stratalake.table.append_dml import ROW_ID_COLUMNS
 from stratalake.table.scan import Split, TableScan
 from stratalake.table.table import Table
 from stratalake.table.tags import tag_scan
@@ -405,12 +406,19 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
     splits = scan.plan() if predicate is not None else _limit_splits(scan.plan(), request.get("limit"))
     columns = request.get("columns")
+    row_ids = False
+    if columns is not None:
+        # Row-level DML of an append table reads each row's id too: only the Python reader
+        # produces those columns.
+        kept = [c for c in columns if c not in ROW_ID_COLUMNS]
+        row_ids = len(kept) != len(columns)
+        columns = kept
     read = table.new_read(columns=columns, filter=predicate)  # append tables read without a merge
     fraction = _read_fraction(table, read.read_columns)
 
     # Native reads (request "native", the session's switch): only scans whose filters were
     # classified with ``exact_filters(..., native=True)``, so Spark re-evaluates key filters.
-    native_cols = native_columns(table, columns) if request.get("native") else None
+    native_cols = native_columns(table, columns) if request.get("native") and not row_ids else None
     partition_exact = _partition_exact(table, request.get("filters") or []) if native_cols is not None else []
     key_of = key_decoder(table.schema()) if native_cols is not None else None
     readable: dict[int, bool] = {}

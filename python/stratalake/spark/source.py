@@ -48,6 +48,8 @@ from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
 from stratalake.spark import dml, planning
 from stratalake.spark import source_options as keys
+from stratalake.table.append_dml import ROW_ID_COLUMNS as _ROW_ID_COLUMNS
+from stratalake.table.append_read import AppendTableRead
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -209,7 +211,15 @@ class StrataLakeReader(DataSourceReader):
         columns = [f.name for f in schema.fields if f.name in names]
         limit_text = self.options.get(keys.SCAN_LIMIT)
         remaining = int(limit_text) if limit_text else None
-        for batch in table.new_read(columns=columns, filter=self._filter(table)).read_split(split):
+        read = table.new_read(columns=columns, filter=self._filter(table))
+        # Row-level DML of an append table asks for each row's id (its file and position).
+        row_ids = [f.name for f in schema.fields if f.name in _ROW_ID_COLUMNS]
+        batches: Iterable[Any] = (
+            read.read_split_with_row_ids(split)
+            if row_ids and isinstance(read, AppendTableRead)
+            else read.read_split(split)
+        )
+        for batch in batches:
             if remaining is not None:
                 if remaining <= 0:
                     return
@@ -226,6 +236,8 @@ class StrataLakeCommitMessage(WriterCommitMessage):
     """One task's commit messages (pickled by Spark between the task and the driver)."""
 
     messages: list[Any] = field(default_factory=list)
+    # Row-level DML of an append table: the rows it deletes, by data file and position.
+    deletes: Any = None
 
 
 def _static_partition(spec_json: str) -> dict[str, Any]:
@@ -301,6 +313,8 @@ class StrataLakeWriter(DataSourceArrowWriter):
         try:
             # Row-level DML sends change records: the row kind travels in a column.
             row_kind = self.options.get(keys.ROW_KIND_COLUMN)
+            if row_kind is not None and not table.schema().primary_keys:
+                return self._write_append_changes(table, writer, iterator, row_kind)
             fill = dml.delete_filler(table, row_kind)  # -D records taking the stored row's values
             for batch in iterator:
                 writer.write(batch if fill is None else fill(batch), row_kind=row_kind)
@@ -308,6 +322,22 @@ class StrataLakeWriter(DataSourceArrowWriter):
         except BaseException:
             writer.abort()
             raise
+
+    @staticmethod
+    def _write_append_changes(
+        table: Table, writer: Any, iterator: Iterator[pa.RecordBatch], row_kind: str
+    ) -> StrataLakeCommitMessage:
+        """Change records of an append table: deletes are (file, position) pairs kept for the
+        commit, the other records are new rows (table/append_dml.py)."""
+        from stratalake.table.append_dml import RowDeletes, split_changes
+
+        deletes = RowDeletes()
+        # No writer compaction: the statement's files and deletes commit as one snapshot.
+        writer.compact = False
+        for batch in iterator:
+            for rows in split_changes(batch, row_kind, deletes):
+                writer.write(rows)
+        return StrataLakeCommitMessage(writer.prepare_commit(), deletes.compact())
 
     def _messages(self, messages: list[WriterCommitMessage | None]) -> list[Any]:
         out: list[Any] = []
@@ -320,6 +350,15 @@ class StrataLakeWriter(DataSourceArrowWriter):
         table = load_table(self.options)
         msgs = self._messages(messages)
         commit = table.new_commit(self.commit_user)
+        if self.options.get(keys.ROW_KIND_COLUMN) is not None and not table.schema().primary_keys:
+            from stratalake.table.append_dml import RowDeletes, apply_changes
+
+            deletes = RowDeletes()
+            for m in messages:
+                if isinstance(m, StrataLakeCommitMessage) and m.deletes is not None:
+                    deletes.merge(m.deletes)
+            apply_changes(table, deletes, msgs, self.commit_user)  # removes its files on failure
+            return
         try:
             if self.mode == "append":
                 commit.commit(msgs)

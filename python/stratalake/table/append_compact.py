@@ -7,6 +7,11 @@ small below ``target-file-size``; files are picked, oldest first, in a sliding w
 compacts once it holds ``compaction.min.file-num`` (default 5) files adding up to the target size,
 or ``compaction.max.file-num`` (default 50) files. ``full`` rewrites every file of the bucket
 (when it holds more than one file, or a single small one).
+
+With deletion vectors, compaction applies and drops them: the rows they mark are left out of the
+new files, and the bucket's vectors of the rewritten files are dropped (its index files rewritten,
+as Paimon does). A bucket whose vectors changed since the task read them conflicts at commit. A
+file with a vector counts as small, so compaction also reclaims deleted rows.
 """
 
 from __future__ import annotations
@@ -14,23 +19,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pyarrow as pa
+
 from stratalake.lsm.data_file import FileNamer, bucket_dir
-from stratalake.spec.manifest import DataFileMeta, FileSource
+from stratalake.lsm.deletion_vector import DeletionVectorsMaintainer
+from stratalake.lsm.merge_reader import dv_keep_mask
+from stratalake.spec.manifest import DataFileMeta, FileSource, IndexManifestEntry
 from stratalake.table.append_file import AppendFileWriter, iter_append_file
 from stratalake.table.commit import CommitMessage
+from stratalake.table.index_manifest import restore_maintainer
 
 if TYPE_CHECKING:
     from stratalake.table.compact import CompactTask
     from stratalake.table.table import Table
 
 
-def pick_files(table: Table, files: Sequence[DataFileMeta], full: bool = False) -> list[DataFileMeta] | None:
+def pick_files(
+    table: Table,
+    files: Sequence[DataFileMeta],
+    full: bool = False,
+    dvs: DeletionVectorsMaintainer | None = None,
+) -> list[DataFileMeta] | None:
     """The files of one bucket to rewrite together, or None when nothing needs compacting."""
     opts = table.core_options
     target = opts.target_file_size
+
+    def size(f: DataFileMeta) -> int:  # a file with deleted rows is worth rewriting
+        return 0 if dvs is not None and dvs.has_deletion_vector(f.file_name) else f.file_size
+
     ordered = sorted(files, key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
     if full:
-        if len(ordered) > 1 or (ordered and ordered[0].file_size < target):
+        if len(ordered) > 1 or (ordered and size(ordered[0]) < target):
             return ordered
         return None
     min_num = opts.get_int("compaction.min.file-num") or 5
@@ -38,15 +58,15 @@ def pick_files(table: Table, files: Sequence[DataFileMeta], full: bool = False) 
     window: list[DataFileMeta] = []
     total = 0
     for f in ordered:
-        if f.file_size >= target:  # a big file ends the run of small ones
+        if size(f) >= target:  # a big file ends the run of small ones
             window, total = [], 0
             continue
         window.append(f)
-        total += f.file_size
+        total += size(f)
         if (total >= target and len(window) >= min_num) or len(window) >= max_num:
             return window
         if total >= target:  # slide: drop the oldest
-            total -= window.pop(0).file_size
+            total -= size(window.pop(0))
     return None
 
 
@@ -56,9 +76,11 @@ def rewrite(
     bucket: int,
     files: Sequence[DataFileMeta],
     namer: FileNamer,
+    dvs: DeletionVectorsMaintainer | None = None,
 ) -> list[DataFileMeta]:
     """``files`` (sequence order) concatenated into new level-0 files, read file by file and batch
-    by batch (bounded memory); their rows keep their sequence numbers' order."""
+    by batch (bounded memory); their rows keep their sequence numbers' order. Rows that ``dvs``
+    marks deleted are left out."""
     directory = bucket_dir(table.location, table.partition_codec.path(partition_values), bucket)
     writer = AppendFileWriter(
         table.file_io,
@@ -72,8 +94,17 @@ def rewrite(
     try:
         for f in files:
             path = f"{directory}/{f.file_name}"
+            dv = dvs.deletion_vector_of(f.file_name) if dvs is not None else None
+            offset = 0
             for rows in iter_append_file(table.file_io, path, table.file_schema(f.schema_id), table.schema()):
-                writer.write(rows)
+                n = rows.num_rows
+                if dv is not None:
+                    keep = dv_keep_mask(dv.positions, offset, n)
+                    if keep is not None:
+                        rows = rows.filter(pa.array(np.asarray(keep)))
+                offset += n
+                if rows.num_rows:
+                    writer.write(rows)
         return writer.close()
     except BaseException:
         writer.abort()
@@ -87,24 +118,41 @@ def compact_bucket(
     files: Sequence[DataFileMeta],
     namer: FileNamer,
     full: bool = False,
+    dvs: DeletionVectorsMaintainer | None = None,
 ) -> tuple[list[DataFileMeta], list[DataFileMeta]] | None:
-    """Compact ``files`` of one bucket: (files replaced, files written), or None."""
-    picked = pick_files(table, files, full)
+    """Compact ``files`` of one bucket: (files replaced, files written), or None. The vectors of
+    the replaced files are removed from ``dvs``."""
+    picked = pick_files(table, files, full, dvs)
     if not picked:
         return None
-    return picked, rewrite(table, partition_values, bucket, picked, namer)
+    written = rewrite(table, partition_values, bucket, picked, namer, dvs)
+    if dvs is not None:
+        for f in picked:
+            dvs.remove(f.file_name)
+    return picked, written
 
 
 def run_task(table: Table, task: CompactTask, full: bool = False) -> CommitMessage | None:
     """The dedicated compaction of one bucket of an append table (see ``table/compact.py``)."""
-    result = compact_bucket(table, task.partition_values, task.bucket, task.files, FileNamer("data"), full)
+    dvs = restore_maintainer(table, task.partition, task.bucket, task.dv_index) if task.dv_index else None
+    result = compact_bucket(table, task.partition_values, task.bucket, task.files, FileNamer("data"), full, dvs)
     if result is None:
         return None
     before, after = result
+    added: tuple[IndexManifestEntry, ...] = ()
+    deleted: tuple[IndexManifestEntry, ...] = ()
+    base: tuple[str, ...] | None = None
+    if dvs is not None:
+        base = tuple(e.file_name for e in dvs.base_files)
+        added, deleted = dvs.write(table.file_io)
     return CommitMessage(
         partition=task.partition,
         bucket=task.bucket,
         total_buckets=task.total_buckets,
         compact_before=tuple(before),
         compact_after=tuple(after),
+        index_files_added=added,
+        index_files_deleted=deleted,
+        # The vectors this compaction applied must still be the bucket's at commit.
+        index_base=base if base is not None else (),
     )

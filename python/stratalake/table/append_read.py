@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from stratalake.exceptions import SchemaError
@@ -97,8 +98,11 @@ class AppendTableRead:
         full = self.table.arrow_schema()
         return pa.schema([full.field(c) for c in self.columns])
 
-    def _file_rows(self, split: Split, f: DataFileMeta, columns: Sequence[str] | None) -> Iterator[pa.Table]:
-        """A file's live rows batch by batch (deletion vector applied by position)."""
+    def _file_rows(
+        self, split: Split, f: DataFileMeta, columns: Sequence[str] | None, positions: str | None = None
+    ) -> Iterator[pa.Table]:
+        """A file's live rows batch by batch (deletion vector applied by position); with
+        ``positions``, a column of that name holds each row's position in the file."""
         table = self.table
         directory = bucket_dir(
             table.location, table.partition_codec.path(split.partition_values), split.bucket
@@ -111,6 +115,8 @@ class AppendTableRead:
             table.file_io, path, table.file_schema(f.schema_id), table.schema(), columns, self.batch_rows
         ):
             n = rows.num_rows
+            if positions is not None:
+                rows = rows.append_column(positions, pa.array(np.arange(offset, offset + n, dtype=np.int64)))
             if dv is not None:
                 keep = dv_keep_mask(dv.positions, offset, n)
                 if keep is not None:
@@ -130,6 +136,23 @@ class AppendTableRead:
                     yield from (
                         rows.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
                     )
+
+    def read_split_with_row_ids(self, split: Split) -> Iterator[pa.Table]:
+        """As :meth:`read_split`, each row followed by its row id for row-level DML: data file
+        name, position in the file and the split's snapshot (``table/append_dml.py``)."""
+        from stratalake.table.append_dml import FILE_COLUMN, POS_COLUMN, SNAPSHOT_COLUMN
+
+        expr = self.predicate.to_arrow() if self.predicate is not None else None
+        wanted = [*self.columns, POS_COLUMN]
+        for f in split.files:
+            for rows in self._file_rows(split, f, self._read_columns, POS_COLUMN):
+                if expr is not None:
+                    rows = rows.filter(expr)
+                if rows.num_rows:
+                    rows = rows.select(wanted)
+                    n = rows.num_rows
+                    rows = rows.append_column(FILE_COLUMN, pa.array([f.file_name] * n, pa.string()))
+                    yield rows.append_column(SNAPSHOT_COLUMN, pa.array(np.full(n, split.snapshot_id, dtype=np.int64)))
 
     def read_split_table(self, split: Split) -> pa.Table:
         return pa.Table.from_batches(list(self.read_split(split)), schema=self.output_schema())

@@ -66,6 +66,8 @@ class AppendTableWrite(BaseTableWrite):
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         # Set for an overwrite: the old files are about to go, nothing continues from them.
         self.ignore_previous_files = False
+        # Whether flushed buckets' small files are compacted (off for row-level DML's new rows).
+        self.compact = True
         self._namer = FileNamer("data")
         self._buffered_bytes = 0
         self._written: list[str] = []
@@ -222,7 +224,7 @@ class AppendTableWrite(BaseTableWrite):
 
     def _finish(self, buf: _Buffer) -> None:
         self._flush(buf)
-        if self._options.get_bool("write-only") or not buf.new_files:
+        if self._options.get_bool("write-only") or not self.compact or not buf.new_files:
             return
         from stratalake.table.append_compact import compact_bucket
 
@@ -240,8 +242,9 @@ class AppendTableWrite(BaseTableWrite):
     def _candidates(self, buf: _Buffer) -> list[DataFileMeta]:
         """Files a writer's compaction may merge: with fixed buckets, the bucket's live files and
         this writer's; bucket-unaware writers only merge their own new files (other writers may
-        be compacting the partition's older ones)."""
-        if self._num_buckets <= 0:
+        be compacting the partition's older ones). With deletion vectors, only this writer's own
+        files: live files may have vectors, which the dedicated compaction applies."""
+        if self._num_buckets <= 0 or self._options.deletion_vectors_enabled:
             return list(buf.new_files)
         return [*self.restored_files(buf.partition, buf.bucket), *buf.new_files]
 

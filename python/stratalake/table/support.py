@@ -34,13 +34,6 @@ def unsupported_features(schema: TableSchema, options: Mapping[str, str]) -> lis
     """One message per feature of a table (``schema`` with ``options``) that stratalake cannot read
     or write correctly yet; empty when it can. Each names the option (or layout) and what to do."""
     out: list[str] = []
-    if not schema.primary_keys and _is_true(options, "deletion-vectors.enabled"):
-        # Append tables (no primary key) are supported (table/append_write.py, append_read.py);
-        # their deletion vectors (row-level DML in Paimon) are not yet.
-        out.append(
-            "is an append table with 'deletion-vectors.enabled'='true', which is not supported yet "
-            "(remove the option, or use Paimon)"
-        )
     table_type = options.get("type", "table").strip().lower()
     if table_type != "table":
         out.append(f"is a Paimon '{table_type}' (option 'type'); only regular tables ('table') are supported")

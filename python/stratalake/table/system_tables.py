@@ -482,10 +482,14 @@ _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
 
 # -- data tables ----------------------------------------------------------------------------------
 def read_optimized_splits(table: Table, snapshot_id: int | None = None) -> list[Any]:
-    """Bucket splits holding only top-level files: readable without merging older levels."""
+    """Bucket splits holding only top-level files: readable without merging older levels. Append
+    tables never merge: every file (as Paimon's read-optimized table of an append table)."""
+    splits = table.new_scan(snapshot_id=snapshot_id).plan()
+    if not table.schema().primary_keys:
+        return splits
     top = table.core_options.num_levels - 1
     out = []
-    for split in table.new_scan(snapshot_id=snapshot_id).plan():
+    for split in splits:
         files = tuple(f for f in split.files if f.level == top)
         if files:
             out.append(replace(split, files=files))

@@ -208,8 +208,9 @@ def check_index(
         if current != expected:
             raise CommitConflictError(
                 f"table {table.identifier}: the deletion vectors of bucket {key[1]} changed "
-                "while this compaction ran (a concurrent compaction committed first); this commit "
-                "was abandoned and the table is unchanged. Re-run the compaction."
+                "since this commit read them (a concurrent compaction or DELETE / UPDATE / MERGE "
+                "committed first); this commit was abandoned and the table is unchanged. Re-run "
+                "the compaction or statement."
             )
 
 

@@ -11,7 +11,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +166,42 @@ class TableCommit:
             # As Paimon's committer: expire once a new snapshot exists (skipped when write-only).
             expire_after_commit(self.table)
         return last if last is not None else self.table.snapshot_manager.latest_snapshot_id()
+
+    def commit_row_level(self, messages: Sequence[CommitMessage], required_files: Collection[str] = ()) -> int | None:
+        """Commit a row-level statement of an append table (``table/append_dml.py``) as ONE
+        snapshot: new files, rewritten files (``compact_before`` -> ``compact_after``) and the
+        touched buckets' deletion-vector index files. Kind OVERWRITE, as Paimon's commit of file
+        deletions or deletion vectors. Conflicts (CommitConflictError, nothing committed): a
+        rewritten file or one of ``required_files`` (files whose rows it deletes) is no longer
+        live, or a touched bucket's vectors are not the ones the statement started from."""
+        msgs = [m for m in messages if m is not None]
+        conflicts.check_messages(self.table, msgs)
+        delta = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.new_files]
+        delta += [self._entry(FileKind.DELETE, m, f) for m in msgs for f in m.compact_before]
+        delta += [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.compact_after]
+        index_added = [e for m in msgs for e in m.index_files_added]
+        index_deleted = [e for m in msgs for e in m.index_files_deleted]
+        index_base = {
+            (m.partition, m.bucket): frozenset(m.index_base) for m in msgs if m.index_base is not None
+        }
+        required = set(required_files)
+
+        def plan_for(live: conflicts.LiveEntries) -> _Plan:
+            if required:
+                names = {k[2] for k in live}
+                gone = sorted(required - names)
+                if gone:
+                    raise CommitConflictError(
+                        f"table {self.table.identifier}: data file(s) {gone[:3]} were removed by a "
+                        "concurrent commit (another DELETE / UPDATE / MERGE or a compaction) while "
+                        "this statement ran; it was abandoned and the table is unchanged. Re-run it."
+                    )
+            return _Plan(CommitKind.OVERWRITE, list(delta), [], list(index_added), list(index_deleted), None, dict(index_base))
+
+        last = self._commit_with_retry(plan_for, BATCH_COMMIT_IDENTIFIER, check_deletes=True)
+        if last is not None:
+            expire_after_commit(self.table)
+        return last
 
     def committed_snapshot(self, commit_identifier: int) -> int | None:
         """The snapshot this commit user already committed under ``commit_identifier``, if any

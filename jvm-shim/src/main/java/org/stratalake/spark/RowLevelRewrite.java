@@ -140,6 +140,16 @@ final class RowLevelRewrite extends Rule<LogicalPlan> {
       projection.add(alias(value, f.name()));
       sinkFields.add(DataTypes.createStructField(f.name(), f.dataType(), true));
     }
+    if (table.isAppendTable()) {
+      // Deleted rows are addressed by file and position, read at one snapshot (append_dml.py).
+      Map<String, Attribute> metadata =
+          projections.metadataProjection().isDefined()
+              ? columns(projections.metadataProjection().get(), output)
+              : new HashMap<>();
+      addRowId(projection, sinkFields, rowIds.get(StrataLakeTable.FILE_COLUMN), StrataLakeTable.FILE_COLUMN, DataTypes.StringType);
+      addRowId(projection, sinkFields, rowIds.get(StrataLakeTable.POS_COLUMN), StrataLakeTable.POS_COLUMN, DataTypes.LongType);
+      addRowId(projection, sinkFields, metadata.get(StrataLakeTable.SNAPSHOT_COLUMN), StrataLakeTable.SNAPSHOT_COLUMN, DataTypes.LongType);
+    }
     Project changes = new Project(CollectionConverters.asScala(projection).toSeq(), query);
     ChangeSink sink = new ChangeSink(table, DataTypes.createStructType(sinkFields));
     DataSourceV2Relation sinkRelation = DataSourceV2Relation$.MODULE$.create(
@@ -153,6 +163,17 @@ final class RowLevelRewrite extends Rule<LogicalPlan> {
         false,
         Option.empty(),
         Option.empty());
+  }
+
+  private static void addRowId(
+      List<NamedExpression> projection,
+      List<StructField> sinkFields,
+      Attribute source,
+      String name,
+      org.apache.spark.sql.types.DataType type) {
+    Expression value = source != null ? source : Literal.create(null, type);
+    projection.add(alias(value, name));
+    sinkFields.add(DataTypes.createStructField(name, type, true));
   }
 
   /** Fails the task: an UPDATE may not move a row to another key (or partition). */

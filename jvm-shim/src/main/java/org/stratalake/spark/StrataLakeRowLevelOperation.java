@@ -13,6 +13,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * DELETE / UPDATE / MERGE INTO as a delta keyed by the primary key, so Spark's analyzer plans the
  * changed rows (a {@code WriteDelta}) and {@link RowLevelRewrite} sends them to the Python writer.
+ * Append tables have no key: their rows are addressed by the metadata columns data file and
+ * position (the snapshot read comes along), and an update is a delete plus an insert.
  *
  * <p>Spark builds this during analysis (EXPLAIN too), so it only checks the table's rules, which
  * Python computed when the table was loaded. A DELETE is not checked here: it may still become a
@@ -42,7 +44,7 @@ final class StrataLakeRowLevelOperation implements RowLevelOperationBuilder, Sup
 
   @Override
   public String description() {
-    return "stratalake " + command + " by primary key";
+    return "stratalake " + command + (table.isAppendTable() ? " by file and position" : " by primary key");
   }
 
   StrataLakeTable table() {
@@ -56,6 +58,11 @@ final class StrataLakeRowLevelOperation implements RowLevelOperationBuilder, Sup
 
   @Override
   public NamedReference[] rowId() {
+    if (table.isAppendTable()) {
+      return new NamedReference[] {
+        Expressions.column(StrataLakeTable.FILE_COLUMN), Expressions.column(StrataLakeTable.POS_COLUMN)
+      };
+    }
     NamedReference[] out = new NamedReference[table.primaryKeys().size()];
     for (int i = 0; i < out.length; i++) {
       out[i] = Expressions.column(table.primaryKeys().get(i));
@@ -64,8 +71,17 @@ final class StrataLakeRowLevelOperation implements RowLevelOperationBuilder, Sup
   }
 
   @Override
+  public NamedReference[] requiredMetadataAttributes() {
+    if (table.isAppendTable()) {
+      return new NamedReference[] {Expressions.column(StrataLakeTable.SNAPSHOT_COLUMN)};
+    }
+    return new NamedReference[0];
+  }
+
+  @Override
   public boolean representUpdateAsDeleteAndInsert() {
-    return false;
+    // Append tables: the old row's position is deleted, the new row appended.
+    return table.isAppendTable();
   }
 
   /** Never used: RowLevelRewrite replaces the WriteDelta before Spark asks for its writer. */

@@ -8,7 +8,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
 import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -26,6 +28,7 @@ import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -37,8 +40,18 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * "source_options" the catalog computed; they are added to every scan's and write's options.
  */
 public class StrataLakeTable
-    implements Table, SupportsRead, SupportsWrite, SupportsRowLevelOperations, SupportsDeleteV2 {
+    implements Table,
+        SupportsRead,
+        SupportsWrite,
+        SupportsRowLevelOperations,
+        SupportsDeleteV2,
+        SupportsMetadataColumns {
   static final String SOURCE_NAME = "stratalake";
+  // Row ids of append tables (python/stratalake/table/append_dml.py): the data file's name and
+  // the row's position in it, plus the snapshot the scan read.
+  static final String FILE_COLUMN = "__stratalake_file";
+  static final String POS_COLUMN = "__stratalake_pos";
+  static final String SNAPSHOT_COLUMN = "__stratalake_snapshot";
 
   private final String name;
   private final StructType schema;
@@ -112,6 +125,49 @@ public class StrataLakeTable
     return new Constraint[] {
       Constraint.primaryKey("pk", cols).enforced(false).rely(false).build()
     };
+  }
+
+  /** Whether rows are addressed by file and position (an append table, not a system table). */
+  boolean isAppendTable() {
+    return primaryKeys.isEmpty() && systemTable == null;
+  }
+
+  @Override
+  public MetadataColumn[] metadataColumns() {
+    if (!isAppendTable()) {
+      return new MetadataColumn[0];
+    }
+    return new MetadataColumn[] {
+      new RowIdColumn(FILE_COLUMN, DataTypes.StringType),
+      new RowIdColumn(POS_COLUMN, DataTypes.LongType),
+      new RowIdColumn(SNAPSHOT_COLUMN, DataTypes.LongType)
+    };
+  }
+
+  /** A non-null metadata column the Python reader fills for append tables. */
+  private static final class RowIdColumn implements MetadataColumn {
+    private final String name;
+    private final DataType type;
+
+    RowIdColumn(String name, DataType type) {
+      this.name = name;
+      this.type = type;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public DataType dataType() {
+      return type;
+    }
+
+    @Override
+    public boolean isNullable() {
+      return false;
+    }
   }
 
   @Override

@@ -296,6 +296,27 @@ def test_avro_file_cut_between_blocks_raises_corrupt_file_error(tmp_path: Path) 
         t.refresh().compact(full=True)
 
 
+def test_append_table_avro_file_cut_between_blocks_raises_corrupt_file_error(tmp_path: Path) -> None:
+    """The same check for append tables (no primary key), whose files have no key columns."""
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = cat.create_table("db.events", schema=schema, options={"file.format": "avro"})
+    t.write(pa.table({"id": list(range(5000)), "v": [f"v{i}" for i in range(5000)]}, schema=schema))
+    (meta,) = live_files(t)
+    path = file_path(t, meta.file_name)
+    content = path.read_bytes()
+    with path.open("rb") as f:
+        sync = fastavro.reader(f)._header["sync"]
+    ends = [m.end() for m in re.finditer(re.escape(sync), content)]
+    assert len(ends) > 2, "the file should hold several blocks"
+    path.write_bytes(content[: ends[1]])
+    with pytest.raises(CorruptFileError, match=re.escape(meta.file_name) + ".*manifest records 5000"):
+        t.refresh().read()
+    with pytest.raises(CorruptFileError, match=re.escape(meta.file_name)):
+        t.refresh().compact(full=True)
+
+
 def test_unknown_formats_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedError, match=r"'file\.format'='lance'"):
         create(tmp_path, "lance", {"bucket": "1", "file.format": "lance"})

@@ -96,7 +96,9 @@ def rewrite(
             path = f"{directory}/{f.file_name}"
             dv = dvs.deletion_vector_of(f.file_name) if dvs is not None else None
             offset = 0
-            for rows in iter_append_file(table.file_io, path, table.file_schema(f.schema_id), table.schema()):
+            for rows in iter_append_file(
+                table.file_io, path, table.file_schema(f.schema_id), table.schema(), expected_rows=f.row_count
+            ):
                 n = rows.num_rows
                 if dv is not None:
                     keep = dv_keep_mask(dv.positions, offset, n)

@@ -151,6 +151,7 @@ def matching_positions(table: Table, predicate: Predicate) -> RowDeletes:
             table.file_schema(e.file.schema_id),
             schema,
             columns,
+            expected_rows=e.file.row_count,
         ):
             hit = _matching(rows, predicate, offset)
             if len(hit):
@@ -178,7 +179,11 @@ def _rewrite_without(
     try:
         offset = 0
         for rows in iter_append_file(
-            table.file_io, f"{directory}/{f.file_name}", table.file_schema(f.schema_id), table.schema()
+            table.file_io,
+            f"{directory}/{f.file_name}",
+            table.file_schema(f.schema_id),
+            table.schema(),
+            expected_rows=f.row_count,
         ):
             n = rows.num_rows
             keep = np.ones(n, dtype=bool)

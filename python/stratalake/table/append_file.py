@@ -154,10 +154,13 @@ def iter_append_file(
     read_schema: TableSchema,
     columns: Sequence[str] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
+    expected_rows: int | None = None,
 ) -> Iterator[pa.Table]:
     """An append data file's rows batch by batch in ``read_schema`` (columns mapped by field id:
     renamed columns keep their data, added columns read as nulls, widened types are cast);
-    ``columns`` limits the columns read (``read_schema`` order). One batch is decoded at a time."""
+    ``columns`` limits the columns read (``read_schema`` order). One batch is decoded at a time.
+    ``expected_rows`` (the manifest's row count) catches an Avro file cut between two blocks,
+    which the format itself cannot tell from a shorter file."""
     wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
     by_id = {f.id: f for f in file_schema.fields}
     try:
@@ -167,7 +170,7 @@ def iter_append_file(
             parquet = pq.ParquetFile(file_io.open_input_file(path), buffer_size=_PARQUET_BUFFER)
             names = parquet.schema_arrow.names
         else:
-            reader = open_data_file(file_io, path)
+            reader = open_data_file(file_io, path, expected_rows)
             names = reader.schema.names
         present = set(names)
         physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]

@@ -112,7 +112,13 @@ class AppendTableRead:
         offset = 0
         path = f.external_path or f"{directory}/{f.file_name}"
         for rows in iter_append_file(
-            table.file_io, path, table.file_schema(f.schema_id), table.schema(), columns, self.batch_rows
+            table.file_io,
+            path,
+            table.file_schema(f.schema_id),
+            table.schema(),
+            columns,
+            self.batch_rows,
+            expected_rows=f.row_count,
         ):
             n = rows.num_rows
             if positions is not None:

@@ -175,6 +175,14 @@ def _read_entry_kv(table: Table, path: str, entry: ManifestEntry) -> pa.Table:
         )
     from stratalake.table.append_file import iter_append_file, with_kv_columns
 
-    parts = list(iter_append_file(table.file_io, path, table.file_schema(entry.file.schema_id), table.schema()))
+    parts = list(
+        iter_append_file(
+            table.file_io,
+            path,
+            table.file_schema(entry.file.schema_id),
+            table.schema(),
+            expected_rows=entry.file.row_count,
+        )
+    )
     rows = pa.concat_tables(parts) if parts else table.arrow_schema().empty_table()
     return with_kv_columns(rows, entry.file.min_sequence_number)

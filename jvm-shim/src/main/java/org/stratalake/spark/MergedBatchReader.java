@@ -135,14 +135,27 @@ final class MergedBatchReader implements PartitionReader<ColumnarBatch> {
       ArrowColumnVector vector = (ArrowColumnVector) struct;
       ColumnVector[] children = new ColumnVector[columns];
       for (int i = 0; i < columns; i++) {
-        children[i] = vector.getChild(i);
+        children[i] = new RunnerOwnedVector(vector.getChild(i).getValueVector());
       }
-      // The vectors belong to the runner, which reloads them for its next batch and frees them
-      // at the end of the stream or of the task: this batch is never closed here.
       value = new ColumnarBatch(children, batch.numRows());
       return true;
     }
     return false;
+  }
+
+  /**
+   * A column of the runner's Arrow batch. The runner reloads the same vectors for its next batch
+   * and frees them at the end of the stream or of the task, so Spark must not free them when it
+   * is done with a batch ({@code ColumnarToRowExec} calls {@code closeIfFreeable()}, which would
+   * release the buffers and drop a struct's children under the runner).
+   */
+  private static final class RunnerOwnedVector extends ArrowColumnVector {
+    RunnerOwnedVector(org.apache.arrow.vector.ValueVector vector) {
+      super(vector);
+    }
+
+    @Override
+    public void closeIfFreeable() {}
   }
 
   @Override

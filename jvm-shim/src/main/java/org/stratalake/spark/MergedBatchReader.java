@@ -54,7 +54,8 @@ final class MergedBatchReader implements PartitionReader<ColumnarBatch> {
   private final long[] totals;
   private ColumnarBatch value;
 
-  MergedBatchReader(PythonPartitionReaderFactory python, StrataLakeInputPartition split, long[] totals) {
+  MergedBatchReader(
+      PythonPartitionReaderFactory python, StrataLakeInputPartition split, long[] totals) {
     this.totals = totals;
     this.source = python.org$apache$spark$sql$execution$datasources$v2$python$PythonPartitionReaderFactory$$source;
     StructType outputSchema =
@@ -98,11 +99,11 @@ final class MergedBatchReader implements PartitionReader<ColumnarBatch> {
         new GenericInternalRow(new Object[] {split.python.pickedPartition()});
     InternalRow row = new GenericInternalRow(new Object[] {partition});
     TaskContext context = TaskContext.get();
+    scala.collection.Iterator$ iterators = scala.collection.Iterator$.MODULE$;
+    // One input batch holding one row; the runner streams the merge's batches back.
     this.batches =
         runner.compute(
-            scala.collection.Iterator$.MODULE$.single(scala.collection.Iterator$.MODULE$.single(row)),
-            context.partitionId(),
-            context);
+            iterators.single(iterators.single(row)), context.partitionId(), context);
   }
 
   /** Whether the session's SQL setting leaves the columnar merged path on. */

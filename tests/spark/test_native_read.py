@@ -155,10 +155,16 @@ def test_compacted_partition_next_to_merged_one(spark: Any, db: str) -> None:
     spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.mix', partitions => 'p=p0')")
     plans = check_queries(spark, f"{db}.mix")
     assert splits(plans[0]) == (1, 1)
-    with native(spark, True):  # mixed: not columnar, the native split handed over row by row
-        df = spark.sql(f"SELECT * FROM {db}.mix")
-        df.collect()
-        assert "ColumnarToRow" not in plan_of(df)
+    # Mixed: columnar when merged splits come back as batches, else the native split goes row by row.
+    for merged_columnar in (True, False):
+        spark.conf.set("stratalake.read.columnar.enabled", str(merged_columnar).lower())
+        try:
+            with native(spark, True):
+                df = spark.sql(f"SELECT * FROM {db}.mix")
+                df.collect()
+                assert ("ColumnarToRow" in plan_of(df)) == merged_columnar
+        finally:
+            spark.conf.unset("stratalake.read.columnar.enabled")
 
 
 def test_deletion_vectors_after_updates(spark: Any, db: str, warehouse: Any) -> None:

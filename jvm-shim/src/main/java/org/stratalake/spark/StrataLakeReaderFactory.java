@@ -8,20 +8,22 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.FilePartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * Reads the scan's splits: splits that need a merge through Spark's Python reader factory (this
- * wrapper only unwraps the partition and counts rows), splits that need none ({@link
+ * Reads the scan's splits: splits that need a merge through the Python merge (as Arrow batches,
+ * {@link MergedBatchReader}, or, on the row path, through Spark's Python reader factory, which this
+ * wrapper only unwraps and counts), splits that need none ({@link
  * StrataLakeInputPartition#isNative()}) with Spark's own vectorized Parquet reader, file after
  * file, with no Python involved.
  *
  * <p>Spark requires every partition of a scan to agree on columnar reads. The rule: the scan is
- * columnar when every split is native (and Spark's Parquet reader returns batches for the read
- * schema); otherwise native splits are still decoded by the Parquet reader but handed over row by
- * row, next to the Python splits.
+ * columnar when Spark's Parquet reader returns batches for the read schema (if any split is
+ * native) and the columnar merged path is on (if any split needs a merge; SQL setting {@value
+ * MergedBatchReader#ENABLED}); otherwise every split is handed over row by row.
  */
 final class StrataLakeReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
@@ -63,8 +65,11 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
     StrataLakeInputPartition split = (StrataLakeInputPartition) partition;
-    if (!columnar || !split.isNative()) {
-      throw new IllegalStateException("stratalake: columnar read of a non-native split");
+    if (!columnar) {
+      throw new IllegalStateException("stratalake: columnar read of a row-based scan");
+    }
+    if (!split.isNative()) {
+      return new MergedBatchReader((PythonPartitionReaderFactory) python, split, openTotals(split));
     }
     return new NativeBatchReader(parquet, unfiltered, split);
   }

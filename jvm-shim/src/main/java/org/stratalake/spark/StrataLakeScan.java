@@ -377,8 +377,12 @@ final class StrataLakeScan
       FilePartitionReaderFactory unfiltered =
           deletions ? NativeParquet.readerFactory(readSchema, new Filter[0]) : null;
       PartitionReaderFactory python = nativeSplits == splits.size() ? null : pythonReaderFactory();
+      // Merged splits come back as Arrow batches whatever the read schema (Spark's own Python
+      // reader wraps the same batches in Arrow vectors), so the Parquet reader's support decides.
       boolean columnar =
-          parquet != null && python == null && parquet.supportColumnarReads(null);
+          splits.size() > 0
+              && (parquet == null || parquet.supportColumnarReads(null))
+              && (python == null || MergedBatchReader.enabled());
       return new StrataLakeReaderFactory(python, parquet, unfiltered, columnar);
     }
 

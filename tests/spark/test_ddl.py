@@ -119,7 +119,7 @@ def test_errors_map_back_to_stratalake_exceptions(spark: Any, db: str) -> None:
 def test_tables_stratalake_cannot_serve_are_listed_described_and_refused_by_name(
     spark: Any, warehouse: Any
 ) -> None:
-    """A pypaimon append table with deletion vectors and a table with an unknown merge engine: SHOW TABLES lists them,
+    """A pypaimon append table with row tracking and a table with an unknown merge engine: SHOW TABLES lists them,
     DESCRIBE works, reads and writes fail with an error naming the table and the feature."""
     import json
     from pathlib import Path
@@ -130,7 +130,7 @@ def test_tables_stratalake_cannot_serve_are_listed_described_and_refused_by_name
 
     s = pa.schema([("id", pa.int64()), ("v", pa.string())])
     paimon_create_table(
-        str(warehouse), "foreign.events", s, primary_keys=[], options={"deletion-vectors.enabled": "true"}
+        str(warehouse), "foreign.events", s, primary_keys=[], options={"row-tracking.enabled": "true"}
     )
     paimon_write(str(warehouse), "foreign.events", pa.table({"id": [1], "v": ["a"]}, schema=s))
     paimon_create_table(str(warehouse), "foreign.odd", s, primary_keys=["id"], options={"bucket": "2"})
@@ -141,7 +141,7 @@ def test_tables_stratalake_cannot_serve_are_listed_described_and_refused_by_name
 
     names = {r.tableName for r in spark.sql("SHOW TABLES IN lake.foreign").collect()}
     assert {"events", "odd"} <= names
-    for name, feature in (("events", "deletion-vectors.enabled"), ("odd", "merge-engine")):
+    for name, feature in (("events", "row-tracking.enabled"), ("odd", "merge-engine")):
         cols = [r.col_name for r in spark.sql(f"DESCRIBE lake.foreign.{name}").collect()]
         assert cols[:2] == ["id", "v"]
         with pytest.raises(Exception, match=rf"foreign\.{name}.*{feature}"):

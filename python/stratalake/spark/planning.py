@@ -360,11 +360,52 @@ def _live_estimate(split: Split) -> int:
     return max(0, sum(f.row_count - (f.delete_row_count or 0) for f in split.files))
 
 
-def encode_partition(split: Split) -> str:
-    """The pickled ``InputPartition`` Spark's Python reader receives, base64 for JSON."""
+def encode_partition(split: Split | int) -> str:
+    """The pickled ``InputPartition`` Spark's Python reader receives, base64 for JSON. An int
+    stands for rows already counted from metadata (a partially pushed COUNT(*))."""
     from stratalake.spark.source import SplitPartition
 
     return base64.b64encode(pickle.dumps(SplitPartition(pickle.dumps(split)))).decode("ascii")
+
+
+def _count_plan(table: Table, snapshot_id: int | None, splits: Sequence[Split]) -> dict[str, Any]:
+    """The plan of a partially pushed COUNT(*) (no filter): splits whose live rows metadata
+    knows exactly are summed here into one input partition; each other split is an input
+    partition whose task merges its keys and returns one count. Spark sums the counts."""
+    out_splits: list[dict[str, Any]] = []
+    known = 0
+    from_metadata = 0
+    for s in splits:
+        live = _exact_live_rows(s)
+        if live is not None:
+            known += live
+            from_metadata += 1
+            continue
+        out_splits.append(
+            {
+                "partition": encode_partition(s),
+                "bucket": s.bucket,
+                "files": len(s.files),
+                "bytes": sum(f.file_size for f in s.files),
+                "rows": s.row_count,
+                "runs": _sorted_runs(s),
+            }
+        )
+    if from_metadata or not out_splits:
+        out_splits.append(
+            {"partition": encode_partition(known), "bucket": -1, "files": 0, "bytes": 0, "rows": known, "runs": 0}
+        )
+    return {
+        "snapshot_id": snapshot_id,
+        "splits": out_splits,
+        "rows": len(out_splits),
+        "bytes": 8 * len(out_splits),
+        "bucket_keys": [],
+        "num_buckets": None,
+        "ordering": [],
+        "native_columns": None,
+        "count_from_metadata": from_metadata,
+    }
 
 
 def _limit_splits(splits: list[Split], limit: int | None) -> list[Split]:
@@ -403,6 +444,10 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     predicate = scan_predicate(table, filters)
     scan = new_scan(table, options, predicate)
     snapshot = scan.snapshot()
+    if request.get("count"):
+        if predicate is not None or request.get("limit") is not None:
+            raise ValueError("a partially pushed COUNT(*) takes no filter and no limit")
+        return _count_plan(table, snapshot.id if snapshot is not None else None, scan.plan())
     # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
     splits = scan.plan() if predicate is not None else _limit_splits(scan.plan(), request.get("limit"))
     columns = request.get("columns")

@@ -161,6 +161,17 @@ class SplitPartition(InputPartition):
     """One bucket split, pickled: the unit of merge-on-read."""
 
 
+def _live_rows(table: Table, split: Any) -> int:
+    """A partially pushed COUNT(*)'s answer for one input partition: rows the planner counted
+    from metadata (an int), or the split's rows after the merge, reading only what the merge
+    needs (the narrowest key column; the merge adds its system columns)."""
+    if isinstance(split, int):
+        return split
+    schema = table.schema()
+    column = (list(schema.primary_keys) or [schema.fields[0].name])[:1]
+    return sum(batch.num_rows for batch in table.new_read(columns=column).read_split(split))
+
+
 class StrataLakeReader(DataSourceReader):
     """Plans bucket splits on the driver and merges each one in its own task."""
 
@@ -206,6 +217,9 @@ class StrataLakeReader(DataSourceReader):
         freeze_imports()  # keeps the daemon's gc.collect() after this task short
         schema = StructType.fromJson(json.loads(self.schema_json))
         target = to_arrow_schema(schema, timezone="UTC")
+        if self.options.get(keys.SCAN_COUNT) == "true":
+            yield pa.RecordBatch.from_arrays([pa.array([_live_rows(table, split)], pa.int64())], schema=target)
+            return
         names = {f.name for f in table.schema().fields}
         # The schema is the one Spark pruned to (the shim passes it): read only those columns.
         columns = [f.name for f in schema.fields if f.name in names]

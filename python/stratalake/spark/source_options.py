@@ -25,5 +25,7 @@ STREAM_QUERY_ID: Final = "stratalake.write.query-id"  # a streaming query's id (
 SCAN_PLANNED: Final = "stratalake.scan.planned"  # "true": the JVM supplies the input partitions
 SCAN_FILTERS: Final = "stratalake.scan.filters"  # JSON list of filter trees pushed by Spark
 SCAN_LIMIT: Final = "stratalake.scan.limit"  # rows each task may stop after (Spark re-limits)
+# "true": a partially pushed COUNT(*): each input partition yields one row, its live row count
+SCAN_COUNT: Final = "stratalake.scan.count"
 ROW_KIND_COLUMN: Final = "stratalake.write.row-kind-column"  # set by row-level DML: the change-record kind
 SYSTEM_TABLE: Final = "stratalake.system-table"  # t$<name>: the system table to read

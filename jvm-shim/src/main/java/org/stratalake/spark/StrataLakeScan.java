@@ -64,6 +64,8 @@ final class StrataLakeScan
   private final Integer limit;
   private final boolean nativeRead;
   private final Predicate[] pushedPredicates;
+  /** A partially pushed COUNT(*): every input partition returns one row, its count. */
+  private final boolean countOnly;
   private final ArrayNode runtimeFilters = PythonBridge.JSON.createArrayNode();
   private JsonNode plan;
 
@@ -75,8 +77,10 @@ final class StrataLakeScan
       String pushedDescription,
       Integer limit,
       boolean nativeRead,
-      Predicate[] pushedPredicates) {
+      Predicate[] pushedPredicates,
+      boolean countOnly) {
     this.pushedPredicates = pushedPredicates;
+    this.countOnly = countOnly;
     this.nativeRead = nativeRead;
     this.table = table;
     this.sourceOptions = sourceOptions;
@@ -94,6 +98,10 @@ final class StrataLakeScan
       ArrayNode columns = req.putArray("columns");
       for (String name : readSchema.fieldNames()) {
         columns.add(name);
+      }
+      if (countOnly) {
+        req.remove("columns");
+        req.put("count", true);
       }
       req.set("filters", filters);
       req.set("runtime_filters", runtimeFilters);
@@ -124,6 +132,14 @@ final class StrataLakeScan
       sb.append(" [runtime filters: ").append(runtimeFilters.size()).append(']');
     }
     JsonNode splits = plan().get("splits");
+    if (countOnly) {
+      return sb.append(" [COUNT(*): ")
+          .append(plan().path("count_from_metadata").asInt())
+          .append(" splits from metadata, ")
+          .append(splits.size() - (plan().path("count_from_metadata").asInt() > 0 ? 1 : 0))
+          .append(" merged in Python]")
+          .toString();
+    }
     int nativeSplits = 0;
     for (JsonNode s : splits) {
       nativeSplits += s.has("native_files") ? 1 : 0;
@@ -294,6 +310,9 @@ final class StrataLakeScan
     opts.put("stratalake.scan.filters", filters.toString());
     if (limit != null) {
       opts.put("stratalake.scan.limit", Integer.toString(limit));
+    }
+    if (countOnly) {
+      opts.put("stratalake.scan.count", "true");
     }
     return opts;
   }

@@ -66,6 +66,8 @@ final class StrataLakeScanBuilder
   private final List<Predicate> pushed = new ArrayList<>();
   private Integer limit;
   private Long count;
+  /** COUNT(*) pushed partially: each input partition returns a count, Spark sums them. */
+  private boolean partialCount;
   /** A pushed aggregation answered from metadata: its rows and schema (see partitionAggregate). */
   private String aggKey;
   private InternalRow[] aggRows;
@@ -166,7 +168,16 @@ final class StrataLakeScanBuilder
 
   @Override
   public boolean pushAggregation(Aggregation agg) {
-    return isCountStar(agg) ? metadataCount() != null : partitionAggregate(agg);
+    if (!isCountStar(agg)) {
+      return partitionAggregate(agg);
+    }
+    if (metadataCount() != null) {
+      return true;
+    }
+    // Some split needs a merge: its task merges only keys and returns one count, splits whose
+    // live rows metadata knows are summed by the planner, and no row crosses into Spark.
+    partialCount = filters.isEmpty() && limit == null;
+    return partialCount;
   }
 
   /** The column a one-name reference names, or null. */
@@ -286,6 +297,18 @@ final class StrataLakeScanBuilder
     if (aggRows != null) {
       return new AggregateScan(table.name(), aggSchema, aggRows);
     }
+    if (partialCount) {
+      return new StrataLakeScan(
+          table,
+          sourceOptions,
+          new StructType().add("count(*)", DataTypes.LongType, false),
+          filters,
+          "",
+          null,
+          false,
+          new Predicate[0],
+          true);
+    }
     StringBuilder desc = new StringBuilder();
     for (Predicate p : pushed) {
       desc.append(desc.length() == 0 ? "" : ", ").append(p.describe());
@@ -298,7 +321,8 @@ final class StrataLakeScanBuilder
         desc.toString(),
         limit,
         nativeRead,
-        pushed.toArray(new Predicate[0]));
+        pushed.toArray(new Predicate[0]),
+        false);
   }
 
   /** COUNT(*) / MIN / MAX of partition columns by partition columns, from file metadata. */

@@ -104,6 +104,22 @@ def test_files_have_the_append_layout_and_metadata(cat: stratalake.Catalog) -> N
     assert (e.bucket, e.total_buckets) == (0, -1)
 
 
+def test_small_input_batches_make_large_row_groups(cat: stratalake.Catalog) -> None:
+    """A writer fed many small batches (as Spark's Arrow batches are) writes row groups of many
+    of them, not one row group per batch; rows and their order are kept."""
+    import pyarrow.parquet as pq
+
+    t = cat.create_table("db.rg", schema=SCHEMA)
+    w = t.new_write()
+    for start in range(0, 200_000, 2_000):
+        w.write(_rows([(i, "u", "d") for i in range(start, start + 2_000)]))
+    t.new_commit().commit(w.prepare_commit())
+    (e,) = t.live_entries(t.latest_snapshot())  # type: ignore[arg-type]
+    meta = pq.ParquetFile(f"{t.location}/bucket-0/{e.file.file_name}").metadata
+    assert meta.num_rows == 200_000 and meta.num_row_groups == 1
+    assert t.read().column("ts").to_pylist() == list(range(200_000))
+
+
 def test_only_inserts_and_not_null_are_enforced(cat: stratalake.Catalog) -> None:
     t = cat.create_table("db.e", schema=[("ts", "BIGINT NOT NULL"), ("user", "STRING")])
     with pytest.raises(InvalidDataError, match="only takes inserts"):

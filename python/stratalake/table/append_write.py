@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,27 @@ if TYPE_CHECKING:
     from stratalake.table.table import Table
 
 UNAWARE_BUCKET = -1
+
+
+# The buffered chunks are Spark's Arrow batches (10k rows, fewer per partition): written one by
+# one they made row groups of a few thousand rows, which Parquet readers pay for per group and
+# compress badly. Chunks are joined (without copying) into groups of about this size.
+_ROW_GROUP_BYTES = 64 * 1024 * 1024
+
+
+def _row_groups(tables: list[pa.Table], group_bytes: int) -> Iterator[pa.Table]:
+    """Consecutive ``tables`` joined into tables of at least ``group_bytes`` (the last may be
+    smaller); zero-copy: the result's chunks are the inputs'."""
+    group: list[pa.Table] = []
+    size = 0
+    for t in tables:
+        group.append(t)
+        size += t.nbytes
+        if size >= group_bytes:
+            yield pa.concat_tables(group)
+            group, size = [], 0
+    if group:
+        yield pa.concat_tables(group)
 
 
 @dataclass
@@ -211,8 +233,8 @@ class AppendTableWrite(BaseTableWrite):
             buf.next_sequence,
         )
         try:
-            for t in tables:
-                writer.write(t)
+            for group in _row_groups(tables, min(_ROW_GROUP_BYTES, self._options.target_file_size)):
+                writer.write(group)
             files = writer.close()
         except BaseException:
             writer.abort()

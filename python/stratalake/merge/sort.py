@@ -101,6 +101,19 @@ def key_group_starts(sorted_kv: pa.Table, key_names: tuple[str, ...] | list[str]
     return np.concatenate(([0], starts)).astype(np.int64)
 
 
+def count_distinct_keys(kv: pa.Table, key_names: tuple[str, ...] | list[str]) -> int:
+    """Number of distinct keys of ``kv`` (any row order; keys are never null)."""
+    if kv.num_rows == 0 or not key_names:
+        return int(min(kv.num_rows, 1))
+    if len(key_names) == 1 and pa.types.is_integer(kv.schema.field(key_names[0]).type):
+        keys = np.sort(kv.column(key_names[0]).to_numpy())
+        return int(np.count_nonzero(keys[1:] != keys[:-1])) + 1
+    narrow = kv.select(list(key_names))
+    indices = _sort_indices(narrow, [(k, "ascending") for k in key_names])
+    ordered = narrow if indices is None else narrow.take(indices)
+    return len(key_group_starts(ordered, key_names))
+
+
 def group_ends(starts: np.ndarray, n: int) -> np.ndarray:
     """Exclusive end index of every group."""
     return np.append(starts[1:], n).astype(np.int64)

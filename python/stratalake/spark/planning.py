@@ -360,35 +360,54 @@ def _live_estimate(split: Split) -> int:
     return max(0, sum(f.row_count - (f.delete_row_count or 0) for f in split.files))
 
 
-def encode_partition(split: Split | int) -> str:
+def encode_partition(split: Split | int | list[Split]) -> str:
     """The pickled ``InputPartition`` Spark's Python reader receives, base64 for JSON. An int
-    stands for rows already counted from metadata (a partially pushed COUNT(*))."""
+    stands for rows already counted from metadata (a partially pushed COUNT(*)), a list for
+    splits one COUNT(*) task counts one after the other."""
     from stratalake.spark.source import SplitPartition
 
     return base64.b64encode(pickle.dumps(SplitPartition(pickle.dumps(split)))).decode("ascii")
 
 
-def _count_plan(table: Table, snapshot_id: int | None, splits: Sequence[Split]) -> dict[str, Any]:
+def _count_groups(splits: Sequence[Split], parallelism: int) -> list[list[Split]]:
+    """``splits`` packed into at most ``parallelism`` groups of similar size (largest first into
+    the lightest group): each COUNT(*) task returns one number, so a task per split would only
+    add Spark's per-task cost, while one group per core keeps every core busy."""
+    groups: list[list[Split]] = [[] for _ in range(max(1, min(parallelism, len(splits))))]
+    weights = [0] * len(groups)
+    for s in sorted(splits, key=lambda s: -sum(f.file_size for f in s.files)):
+        i = weights.index(min(weights))
+        groups[i].append(s)
+        weights[i] += sum(f.file_size for f in s.files)
+    return [g for g in groups if g]
+
+
+def _count_plan(
+    table: Table, snapshot_id: int | None, splits: Sequence[Split], parallelism: int | None = None
+) -> dict[str, Any]:
     """The plan of a partially pushed COUNT(*) (no filter): splits whose live rows metadata
-    knows exactly are summed here into one input partition; each other split is an input
-    partition whose task merges its keys and returns one count. Spark sums the counts."""
+    knows exactly are summed here into one input partition; the others are packed into at most
+    ``parallelism`` input partitions (Spark's default parallelism, sent by the shim; one per
+    split without it), whose tasks count their splits' keys and return one count each. Spark
+    sums the counts."""
     out_splits: list[dict[str, Any]] = []
     known = 0
     from_metadata = 0
+    merged = [s for s in splits if _exact_live_rows(s) is None]
     for s in splits:
         live = _exact_live_rows(s)
         if live is not None:
             known += live
             from_metadata += 1
-            continue
+    for group in _count_groups(merged, parallelism or len(merged)):
         out_splits.append(
             {
-                "partition": encode_partition(s),
-                "bucket": s.bucket,
-                "files": len(s.files),
-                "bytes": sum(f.file_size for f in s.files),
-                "rows": s.row_count,
-                "runs": _sorted_runs(s),
+                "partition": encode_partition(group if len(group) > 1 else group[0]),
+                "bucket": group[0].bucket if len(group) == 1 else -1,
+                "files": sum(len(s.files) for s in group),
+                "bytes": sum(f.file_size for s in group for f in s.files),
+                "rows": sum(s.row_count for s in group),
+                "runs": max(_sorted_runs(s) for s in group),
             }
         )
     if from_metadata or not out_splits:
@@ -405,6 +424,7 @@ def _count_plan(table: Table, snapshot_id: int | None, splits: Sequence[Split]) 
         "ordering": [],
         "native_columns": None,
         "count_from_metadata": from_metadata,
+        "count_merged": len(merged),
     }
 
 
@@ -447,7 +467,10 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     if request.get("count"):
         if predicate is not None or request.get("limit") is not None:
             raise ValueError("a partially pushed COUNT(*) takes no filter and no limit")
-        return _count_plan(table, snapshot.id if snapshot is not None else None, scan.plan())
+        parallelism = request.get("parallelism")
+        return _count_plan(
+            table, snapshot.id if snapshot is not None else None, scan.plan(), int(parallelism) if parallelism else None
+        )
     # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
     splits = scan.plan() if predicate is not None else _limit_splits(scan.plan(), request.get("limit"))
     columns = request.get("columns")

@@ -163,13 +163,17 @@ class SplitPartition(InputPartition):
 
 def _live_rows(table: Table, split: Any) -> int:
     """A partially pushed COUNT(*)'s answer for one input partition: rows the planner counted
-    from metadata (an int), or the split's rows after the merge, reading only what the merge
-    needs (the narrowest key column; the merge adds its system columns)."""
+    from metadata (an int), or the live rows of its split(s), reading only the key columns where
+    that is exact (see ``TableRead.count_split``)."""
     if isinstance(split, int):
         return split
+    splits = split if isinstance(split, list) else [split]
     schema = table.schema()
     column = (list(schema.primary_keys) or [schema.fields[0].name])[:1]
-    return sum(batch.num_rows for batch in table.new_read(columns=column).read_split(split))
+    read = table.new_read(columns=column)
+    if isinstance(read, AppendTableRead):
+        return sum(batch.num_rows for s in splits for batch in read.read_split(s))
+    return sum(read.count_split(s) for s in splits)
 
 
 class StrataLakeReader(DataSourceReader):

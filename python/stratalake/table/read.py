@@ -16,7 +16,7 @@ from stratalake.lsm.data_file import DEFAULT_BATCH_ROWS, bucket_dir, iter_kv_fil
 from stratalake.lsm.deletion_vector import read_deletion_vector
 from stratalake.lsm.levels import KeyOf, key_decoder
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
-from stratalake.lsm.merge_reader import dv_keep_mask, merge_sorted_runs, sorted_runs
+from stratalake.lsm.merge_reader import dv_keep_mask, key_complete_chunks, merge_sorted_runs, sorted_runs
 from stratalake.merge import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
@@ -27,6 +27,7 @@ from stratalake.merge import (
     merge_kv,
 )
 from stratalake.merge.projection import merge_columns, project
+from stratalake.merge.sort import count_distinct_keys
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.table.scan import Split
 
@@ -106,6 +107,27 @@ class TableRead:
                 kv = kv.filter(self._post_merge.to_arrow())
             if kv.num_rows:
                 yield from kv.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
+
+    def count_split(self, split: Split) -> int:
+        """The number of rows :meth:`read_split` returns for ``split``, reading only what that needs.
+
+        Without a filter, and when no file of the split holds a retraction (their
+        ``delete_row_count`` is 0, not unknown), every key with a record is live (no merge engine
+        drops a key without a retraction), so the count is the number of distinct keys: the key
+        columns alone are read, streamed through the k-way merge's key-complete chunks, and no
+        value is merged. Otherwise the split is merged as :meth:`read_split` does.
+        """
+        if self.predicate is not None or any(f.delete_row_count != 0 for f in split.files):
+            return sum(batch.num_rows for batch in self.read_split(split))
+        key_names = list(self.table.schema().trimmed_primary_keys)
+        if not split.needs_merge:
+            files = (self._file_batches(split, f, key_names, levels=False) for f in split.files)
+            return sum(kv.num_rows for kv in _chain(files))
+        runs = [
+            _chain(self._file_batches(split, f, key_names, levels=False) for f in run)
+            for run in sorted_runs(split.files, self._key_of())
+        ]
+        return sum(count_distinct_keys(chunk, key_names) for chunk in key_complete_chunks(runs, key_names))
 
     def read_split_table(self, split: Split) -> pa.Table:
         """:meth:`read_split` as one table."""

@@ -102,6 +102,10 @@ final class StrataLakeScan
       if (countOnly) {
         req.remove("columns");
         req.put("count", true);
+        // Splits that need a merge are packed into about one COUNT(*) task per core.
+        req.put(
+            "parallelism",
+            org.apache.spark.sql.classic.SparkSession$.MODULE$.active().sparkContext().defaultParallelism());
       }
       req.set("filters", filters);
       req.set("runtime_filters", runtimeFilters);
@@ -136,7 +140,7 @@ final class StrataLakeScan
       return sb.append(" [COUNT(*): ")
           .append(plan().path("count_from_metadata").asInt())
           .append(" splits from metadata, ")
-          .append(splits.size() - (plan().path("count_from_metadata").asInt() > 0 ? 1 : 0))
+          .append(plan().path("count_merged").asInt())
           .append(" merged in Python]")
           .toString();
     }

@@ -8,23 +8,9 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
-import org.apache.spark.sql.types.BinaryType;
-import org.apache.spark.sql.types.BooleanType;
-import org.apache.spark.sql.types.ByteType;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DateType;
-import org.apache.spark.sql.types.DecimalType;
-import org.apache.spark.sql.types.DoubleType;
-import org.apache.spark.sql.types.FloatType;
-import org.apache.spark.sql.types.IntegerType;
-import org.apache.spark.sql.types.LongType;
-import org.apache.spark.sql.types.ShortType;
-import org.apache.spark.sql.types.StringType;
-import org.apache.spark.sql.types.TimestampNTZType;
-import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.roaringbitmap.PeekableIntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -77,46 +63,38 @@ final class DeletionVectors {
     return bitmap;
   }
 
-  /** A new batch of the rows {@code keep[0..n)} of {@code batch} (on-heap copies). */
+  /**
+   * Positions (relative to {@code start}) of the rows of {@code [start, start + n)} that are not
+   * in {@code deleted}, into {@code keep}; returns how many. Walks the deleted positions of the
+   * range only, copying the runs of live positions between them.
+   */
+  static int live(RoaringBitmap deleted, long start, int n, int[] keep) {
+    PeekableIntIterator it = deleted.getIntIterator();
+    it.advanceIfNeeded((int) start);
+    int kept = 0;
+    int next = 0;
+    while (it.hasNext()) {
+      int d = (int) (it.peekNext() - start);
+      if (d >= n) {
+        break;
+      }
+      it.next();
+      while (next < d) {
+        keep[kept++] = next++;
+      }
+      next = d + 1;
+    }
+    while (next < n) {
+      keep[kept++] = next++;
+    }
+    return kept;
+  }
+
+  /** The rows {@code keep[0..n)} of {@code batch}, as views valid while {@code batch} is. */
   static ColumnarBatch select(ColumnarBatch batch, int[] keep, int n) {
     ColumnVector[] out = new ColumnVector[batch.numCols()];
     for (int c = 0; c < out.length; c++) {
-      ColumnVector src = batch.column(c);
-      DataType type = src.dataType();
-      OnHeapColumnVector dst = new OnHeapColumnVector(n, type);
-      for (int i = 0; i < n; i++) {
-        int r = keep[i];
-        if (src.isNullAt(r)) {
-          dst.putNull(i);
-        } else if (type instanceof BooleanType) {
-          dst.putBoolean(i, src.getBoolean(r));
-        } else if (type instanceof ByteType) {
-          dst.putByte(i, src.getByte(r));
-        } else if (type instanceof ShortType) {
-          dst.putShort(i, src.getShort(r));
-        } else if (type instanceof IntegerType || type instanceof DateType) {
-          dst.putInt(i, src.getInt(r));
-        } else if (type instanceof LongType
-            || type instanceof TimestampType
-            || type instanceof TimestampNTZType) {
-          dst.putLong(i, src.getLong(r));
-        } else if (type instanceof FloatType) {
-          dst.putFloat(i, src.getFloat(r));
-        } else if (type instanceof DoubleType) {
-          dst.putDouble(i, src.getDouble(r));
-        } else if (type instanceof DecimalType) {
-          DecimalType d = (DecimalType) type;
-          dst.putDecimal(i, src.getDecimal(r, d.precision(), d.scale()), d.precision());
-        } else if (type instanceof StringType) {
-          dst.putByteArray(i, src.getUTF8String(r).getBytes());
-        } else if (type instanceof BinaryType) {
-          dst.putByteArray(i, src.getBinary(r));
-        } else {
-          // The planner only sends flat types it lists as native (planning._NATIVE_TYPES).
-          throw new IllegalStateException("stratalake: no native copy of " + type);
-        }
-      }
-      out[c] = dst;
+      out[c] = new SelectedColumnVector(batch.column(c), keep, n);
     }
     return new ColumnarBatch(out, n);
   }

@@ -212,6 +212,7 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
   private static final class NativeBatchReader extends NativeReader<ColumnarBatch> {
     private ColumnarBatch value;
     private ColumnarBatch copy;
+    private int[] keep;
 
     NativeBatchReader(
         FilePartitionReaderFactory parquet,
@@ -234,19 +235,15 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
         value = batch;
         return n > 0;
       }
-      int[] keep = new int[n];
-      int kept = 0;
-      for (int i = 0; i < n; i++) {
-        if (!deleted.contains((int) (start + i))) {
-          keep[kept++] = i;
-        }
+      if (keep == null || keep.length < n) {
+        keep = new int[n];
       }
+      int kept = DeletionVectors.live(deleted, start, n, keep);
       if (kept == 0) {
         return false;
       }
-      if (copy != null) {
-        copy.close();
-      }
+      // A view of the kept rows (no copy), valid until the Parquet reader's next batch, which is
+      // exactly as long as Spark may use the batch this reader returns.
       copy = DeletionVectors.select(batch, keep, kept);
       value = copy;
       return true;

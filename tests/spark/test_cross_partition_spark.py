@@ -10,6 +10,8 @@ pypaimon reading the result; and on a partial-update table whose keys stay in th
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +185,43 @@ def test_spark_partial_update_keeps_keys_in_their_partition(four_tasks: Any, war
     table = stratalake.Catalog(wh).get_table(ident)
     assert len(_new_writers(table, before)) > 1, "one task wrote the whole statement"
     assert _rows_by_key(paimon_read(wh, ident), ("v", "w", "p")) == model
+
+
+def test_streaming_micro_batches_assign_in_several_tasks(four_tasks: Any, warehouse: Path, tmp_path: Path) -> None:
+    """Each micro-batch of a streaming write takes the same path: several tasks, keys moving
+    partitions between micro-batches retracted where they were."""
+    spark = four_tasks
+    ident = "cross_stream.t"
+    spark.sql("CREATE DATABASE IF NOT EXISTS lake.cross_stream")
+    spark.sql(
+        f"CREATE TABLE lake.{ident} (id BIGINT NOT NULL, v STRING, p STRING NOT NULL, "
+        "PRIMARY KEY (id) NOT ENFORCED) PARTITIONED BY (p) "
+        "TBLPROPERTIES ('bucket' = '-1', 'dynamic-bucket.target-row-num' = '500')"
+    )
+    src = tmp_path / "src"
+    src.mkdir()
+    model: dict[int, tuple[Any, ...]] = {}
+    for i, ids in enumerate([range(0, 6000), range(3000, 9000)]):
+        rows = [{"id": k, "v": f"f{i}", "p": "a" if (k + i) % 2 else "b"} for k in ids]
+        (src / f"{i:03d}.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        os.utime(src / f"{i:03d}.json", (1_000_000 + i, 1_000_000 + i))
+        model.update({r["id"]: (r["v"], r["p"]) for r in rows})
+    query = (
+        spark.readStream.schema("id BIGINT, v STRING, p STRING")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(src))
+        .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .toTable(f"lake.{ident}")
+    )
+    query.awaitTermination(120)
+    table = stratalake.Catalog(str(warehouse)).get_table(ident)
+    snapshots = table.snapshots()
+    assert len(snapshots) == 2  # one commit per micro-batch
+    seen: set[str] = set()
+    for snap in snapshots:
+        new = {e.file.file_name for e in table.live_entries(snap)} - seen
+        seen |= new
+        assert len({_writer(f) for f in new}) > 1, "one task wrote the micro-batch"
+    got = spark.sql(f"SELECT id, v, p FROM lake.{ident}").toArrow()
+    assert _rows_by_key(got, ("v", "p")) == model

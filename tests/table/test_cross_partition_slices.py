@@ -156,3 +156,40 @@ def test_commit_refuses_inconsistent_slice_writers(tmp_path: Path) -> None:
         **dict.fromkeys(range(0, 100), "a"),
         **dict.fromkeys(range(100, 400), "b"),
     }
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, {"kind": "dynamic", "num_assigners": None, "max_assigners": 32767}),
+        (
+            {"dynamic-bucket.assigner-parallelism": "5", "dynamic-bucket.initial-buckets": "3"},
+            {"kind": "dynamic", "num_assigners": 3, "max_assigners": 3},
+        ),
+        ({"changelog-producer": "input"}, {"kind": "dynamic"}),
+        ({"merge-engine": "aggregation"}, {"kind": "dynamic"}),
+        # Writers that must compact every bucket they write keep one writer for the table.
+        ({"changelog-producer": "lookup"}, {"kind": "partition", "partition_keys": []}),
+        ({"changelog-producer": "full-compaction"}, {"kind": "partition", "partition_keys": []}),
+        ({"deletion-vectors.enabled": "true"}, {"kind": "partition", "partition_keys": []}),
+        ({"merge-engine": "first-row"}, {"kind": "partition", "partition_keys": []}),
+    ],
+)
+def test_spark_clusters_cross_partition_writes_by_key_slice(
+    tmp_path: Path, options: dict[str, str], expected: dict[str, Any]
+) -> None:
+    from stratalake.spark.bridge_handlers import write_distribution
+
+    cat = stratalake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.t",
+        schema=pa.schema([("id", pa.int64()), ("v", pa.int64()), ("p", pa.string())]),
+        primary_key=["id"],
+        partition_keys=["p"],
+        options={"bucket": "-1", **options},
+    )
+    got = write_distribution(t)
+    assert {k: got.get(k) for k in expected} == expected
+    if got["kind"] == "dynamic":  # the slice alone: no partition columns
+        assert got["partition_keys"] == [] and got["bucket_keys"] == ["id"]

@@ -140,7 +140,7 @@ class CrossPartitionAssigner:
             return
         schema = table.schema()
         key_names = list(schema.trimmed_primary_keys)
-        read = table.new_read(columns=[*key_names, *(k for k in schema.partition_keys if k not in key_names)])
+        read = table.new_read(columns=key_names)  # the partition comes with the split
         wanted = np.array(sorted(missing), dtype=np.int64)
         every = len(self._slices) == self.num_assigners and len(missing) == self.num_assigners
         keys: list[pa.Array] = [self._index.column("_KEY").combine_chunks()]

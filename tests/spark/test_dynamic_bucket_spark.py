@@ -2,7 +2,7 @@
 
 Several tasks per statement (3-4 shuffle partitions, AQE on): dynamic-bucket writes are clustered
 by Paimon's assigner slice of the key hash, so several tasks assign one partition's keys;
-cross-partition upserts keep one writer for the table. Afterwards stratalake, Spark, pypaimon and
+cross-partition upserts by key slice alone. Afterwards stratalake, Spark, pypaimon and
 pypaimon-rust read the model's rows with no key twice, and pypaimon can write again (the Python API
 for cross-partition tables, which pypaimon cannot write).
 """

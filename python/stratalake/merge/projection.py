@@ -74,5 +74,8 @@ def project(ctx: MergeContext, columns: Iterable[str]) -> MergeContext:
     options = ctx.options.to_dict()
     for g in sequence_groups(ctx):
         options[g.option] = ",".join(f for f in g.fields if f in keep)
-    schema = dataclasses.replace(ctx.schema, fields=fields, options=options)
+    # A partition column outside the primary key (cross-partition upsert) may be projected away:
+    # it is no merge key (partition keys in the primary key are kept by merge_columns).
+    partition_keys = tuple(k for k in ctx.schema.partition_keys if k in keep)
+    schema = dataclasses.replace(ctx.schema, fields=fields, options=options, partition_keys=partition_keys)
     return dataclasses.replace(ctx, schema=schema, options=CoreOptions(options, ctx.table_name))

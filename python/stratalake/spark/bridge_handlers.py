@@ -227,10 +227,11 @@ def write_distribution(table: Any) -> dict[str, Any]:
     ``stratalake_bucket(N, mask, trimmed primary key)``, i.e. by Paimon's assigner slice of the key
     hash, so each task assigns whole slices (dynamic_bucket.py); N is ``num_assigners`` or, when
     null, the session's shuffle partitions, capped by ``max_assigners`` (the shim decides and passes
-    it to the writer). Tables whose writers must compact every bucket they write at each commit
-    (lookup, deletion vectors, first-row, full-compaction changelog) and cross-partition upserts
-    keep one writer per partition, respectively for the table (a key's index entry may sit in any
-    partition).
+    it to the writer). Cross-partition upserts cluster by the slice alone (no partition columns:
+    a key's index entry may sit in any partition, cross_partition.py). Tables whose writers must
+    compact every bucket they write at each commit (lookup, deletion vectors, first-row,
+    full-compaction changelog) keep one writer per partition, respectively (cross-partition) for
+    the table.
 
     ``bucket``: by the partition columns and ``stratalake_bucket(n, mask, bucket keys)``, the
     shim's evaluation of Paimon's bucket function (bit i of ``mask``: key i is a TIMESTAMP(p<=3),
@@ -254,7 +255,14 @@ def write_distribution(table: Any) -> dict[str, Any]:
             "compact_mask": _key_mask(types),
         }
     if num_buckets == -1 and is_cross_partition(table):
-        # A key may move between partitions: every key must meet its index in one writer.
+        # A key may move between partitions: every key must meet its index entry in one writer,
+        # so the slice ignores the partition (cross_partition.py); else one writer in total.
+        trimmed = list(schema.trimmed_primary_keys)
+        trimmed_types = [schema.field(k).type for k in trimmed]
+        if trimmed and all(_jvm_hashable(t) for t in trimmed_types):
+            dynamic = _dynamic_distribution(table, [], trimmed, trimmed_types)
+            if dynamic is not None:
+                return dynamic
         return {"kind": "partition", "partition_keys": []}
     if num_buckets == -1 and keys and all(_jvm_hashable(t) for t in types):
         dynamic = _dynamic_distribution(table, partition_keys, keys, types)

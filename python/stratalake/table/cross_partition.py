@@ -16,12 +16,25 @@ HASH index files are involved in this mode) and routes each input row:
 
 Rows are processed as one stream per key, vectorized: rows sorted by (key, arrival), a new
 *segment* wherever a key's partition changes; only per-partition bucket filling loops, over
-partitions and buckets, never rows. As in Paimon, one writer at a time: the index is bootstrapped
-once per writer, and concurrent writers are not reconciled.
+partitions and buckets, never rows. As in Paimon, one writing job at a time: the index is
+bootstrapped once per writer (at one snapshot), and concurrent jobs are not reconciled.
+
+Distributed assignment (a Spark write, ``num_assigners`` = N): Spark routes every row to a task by
+its key's *slice* ``|key hash % N|`` alone (no partition columns), so a task holds every row of
+its keys whatever their partition, as Paimon's ``GlobalIndexAssigner`` tasks do. A writer then
+keeps in its index only the keys of the slices it met (it streams the table's live keys, batch by
+batch, and drops other slices' keys; once more for slices first met in a later batch), while its
+bucket counts cover every live key of the scan. A new key goes only to a bucket its slice owns,
+``bucket % N == slice`` (Paimon's ``isAssignBucket``), so no two tasks fill one bucket; an existing
+key (or a moved key's retraction) goes to the bucket holding it, which another slice may own: then
+this writer only adds level-0 files there (:meth:`owns`, the rule of ``dynamic_bucket.py``). Each
+commit message carries the writer's claim (writer, N, slices) for the commit's check
+(``commit/conflicts.check_assigner_slices``).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -32,6 +45,7 @@ import pyarrow.compute as pc
 
 from stratalake.options import MergeEngine
 from stratalake.spec.binary_row import encode_arrow_rows
+from stratalake.spec.bucket import hash_rows
 from stratalake.table.dynamic_bucket import DEFAULT_TARGET_ROW_NUM
 from stratalake.table.partition import group_rows
 
@@ -64,19 +78,39 @@ def key_fingerprints(table: Table, rows: pa.Table) -> pa.Array:
     return flat.take(pa.array(where))
 
 
-class CrossPartitionAssigner:
-    """Routes rows of a cross-partition-upsert table (see the module docstring)."""
+def key_slices(table: Table, rows: pa.Table, num_assigners: int) -> npt.NDArray[np.int64]:
+    """The assigner slice of each row's key, ``|trimmed key hash % N|``: the shim's
+    ``stratalake_bucket(N, mask, trimmed key)`` that Spark clusters a cross-partition write by."""
+    if num_assigners == 1:
+        return np.zeros(rows.num_rows, dtype=np.int64)
+    schema = table.schema()
+    keys = list(schema.trimmed_primary_keys)
+    hashes = hash_rows([rows.column(k) for k in keys], [schema.field(k).type for k in keys])
+    return np.abs(np.fmod(hashes.astype(np.int64), num_assigners))
 
-    def __init__(self, table: Table, ignore_existing: bool = False) -> None:
+
+class CrossPartitionAssigner:
+    """Routes rows of a cross-partition-upsert table (see the module docstring).
+
+    ``num_assigners`` (a Spark write): N; the caller routes every key of a slice to this writer,
+    which then holds only the keys of the slices it meets."""
+
+    def __init__(self, table: Table, ignore_existing: bool = False, num_assigners: int | None = None) -> None:
         self.table = table
         self.ignore_existing = ignore_existing
+        self.distributed = num_assigners is not None
+        self.num_assigners = 1 if num_assigners is None else max(int(num_assigners), 1)
         opts = table.core_options
         self.target = max(opts.get_int("dynamic-bucket.target-row-num") or DEFAULT_TARGET_ROW_NUM, 1)
         self.engine = opts.merge_engine
         self._parts: list[bytes] = []
         self._part_ids: dict[bytes, int] = {}
         self._counts: dict[int, dict[int, int]] = defaultdict(dict)  # part id -> bucket -> live keys
-        self._index: pa.Table | None = None  # _KEY (binary, unique), _PART (int32), _BUCKET (int32)
+        self._index = _empty_index()  # _KEY (binary, unique), _PART (int32), _BUCKET (int32)
+        self._slices: set[int] = set()  # slices whose keys are in the index
+        self._scanned = False  # bucket counts taken (at the first bootstrap)
+        self._snapshot_id: int | None = None  # every bootstrap scan reads this snapshot
+        self.token = uuid.uuid4().hex  # this writer, in its commit messages' claims
 
     # -- the key index ------------------------------------------------------------------------------
     def _part_id(self, partition: bytes) -> int:
@@ -86,45 +120,75 @@ class CrossPartitionAssigner:
             self._parts.append(partition)
         return pid
 
-    def _bootstrap(self) -> pa.Table:
-        if self._index is not None:
-            return self._index
+    def _bootstrap(self, slices: set[int]) -> None:
+        """Add the live keys of ``slices`` to the index: one streaming scan of the table's keys
+        (one batch in memory at a time besides the index), keeping only those slices' keys; the
+        first scan also counts every live key per (partition, bucket)."""
+        missing = slices - self._slices
+        if not missing:
+            return
+        self._slices |= missing
         table = self.table
-        keys: list[pa.Array] = []
-        part_ids: list[npt.NDArray[np.int32]] = []
-        buckets: list[npt.NDArray[np.int32]] = []
-        if not self.ignore_existing and table.latest_snapshot() is not None:
-            schema = table.schema()
-            key_names = list(schema.trimmed_primary_keys)
-            read = table.new_read(columns=[*key_names, *(k for k in schema.partition_keys if k not in key_names)])
-            for split in table.new_scan().plan():
-                live = read.read_splits([split])
-                if live.num_rows == 0:
+        count = not self._scanned
+        self._scanned = True
+        if self.ignore_existing:
+            return
+        if count:
+            snap = table.latest_snapshot()
+            self._snapshot_id = None if snap is None else snap.id
+        if self._snapshot_id is None:
+            return
+        schema = table.schema()
+        key_names = list(schema.trimmed_primary_keys)
+        read = table.new_read(columns=key_names)  # the partition comes with the split
+        wanted = np.array(sorted(missing), dtype=np.int64)
+        every = len(self._slices) == self.num_assigners and len(missing) == self.num_assigners
+        keys: list[pa.Array] = [self._index.column("_KEY").combine_chunks()]
+        part_ids: list[npt.NDArray[np.int32]] = [self._index.column("_PART").to_numpy()]
+        buckets: list[npt.NDArray[np.int32]] = [self._index.column("_BUCKET").to_numpy()]
+        for split in table.new_scan(snapshot_id=self._snapshot_id).plan():
+            pid = self._part_id(split.partition)
+            for batch in read.read_split(split):
+                if batch.num_rows == 0:
                     continue
-                pid = self._part_id(split.partition)
+                live = pa.Table.from_batches([batch])
+                if count:
+                    counts = self._counts[pid]
+                    counts[split.bucket] = counts.get(split.bucket, 0) + live.num_rows
+                if not every:
+                    live = live.filter(pa.array(np.isin(key_slices(table, live, self.num_assigners), wanted)))
+                    if live.num_rows == 0:
+                        continue
                 keys.append(key_fingerprints(table, live))
                 part_ids.append(np.full(live.num_rows, pid, dtype=np.int32))
                 buckets.append(np.full(live.num_rows, split.bucket, dtype=np.int32))
-                counts = self._counts[pid]
-                counts[split.bucket] = counts.get(split.bucket, 0) + live.num_rows
         self._index = pa.table(
             {
-                "_KEY": pa.concat_arrays(keys) if keys else pa.array([], pa.binary()),
-                "_PART": pa.array(np.concatenate(part_ids) if part_ids else np.empty(0, np.int32)),
-                "_BUCKET": pa.array(np.concatenate(buckets) if buckets else np.empty(0, np.int32)),
+                "_KEY": pa.concat_arrays(keys),
+                "_PART": pa.array(np.concatenate(part_ids).astype(np.int32)),
+                "_BUCKET": pa.array(np.concatenate(buckets).astype(np.int32)),
             }
         )
-        return self._index
 
     def _lookup(self, fingerprints: pa.Array) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """(partition id, bucket) of each fingerprint in the index, -1 where absent."""
-        index = self._bootstrap()
         n = len(fingerprints)
         probe = pa.table({"_KEY": fingerprints, "_ROW": pa.array(np.arange(n, dtype=np.int64))})
-        joined = probe.join(index, keys="_KEY", join_type="left outer").sort_by("_ROW")
+        joined = probe.join(self._index, keys="_KEY", join_type="left outer").sort_by("_ROW")
         part = joined.column("_PART").fill_null(-1).to_numpy().astype(np.int32)
         bucket = joined.column("_BUCKET").fill_null(-1).to_numpy().astype(np.int32)
         return part, bucket
+
+    def owns(self, partition: bytes, bucket: int) -> bool:
+        """Whether this writer may compact ``bucket`` (of any partition): always in one process;
+        in a Spark write, the writer holding the bucket's slice ``bucket % N`` (others only add
+        level-0 files updating or retracting keys of their own slices that the bucket holds)."""
+        return not self.distributed or bucket % self.num_assigners in self._slices
+
+    def claim(self) -> tuple[str, int, tuple[int, ...]]:
+        """(writer, N, slices whose keys this writer held): for the commit's check that no two
+        writers of one commit held the same slice or used different N."""
+        return (self.token, self.num_assigners, tuple(sorted(self._slices)))
 
     # -- routing --------------------------------------------------------------------------------------
     def route(
@@ -140,6 +204,8 @@ class CrossPartitionAssigner:
             values = tuple(rows.column(k)[int(indices[0])].as_py() for k in codec.keys)
             row_part[indices] = self._part_id(codec.to_bytes(values))
         fp = key_fingerprints(table, rows)
+        row_slice = key_slices(table, rows, self.num_assigners)
+        self._bootstrap(set(np.unique(row_slice).tolist()))
         boot_part, boot_bucket = self._lookup(fp)
         key_id = pc.dictionary_encode(fp).indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
@@ -157,6 +223,7 @@ class CrossPartitionAssigner:
         starts = np.flatnonzero(seg_start)
         seg_part = p_sorted[starts]
         seg_first_row = order[starts]  # arrival position of each segment's first row
+        seg_slice = row_slice[seg_first_row]  # a key's slice (all its rows share it)
         # Where the key was before each segment (-1: nowhere).
         seg_prev_part = prev_part[starts]
         seg_is_first = first[starts]
@@ -172,13 +239,13 @@ class CrossPartitionAssigner:
             tails = np.flatnonzero(last)  # each key's last row (sorted position)
             out = self._route_moving(
                 rows, kinds, order, seg_of, seg_part, seg_first_row, seg_prev_part, seg_prev_bucket,
-                seg_is_first, seg_bucket,
+                seg_is_first, seg_bucket, seg_slice,
             )
             self._remember_keys(fp.take(pa.array(order[tails])), seg_part[seg_of[tails]], seg_bucket[seg_of[tails]])
             return out
         return self._route_staying(
             rows, kinds, row_part, order, first, seg_of, seg_part, seg_first_row, seg_prev_part,
-            seg_prev_bucket, seg_is_first, fp,
+            seg_prev_bucket, seg_is_first, fp, seg_slice,
         )
 
     def _route_moving(
@@ -193,10 +260,11 @@ class CrossPartitionAssigner:
         seg_prev_bucket: npt.NDArray[np.int32],
         seg_is_first: npt.NDArray[np.bool_],
         seg_bucket: npt.NDArray[np.int32],
+        seg_slice: npt.NDArray[np.int64],
     ) -> tuple[pa.Table, pa.Array | None, npt.NDArray[np.int64]]:
         """Deduplicate: a key moving to another partition is retracted where it was."""
         new_segs = np.flatnonzero(seg_bucket < 0)
-        self._assign_new(seg_bucket, new_segs, seg_part, seg_first_row)
+        self._assign_new(seg_bucket, new_segs, seg_part, seg_first_row, seg_slice)
         # The previous location of a later segment is the key's segment before it.
         later = ~seg_is_first
         seg_prev_bucket[later] = seg_bucket[np.flatnonzero(later) - 1]
@@ -240,6 +308,7 @@ class CrossPartitionAssigner:
         seg_prev_bucket: npt.NDArray[np.int32],
         seg_is_first: npt.NDArray[np.bool_],
         fp: pa.Array,
+        seg_slice: npt.NDArray[np.int64],
     ) -> tuple[pa.Table, pa.Array | None, npt.NDArray[np.int64]]:
         """Partial-update, aggregation (rows join the key's partition) and first-row (rows for
         another partition are dropped): a key never moves."""
@@ -250,7 +319,7 @@ class CrossPartitionAssigner:
         loc_part = np.where(seg_prev_part[head] >= 0, seg_prev_part[head], seg_part[head]).astype(np.int32)
         loc_bucket = np.where(seg_prev_part[head] >= 0, seg_prev_bucket[head], -1).astype(np.int32)
         new_keys = np.flatnonzero(loc_bucket < 0)
-        self._assign_new(loc_bucket, new_keys, loc_part, seg_first_row[head])
+        self._assign_new(loc_bucket, new_keys, loc_part, seg_first_row[head], seg_slice[head])
         row_key = np.empty(n, dtype=np.int64)
         row_key[order] = key_seg[seg_of]
         target_part = loc_part[row_key]
@@ -281,26 +350,28 @@ class CrossPartitionAssigner:
         which: npt.NDArray[np.int64],
         part: npt.NDArray[np.int32],
         arrival: npt.NDArray[np.int64],
+        slices: npt.NDArray[np.int64],
     ) -> None:
-        """Fill ``bucket[which]`` (new keys of partitions ``part``), in arrival order, as Paimon's
-        cross-partition BucketAssigner: the lowest bucket below target, else the lowest free id."""
+        """Fill ``bucket[which]`` (new keys of partitions ``part``, of assigner slices ``slices``),
+        in arrival order, as Paimon's cross-partition BucketAssigner with its assigner filter: among
+        the buckets the key's slice owns (``b % N == slice``), the lowest below target, else the
+        lowest free id."""
         if not len(which):
             return
+        n = self.num_assigners
         which = which[np.argsort(arrival[which], kind="stable")]
-        for pid in np.unique(part[which]).tolist():
-            mine = which[part[which] == pid]
+        groups = np.stack([part[which].astype(np.int64), slices[which]], axis=1)
+        for pid, slice_id in np.unique(groups, axis=0).tolist():
+            mine = which[(part[which] == pid) & (slices[which] == slice_id)]
             counts = self._counts[pid]
-            ids: list[int] = []
-            caps: list[int] = []
-            for b in sorted(counts):
-                if counts[b] < self.target:
-                    ids.append(b)
-                    caps.append(self.target - counts[b])
+            owned = sorted(b for b in counts if b % n == slice_id)
+            ids = [b for b in owned if counts[b] < self.target]
+            caps = [self.target - counts[b] for b in ids]
             have = sum(caps)
             if have < len(mine):
                 need = -(-(len(mine) - have) // self.target)
-                taken = set(counts)
-                free = [b for b in range(len(taken) + need) if b not in taken][:need]
+                taken = set(owned)
+                free = [b for b in range(slice_id, slice_id + n * (len(taken) + need), n) if b not in taken][:need]
                 ids += free
                 caps += [self.target] * len(free)
             placed = np.repeat(np.array(ids, dtype=np.int32), caps)[: len(mine)]
@@ -319,7 +390,7 @@ class CrossPartitionAssigner:
         return out
 
     def _remember_keys(self, fps: pa.Array, part: npt.NDArray[np.int32], bucket: npt.NDArray[np.int32]) -> None:
-        index = self._bootstrap()
+        index = self._index
         kept = index.filter(pc.invert(pc.is_in(index.column("_KEY"), value_set=fps)))
         self._index = pa.concat_tables(
             [
@@ -333,3 +404,13 @@ class CrossPartitionAssigner:
                 ),
             ]
         ).combine_chunks()
+
+
+def _empty_index() -> pa.Table:
+    return pa.table(
+        {
+            "_KEY": pa.array([], pa.binary()),
+            "_PART": pa.array(np.empty(0, np.int32)),
+            "_BUCKET": pa.array(np.empty(0, np.int32)),
+        }
+    )

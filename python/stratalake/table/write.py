@@ -81,7 +81,8 @@ class TableWrite(BaseTableWrite):
         # so compaction must not build on them (nor fail on their removal by the overwrite).
         self.ignore_previous_files = False
         # Set by a Spark write of a dynamic-bucket table: the number of assigner slices Spark
-        # clustered the rows by; this writer then holds only its slices' keys (dynamic_bucket.py).
+        # clustered the rows by; this writer then holds only its slices' keys (dynamic_bucket.py,
+        # cross_partition.py).
         self.dynamic_assigners: int | None = None
         self._full_compaction: bool | None = None
         self._data_namer = FileNamer("data")
@@ -117,7 +118,9 @@ class TableWrite(BaseTableWrite):
         self._check_keys(rows)
         if is_cross_partition(self.table):  # rows may move, gain retractions or drop out
             if self._cross is None:
-                self._cross = CrossPartitionAssigner(self.table, ignore_existing=self.ignore_previous_files)
+                self._cross = CrossPartitionAssigner(
+                    self.table, ignore_existing=self.ignore_previous_files, num_assigners=self.dynamic_assigners
+                )
             rows, kinds, codes = self._cross.route(rows, kinds)
         else:
             codes = self._bucket_codes(rows)
@@ -349,6 +352,8 @@ class TableWrite(BaseTableWrite):
         write, where only the bucket's owner slice does; other writers of the bucket (updating keys
         of their own slices that it already holds) only add level-0 files, whose keys are disjoint
         from every other writer's, so their merge order does not matter."""
+        if self._cross is not None:
+            return self._cross.owns(buf.partition, buf.bucket)
         return self._assigner is None or self._assigner.owns(buf.partition, buf.bucket)
 
     def _added_level0(self, buf: _BucketBuffer, files: Sequence[DataFileMeta]) -> None:
@@ -452,6 +457,7 @@ class TableWrite(BaseTableWrite):
             for buf in buffers:
                 self._finish(buf, full)
         hash_changes = self._assigner.prepare_commit() if self._assigner is not None else {}
+        claim = self._cross.claim() if self._cross is not None else None
         with self._lock:
             self._written += [f"{index_dir(self.table)}/{c.added.file_name}" for c in hash_changes.values()]
         messages = []
@@ -481,6 +487,7 @@ class TableWrite(BaseTableWrite):
                         index_files_added=index_added,
                         index_files_deleted=index_deleted,
                         index_base=index_base,
+                        assigner_claim=claim,
                     )
                 )
             buf.new_files, buf.changelog_files = [], []

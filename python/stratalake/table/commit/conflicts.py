@@ -55,6 +55,7 @@ def check_messages(table: Table, messages: Sequence[CommitMessage]) -> None:
     were not one per bucket, or a duplicated task output); their compactions were each planned
     without the others' files, so committing them would leave overlapping sorted runs or
     duplicated rows."""
+    check_assigner_slices(table, messages)
     added: set[tuple[bytes, int, int, str]] = set()
     deleted: set[tuple[bytes, int, int, str]] = set()
     compacting: set[tuple[bytes, int]] = set()
@@ -87,6 +88,39 @@ def check_messages(table: Table, messages: Sequence[CommitMessage]) -> None:
                     "write with one writer per bucket."
                 )
             compacting.add((m.partition, m.bucket))
+
+
+def check_assigner_slices(table: Table, messages: Sequence[CommitMessage]) -> None:
+    """Cross-partition upserts: the writers of one commit (e.g. the tasks of a Spark statement)
+    must have split the keys by one N, each slice held by one writer; otherwise two writers could
+    each have placed (or moved) the same key, leaving it in two partitions or buckets."""
+    claims: dict[str, tuple[int, tuple[int, ...]]] = {}
+    for m in messages:
+        if m.assigner_claim is not None:
+            writer, n, held = m.assigner_claim
+            claims[writer] = (n, held)
+    if len(claims) < 2:
+        return
+    sizes = sorted({n for n, _ in claims.values()})
+    if len(sizes) > 1:
+        raise InvalidCommitError(
+            f"table {table.identifier}: the writers of this cross-partition upsert commit split the "
+            f"primary keys into different numbers of assigner slices {sizes}, so one key could have "
+            "been placed by two of them; nothing was committed. Repeat the write with one number of "
+            "assigners (stratalake.write.dynamic-assigners) for every writer."
+        )
+    owner: dict[int, str] = {}
+    for writer, (_, held) in claims.items():
+        for s in held:
+            other = owner.setdefault(s, writer)
+            if other != writer:
+                raise InvalidCommitError(
+                    f"table {table.identifier}: two writers of this cross-partition upsert commit held "
+                    f"keys of assigner slice {s} of {sizes[0]}, so each could have placed or moved the "
+                    "same key (leaving it in two partitions or buckets); nothing was committed. Route "
+                    "each slice of the key hashes to one writer (Spark clusters by "
+                    "stratalake_bucket(N, mask, primary key))."
+                )
 
 
 def check_sorted_runs(table: Table, live: LiveEntries, stages: Sequence[Sequence[ManifestEntry]]) -> None:

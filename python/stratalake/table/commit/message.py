@@ -25,6 +25,10 @@ class CommitMessage:
     # Names of the bucket's deletion-vector index files the compaction read (None: the table has
     # none). The compaction is valid only if they are still exactly the live ones.
     index_base: tuple[str, ...] | None = None
+    # Cross-partition upsert writers: (writer id, number of assigner slices N, the slices whose
+    # keys the writer held). Each key's index entry lives in exactly one writer only if no two
+    # writers of a commit held one slice (commit/conflicts.check_assigner_slices).
+    assigner_claim: tuple[str, int, tuple[int, ...]] | None = None
 
     def is_empty(self) -> bool:
         return not (

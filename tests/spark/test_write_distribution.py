@@ -167,6 +167,19 @@ def test_jvm_bucket_function_matches_python(spark: Any, kinds: list[str]) -> Non
     assert got.to_pylist() == expected.tolist()
 
 
+@pytest.mark.parametrize(("n", "m"), [(1, 1), (3, 3), (4, 4), (7, 7), (16, 16), (8, 4), (3, 5)])
+def test_slice_function_spreads_slices_evenly_over_partitions(spark: Any, n: int, m: int) -> None:
+    """``stratalake_slice(n, m, mask, key)`` is a value Spark's hash partitioning among m
+    (``pmod(hash(v), m)``, the same Murmur3 as ``hash()``) sends to partition ``slice mod m``, where
+    slice = ``|key hash % n|`` is the key's assigner slice: one slice per task when n = m."""
+    rows = spark.sql(
+        f"SELECT pmod(hash(lake.sys.stratalake_slice({n}, {m}, 0, id)), {m}) AS task, "
+        f"lake.sys.stratalake_bucket({n}, 0, id) AS slice FROM range(2000)"
+    ).collect()
+    assert all(r.task == r.slice % m for r in rows)
+    assert {r.slice for r in rows} == set(range(n))
+
+
 def test_format_test_vectors_through_spark(spark: Any) -> None:
     got = spark.sql("SELECT lake.sys.bucket(4, id) FROM range(1, 9)").toArrow().column(0).to_pylist()
     assert got == [2, 0, 1, 2, 0, 0, 3, 0]

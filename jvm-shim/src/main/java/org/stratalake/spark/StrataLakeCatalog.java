@@ -377,7 +377,9 @@ public class StrataLakeCatalog
   @Override
   public Identifier[] listFunctions(String[] namespace) {
     return new Identifier[] {
-      Identifier.of(namespace, BucketFunction.NAME), Identifier.of(namespace, BucketFunction.WRITE_NAME)
+      Identifier.of(namespace, BucketFunction.NAME),
+      Identifier.of(namespace, BucketFunction.WRITE_NAME),
+      Identifier.of(namespace, SliceFunction.NAME)
     };
   }
 
@@ -389,6 +391,9 @@ public class StrataLakeCatalog
     }
     if (BucketFunction.WRITE_NAME.equals(ident.name())) {
       return new BucketFunction(true);
+    }
+    if (SliceFunction.NAME.equals(ident.name())) {
+      return new SliceFunction();
     }
     throw new NoSuchFunctionException(ident);
   }

@@ -29,6 +29,7 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
@@ -189,16 +190,25 @@ final class StrataLakeWriteBuilder
         // Paimon's assigner slice of the trimmed key's hash, |hash % N|: a task holds whole
         // slices and assigns their keys (dynamic_bucket.py); the partition columns make the
         // slice per partition, as Paimon's assigner id is.
-        for (String p : StrataLakeCatalog.toList(spec.get("partition_keys"))) {
+        List<String> partitions = StrataLakeCatalog.toList(spec.get("partition_keys"));
+        for (String p : partitions) {
           out.add(Expressions.column(p));
         }
         List<Expression> slice = new ArrayList<>();
         slice.add(Expressions.literal(assigners));
+        if (partitions.isEmpty()) {
+          // By the slice alone: the slice's channel among the shuffle partitions Spark will use
+          // (SliceFunction), so slice s reaches partition s mod M; AQE may still coalesce
+          // neighbouring partitions of a small write into one task.
+          slice.add(Expressions.literal(SQLConf.get().numShufflePartitions()));
+        }
         slice.add(Expressions.literal(spec.get("compact_mask").asInt()));
         for (String k : StrataLakeCatalog.toList(spec.get("bucket_keys"))) {
           slice.add(Expressions.column(k));
         }
-        out.add(Expressions.apply(BucketFunction.WRITE_NAME, slice.toArray(new Expression[0])));
+        // With partition columns, rows of a (partition, slice) meet in one task, whichever.
+        String function = partitions.isEmpty() ? SliceFunction.NAME : BucketFunction.WRITE_NAME;
+        out.add(Expressions.apply(function, slice.toArray(new Expression[0])));
         break;
       case "bucket":
       case "partition":

@@ -19,7 +19,10 @@ partitions, AQE on: several tasks per statement). In the same session and run:
   ``scan aggregate`` again.
 
 Peak resident memory of the Python workers (summed over processes) and of the JVM is sampled every
-0.2 s per statement. Every statement runs once (one run, ratios), so noise shows: compare ratios.
+0.2 s per statement. The session is warmed first (Python workers started by a merged and a native
+read). Each load (INSERT into fresh tables, Parquet writes, transfer floors) and each read runs 3
+times and its median is reported; the upsert and the compaction change the table, so they run
+once. One run, ratios: compare figures of the same run only.
 - ``... row path`` (issue 17): the scans before compaction again with merged splits handed to Spark
   row by row (``stratalake.read.columnar.enabled=false``), the path before columnar merged reads;
 - ``scan aggregate deletion vectors``: a deletion-vector table loaded with the same rows, then 10%
@@ -51,6 +54,9 @@ from bench.config import Config
 from bench.harness import REPO_DIR, WORK_DIR
 
 NAME = "spark_scale"
+#: runs of each write statement (fresh tables) and of each read; figures are their medians
+WRITE_REPS = 3
+READ_REPS = 3
 WORKER_RSS_LIMIT_MIB = 1536
 
 
@@ -126,49 +132,74 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
     spark.sparkContext.setLogLevel("ERROR")
     results: dict[str, Any] = {"rows": rows, "statements": {}}
 
-    def timed(label: str, fn: Callable[[], Any]) -> Any:
+    def timed(label: str, fn: Callable[[int], Any], reps: int = 1) -> Any:
+        """Runs ``fn(rep)`` ``reps`` times; records the median time (and every time) and the
+        peak RSS over all of them; returns the first run's value."""
+        times: list[float] = []
+        value: Any = None
         with RssSampler(os.getpid()) as rss:
-            start = time.perf_counter()
-            value = fn()
-            elapsed = time.perf_counter() - start
-        results["statements"][label] = {"seconds": elapsed, "peak_mib": dict(rss.peak)}
+            for rep in range(reps):
+                start = time.perf_counter()
+                out = fn(rep)
+                times.append(time.perf_counter() - start)
+                value = out if rep == 0 else value
+        elapsed = sorted(times)[len(times) // 2]
+        results["statements"][label] = {"seconds": elapsed, "runs": times, "peak_mib": dict(rss.peak)}
         print(
-            f"  {label}: {elapsed:.1f}s  peak MiB {json.dumps({k: round(v) for k, v in rss.peak.items()})}",
+            f"  {label}: {elapsed:.1f}s (runs {', '.join(f'{t:.1f}' for t in times)})  "
+            f"peak MiB {json.dumps({k: round(v) for k, v in rss.peak.items()})}",
             flush=True,
         )
         return value
 
     upserts = rows // 4
     spark.sql("CREATE DATABASE lake.db")
-    # Warm-up: the session's first statements start the Python workers and load classes.
+    # Warm-up: the session's first statements start the Python workers (and their imports) and
+    # load classes; a merged read and a native read, so no measured statement pays for that.
     spark.sql(
         "CREATE TABLE lake.db.warm (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '8')"
     )
-    spark.range(100_000).selectExpr("id", "'w' AS v").writeTo("lake.db.warm").append()
+    for _ in range(2):
+        spark.range(100_000).selectExpr("id", "'w' AS v").writeTo("lake.db.warm").append()
     spark.range(100_000).selectExpr("id", "'w' AS v").write.parquet(str(work / "warm.parquet"))
-    spark.sql("SELECT count(*) FROM lake.db.warm").collect()
-    spark.sql(
-        "CREATE TABLE lake.db.t (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING, "
+    for _ in range(2):
+        spark.sql("SELECT count(*), sum(length(v)) FROM lake.db.warm").collect()
+        spark.sql("SELECT count(*) FROM lake.db.warm").collect()
+    ddl = (
+        "CREATE TABLE lake.db.{} (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING, "
         "PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ('bucket' = '8')"
+    )
+    # Issue 16: the same rows into an append table (no primary key, bucket-unaware: no shuffle).
+    append_ddl = (
+        "CREATE TABLE lake.db.{} (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING) PARTITIONED BY (p)"
     )
     cols = ["id", "id * 3 AS a", "concat('v', cast(id AS string)) AS b", "CAST(id * 0.5 AS DOUBLE) AS c", "id % 1000 AS d"]
     src = spark.range(rows).selectExpr(*cols, "concat('p', cast(id % 4 AS string)) AS p")
     upd = spark.range(upserts).selectExpr(
         "id * 4 AS id", "id AS a", "'u' AS b", "CAST(id * 0.25 AS DOUBLE) AS c", "id % 7 AS d", "'p0' AS p"
     )
-    timed("insert: stratalake", lambda: src.writeTo("lake.db.t").append())
-    timed("insert: parquet", lambda: src.write.partitionBy("p").parquet(str(work / "load.parquet")))
-    # Issue 16: the same rows into an append table (no primary key, bucket-unaware: no shuffle).
-    spark.sql(
-        "CREATE TABLE lake.db.events (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING) "
-        "PARTITIONED BY (p)"
-    )
-    timed("insert append table: stratalake", lambda: src.writeTo("lake.db.events").append())
+
+    def insert_into(ddl_text: str, base: str) -> Callable[[int], Any]:
+        # The first run loads the table the later statements use; the others load fresh copies.
+        def run_once(rep: int) -> None:
+            name = base if rep == 0 else f"{base}_rep{rep}"
+            spark.sql(ddl_text.format(name))
+            src.writeTo(f"lake.db.{name}").append()
+
+        return run_once
+
+    parquet_load = lambda rep: src.write.mode("overwrite").partitionBy("p").parquet(str(work / "load.parquet"))  # noqa: E731
+    timed("insert: stratalake", insert_into(ddl, "t"), WRITE_REPS)
+    timed("insert: parquet", parquet_load, WRITE_REPS)
+    timed("insert append table: stratalake", insert_into(append_ddl, "events"), WRITE_REPS)
     results["statements"]["insert append table: parquet"] = results["statements"]["insert: parquet"]
-    timed("upsert: stratalake", lambda: upd.writeTo("lake.db.t").append())
-    timed("upsert: parquet", lambda: upd.write.partitionBy("p").parquet(str(work / "upsert.parquet")))
+    for rep in range(1, WRITE_REPS):
+        spark.sql(f"DROP TABLE lake.db.t_rep{rep}")
+        spark.sql(f"DROP TABLE lake.db.events_rep{rep}")
+    timed("upsert: stratalake", lambda rep: upd.writeTo("lake.db.t").append())
+    timed("upsert: parquet", lambda rep: upd.write.partitionBy("p").parquet(str(work / "upsert.parquet")))
     for label, df in (("insert", src), ("upsert", upd)):
-        timed(f"{label} floor: shuffle + Arrow to Python", lambda d=df: _transfer_floor(d))
+        timed(f"{label} floor: shuffle + Arrow to Python", lambda rep, d=df: _transfer_floor(d), WRITE_REPS)
     # The Parquet floor of the reads: the merged rows, written once with Spark's Parquet writer.
     spark.table("lake.db.t").write.partitionBy("p").parquet(str(work / "merged.parquet"))
     spark.read.parquet(str(work / "merged.parquet")).createOrReplaceTempView("merged")
@@ -176,22 +207,26 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
     answers: dict[str, Any] = {}
     spark.read.parquet(str(work / "load.parquet")).createOrReplaceTempView("loaded")
     for label, sql in (("scan aggregate append table", agg.format("lake.db.events")),):
-        ours = timed(f"{label}: stratalake", lambda q=sql: spark.sql(q).collect())
-        floor = timed(f"{label}: parquet", lambda: spark.sql(agg.format("loaded")).collect())
+        ours = timed(f"{label}: stratalake", lambda rep, q=sql: spark.sql(q).collect(), READ_REPS)
+        floor = timed(f"{label}: parquet", lambda rep: spark.sql(agg.format("loaded")).collect(), READ_REPS)
         answers[label] = [list(ours[0]), list(floor[0])]
     for phase in ("before compaction", "after compaction"):
         if phase == "after compaction":
             timed(
                 "full compaction: stratalake",
-                lambda: spark.sql(
+                lambda rep: spark.sql(
                     "CALL lake.sys.compact(table => 'db.t', compact_strategy => 'full')"
                 ).collect(),
             )
         for stmt, sql in (("count", "SELECT count(*) FROM {}"), ("scan aggregate", agg)):
             ours = timed(
-                f"{stmt} {phase}: stratalake", lambda s=sql: spark.sql(s.format("lake.db.t")).collect()
+                f"{stmt} {phase}: stratalake",
+                lambda rep, s=sql: spark.sql(s.format("lake.db.t")).collect(),
+                READ_REPS,
             )
-            floor = timed(f"{stmt} {phase}: parquet", lambda s=sql: spark.sql(s.format("merged")).collect())
+            floor = timed(
+                f"{stmt} {phase}: parquet", lambda rep, s=sql: spark.sql(s.format("merged")).collect(), READ_REPS
+            )
             answers[f"{stmt} {phase}"] = [list(ours[0]), list(floor[0])]
         if phase == "before compaction":
             # Issue 17: the same scans with merged splits handed to Spark row by row (Spark's
@@ -200,7 +235,8 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
             for stmt, sql in (("count", "SELECT count(*) FROM {}"), ("scan aggregate", agg)):
                 timed(
                     f"{stmt} before compaction, row path: stratalake",
-                    lambda s=sql: spark.sql(s.format("lake.db.t")).collect(),
+                    lambda rep, s=sql: spark.sql(s.format("lake.db.t")).collect(),
+                    READ_REPS,
                 )
             spark.conf.unset("stratalake.read.columnar.enabled")
     # Issue 17: a deletion-vector table after updates of 10% of its keys (read natively, the
@@ -216,8 +252,12 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
     ).writeTo("lake.db.dv").append()
     spark.table("lake.db.dv").write.partitionBy("p").parquet(str(work / "dv.parquet"))
     spark.read.parquet(str(work / "dv.parquet")).createOrReplaceTempView("dv_parquet")
-    ours = timed("scan aggregate deletion vectors: stratalake", lambda: spark.sql(agg.format("lake.db.dv")).collect())
-    floor = timed("scan aggregate deletion vectors: parquet", lambda: spark.sql(agg.format("dv_parquet")).collect())
+    ours = timed(
+        "scan aggregate deletion vectors: stratalake", lambda rep: spark.sql(agg.format("lake.db.dv")).collect(), READ_REPS
+    )
+    floor = timed(
+        "scan aggregate deletion vectors: parquet", lambda rep: spark.sql(agg.format("dv_parquet")).collect(), READ_REPS
+    )
     answers["scan aggregate deletion vectors"] = [list(ours[0]), list(floor[0])]
     results["dv_plan"] = spark.sql(agg.format("lake.db.dv"))._jdf.queryExecution().executedPlan().toString()
     # Issue 17: statement overhead: SELECT of a 10-row table, median of 7 runs each.

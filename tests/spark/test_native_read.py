@@ -428,3 +428,29 @@ def test_partition_values_needing_escapes(spark: Any, db: str) -> None:
     spark.sql(f"UPDATE {db}.esc SET a = -1 WHERE k % 3 = 0")
     got, plan = same(spark, f"SELECT p, count(*), sum(a) FROM {db}.esc GROUP BY p")
     assert len(got) == 4 and splits(plan) == (4, 0)
+
+
+def test_small_native_splits_share_input_partitions(spark: Any, db: str) -> None:
+    """Native splits are packed into input partitions as Spark packs Parquet files (a task per
+    small split costs more than reading it): by bucket when the scan reports the bucket layout,
+    by size otherwise; never when the scan reports key order (packed rows are not sorted)."""
+    spark.sql(
+        f"""CREATE TABLE {db}.packed (k BIGINT, p STRING, a INT, PRIMARY KEY (k, p) NOT ENFORCED)
+            PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '4')"""
+    )
+    spark.sql(f"INSERT INTO {db}.packed SELECT id, concat('p', id % 4), CAST(id AS INT) FROM range(4000)")
+    unordered = spark.sql(f"SELECT a, p FROM {db}.packed")
+    assert unordered.rdd.getNumPartitions() == 4  # 16 one-file splits, one partition per bucket
+    assert "[splits: 16 native, 0 merged" in plan_of(unordered)
+    got, _ = same(spark, f"SELECT p, count(*), sum(a) FROM {db}.packed GROUP BY p")
+    assert got == [(f"p{r}", 1000, sum(i for i in range(4000) if i % 4 == r)) for r in range(4)]
+    # Selecting the key reports sorted splits: one partition per split.
+    assert spark.sql(f"SELECT k, a FROM {db}.packed").rdd.getNumPartitions() == 16
+    # An append table (no bucket layout to keep): packed by size alone.
+    spark.sql(f"CREATE TABLE {db}.packed_log (k BIGINT, p STRING) PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {db}.packed_log SELECT id, concat('p', id % 16) FROM range(4000)")
+    df = spark.sql(f"SELECT k FROM {db}.packed_log")
+    assert "[splits: 16 native, 0 merged" in plan_of(df)
+    # Small files: about one partition per core (Spark's maxSplitBytes rule), not one per split.
+    assert df.rdd.getNumPartitions() <= spark.sparkContext.defaultParallelism + 1 < 16
+    assert sorted(r[0] for r in df.collect()) == list(range(4000))

@@ -322,8 +322,29 @@ def test_write_plan_clusters_by_the_bucket_function(multi_task: Any, db: str) ->
     df = spark.range(10).selectExpr("id", "'v' AS v")
     df.createOrReplaceTempView("src10")
     text = spark.sql(f"EXPLAIN INSERT INTO {db}.p SELECT * FROM src10").collect()[0][0]
-    assert "stratalake.stratalake_bucket(bigint), 8, 0, id" in text, text
+    # Unpartitioned: by the bucket's channel among the 3 shuffle partitions (bucket b to task b mod 3).
+    assert "stratalake.stratalake_slice(bigint), 8, 3, 0, id" in text, text
     plan.append()
+    spark.sql(
+        f"CREATE TABLE {db}.pp (id BIGINT, p STRING, PRIMARY KEY (id, p) NOT ENFORCED) "
+        "PARTITIONED BY (p) WITH ('bucket' = '8')"
+    )
+    text = spark.sql(f"EXPLAIN INSERT INTO {db}.pp SELECT id, 'x' FROM src10").collect()[0][0]
+    assert "stratalake.stratalake_bucket(bigint), 8, 0, id" in text, text
+
+
+def test_unpartitioned_buckets_spread_evenly_over_tasks(multi_task: Any, db: str, warehouse: Any) -> None:
+    """8 buckets over 3 shuffle partitions: each task writes 2 or 3 buckets (b mod 3), not what
+    Spark's hash of the bucket ids would give."""
+    spark = multi_task
+    spark.sql(f"CREATE TABLE {db}.even (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '8')")
+    spark.range(60_000).selectExpr("id", "'v' AS v").writeTo(f"{db}.even").append()
+    t = _table(warehouse, db, "even")
+    by_writer: dict[str, set[int]] = {}
+    for e in t.live_entries(t.latest_snapshot()):
+        by_writer.setdefault(e.file.file_name[len("data-") : len("data-") + 36], set()).add(e.bucket)
+    assert sorted(len(b) for b in by_writer.values()) == [2, 3, 3], by_writer
+    assert all(len({b % 3 for b in buckets}) == 1 for buckets in by_writer.values()), by_writer
 
 
 # ---- storage-partitioned joins shuffle only the other side ------------------------------------------

@@ -232,10 +232,16 @@ class StrataLakeReader(DataSourceReader):
         read = table.new_read(columns=columns, filter=self._filter(table))
         # Row-level DML of an append table asks for each row's id (its file and position).
         row_ids = [f.name for f in schema.fields if f.name in _ROW_ID_COLUMNS]
+        # A list: native splits the planner packed into one partition, read here one after the other.
+        splits = split if isinstance(split, list) else [split]
         batches: Iterable[Any] = (
-            read.read_split_with_row_ids(split)
-            if row_ids and isinstance(read, AppendTableRead)
-            else read.read_split(split)
+            b
+            for s in splits
+            for b in (
+                read.read_split_with_row_ids(s)
+                if row_ids and isinstance(read, AppendTableRead)
+                else read.read_split(s)
+            )
         )
         for batch in batches:
             if remaining is not None:

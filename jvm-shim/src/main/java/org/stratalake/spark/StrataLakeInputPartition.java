@@ -20,6 +20,8 @@ final class StrataLakeInputPartition implements HasPartitionKey {
   final long bytes;
   final long rows;
   final long runs;
+  /** Splits read here: more than one when the planner packed small native splits together. */
+  final int splits;
   /** The split's Parquet files for a native read, or null: read (and merged) by Python. */
   final NativeFile[] nativeFiles;
 
@@ -30,7 +32,9 @@ final class StrataLakeInputPartition implements HasPartitionKey {
       long bytes,
       long rows,
       long runs,
+      int splits,
       NativeFile[] nativeFiles) {
+    this.splits = splits;
     this.nativeFiles = nativeFiles;
     this.python = python;
     this.bucket = bucket;

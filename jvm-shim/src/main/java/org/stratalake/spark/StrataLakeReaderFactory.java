@@ -80,7 +80,7 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     totals[ScanMetrics.I_BYTES] += split.bytes;
     totals[ScanMetrics.I_RUNS] += split.runs;
     totals[ScanMetrics.I_ROWS_BEFORE] += split.rows;
-    totals[split.isNative() ? ScanMetrics.I_NATIVE_SPLITS : ScanMetrics.I_PYTHON_SPLITS]++;
+    totals[split.isNative() ? ScanMetrics.I_NATIVE_SPLITS : ScanMetrics.I_PYTHON_SPLITS] += split.splits;
     return totals;
   }
 

@@ -99,13 +99,14 @@ final class StrataLakeScan
       for (String name : readSchema.fieldNames()) {
         columns.add(name);
       }
+      // Native splits are packed into input partitions as Spark packs Parquet files.
+      req.put(
+          "parallelism",
+          org.apache.spark.sql.classic.SparkSession$.MODULE$.active().sparkContext().defaultParallelism());
       if (countOnly) {
         req.remove("columns");
         req.put("count", true);
-        // Splits that need a merge are packed into about one COUNT(*) task per core.
-        req.put(
-            "parallelism",
-            org.apache.spark.sql.classic.SparkSession$.MODULE$.active().sparkContext().defaultParallelism());
+        // (splits that need a merge are packed into about one COUNT(*) task per core)
       }
       req.set("filters", filters);
       req.set("runtime_filters", runtimeFilters);
@@ -145,13 +146,19 @@ final class StrataLakeScan
           .toString();
     }
     int nativeSplits = 0;
+    int merged = 0;
     for (JsonNode s : splits) {
-      nativeSplits += s.has("native_files") ? 1 : 0;
+      // A native entry may be several splits the planner packed into one input partition.
+      if (s.has("native_files")) {
+        nativeSplits += s.path("splits").asInt(1);
+      } else {
+        merged++;
+      }
     }
     sb.append(" [splits: ")
         .append(nativeSplits)
         .append(" native, ")
-        .append(splits.size() - nativeSplits)
+        .append(merged)
         .append(" merged in Python")
         .append(nativeRead ? "" : ", native read off")
         .append(']');
@@ -376,6 +383,7 @@ final class StrataLakeScan
                 s.get("bytes").asLong(),
                 s.get("rows").asLong(),
                 s.get("runs").asLong(),
+                s.path("splits").asInt(1),
                 nativeFiles);
       }
       return out;

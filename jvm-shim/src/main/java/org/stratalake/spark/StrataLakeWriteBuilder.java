@@ -216,13 +216,21 @@ final class StrataLakeWriteBuilder
           out.add(Expressions.column(p));
         }
         if ("bucket".equals(kind)) {
+          // Unpartitioned: by the bucket's channel (SliceFunction: the bucket is the slice of
+          // n), so bucket b reaches shuffle partition b mod M and the buckets spread evenly over
+          // the tasks; Spark's hash of the bucket ids would leave some tasks idle.
+          boolean unpartitioned = out.isEmpty();
           List<Expression> args = new ArrayList<>();
           args.add(Expressions.literal(spec.get("num_buckets").asInt()));
+          if (unpartitioned) {
+            args.add(Expressions.literal(SQLConf.get().numShufflePartitions()));
+          }
           args.add(Expressions.literal(spec.get("compact_mask").asInt()));
           for (String k : StrataLakeCatalog.toList(spec.get("bucket_keys"))) {
             args.add(Expressions.column(k));
           }
-          out.add(Expressions.apply(BucketFunction.WRITE_NAME, args.toArray(new Expression[0])));
+          String bucketFunction = unpartitioned ? SliceFunction.NAME : BucketFunction.WRITE_NAME;
+          out.add(Expressions.apply(bucketFunction, args.toArray(new Expression[0])));
         } else if (out.isEmpty()) {
           out.add(Expressions.literal(0)); // one writer for the whole table
         }

@@ -23,6 +23,8 @@ ENGINES = [
     {"merge-engine": "first-row"},
     {"deletion-vectors.enabled": "true"},
     {"changelog-producer": "lookup"},
+    {"file.format": "orc"},
+    {"file.format": "avro"},
 ]
 
 

@@ -259,9 +259,11 @@ def iter_kv_file(
     columns: Sequence[str] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     expected_rows: int | None = None,
+    system_columns: bool = True,
 ) -> Iterator[pa.Table]:
     """:func:`read_kv_file`, batch by batch (at most ``batch_rows`` rows each, file order), any
-    format; only one batch is decoded at a time."""
+    format; only one batch is decoded at a time. Without ``system_columns`` the batches hold the
+    requested columns only (no sequence numbers or row kinds are decoded)."""
     wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
     by_id = {f.id: f for f in file_schema.fields}
     try:
@@ -280,10 +282,10 @@ def iter_kv_file(
             f"data file {path} lacks {SEQUENCE_NUMBER}/{VALUE_KIND}: not a primary-key data file"
         )
     physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
-    names = list(dict.fromkeys(physical + list(SYSTEM_COLUMNS)))
+    names = list(dict.fromkeys(physical + (list(SYSTEM_COLUMNS) if system_columns else [])))
     try:
         for batch in reader.iter_batches(names, batch_rows):
-            yield _conform_kv(pa.Table.from_batches([batch]), wanted, by_id, present)
+            yield _conform_kv(pa.Table.from_batches([batch]), wanted, by_id, present, system_columns)
     except (OSError, pa.ArrowInvalid) as e:
         raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
 
@@ -309,7 +311,11 @@ class _ParquetStream:
 
 
 def _conform_kv(
-    raw: pa.Table, wanted: Sequence[DataField], by_id: dict[int, DataField], present: set[str]
+    raw: pa.Table,
+    wanted: Sequence[DataField],
+    by_id: dict[int, DataField],
+    present: set[str],
+    system_columns: bool = True,
 ) -> pa.Table:
     """Raw file columns as a KV table of ``wanted`` fields (mapped by field id, cast, or nulls)."""
     n = raw.num_rows
@@ -326,6 +332,8 @@ def _conform_kv(
             col = pa.chunked_array([pa.nulls(n, type=target)])
         arrays.append(col)
         fields.append(pa.field(f.name, target, nullable=f.type.nullable))
+    if not system_columns:
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     arrays.append(raw.column(SEQUENCE_NUMBER).cast(pa.int64()))
     fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False))
     arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))

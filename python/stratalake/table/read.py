@@ -120,13 +120,13 @@ class TableRead:
         if self.predicate is not None or any(f.delete_row_count != 0 for f in split.files):
             return sum(batch.num_rows for batch in self.read_split(split))
         key_names = list(self.table.schema().trimmed_primary_keys)
+
+        def keys_of(f: DataFileMeta) -> Iterator[pa.Table]:
+            return self._file_batches(split, f, key_names, levels=False, system_columns=False)
+
         if not split.needs_merge:
-            files = (self._file_batches(split, f, key_names, levels=False) for f in split.files)
-            return sum(kv.num_rows for kv in _chain(files))
-        runs = [
-            _chain(self._file_batches(split, f, key_names, levels=False) for f in run)
-            for run in sorted_runs(split.files, self._key_of())
-        ]
+            return sum(kv.num_rows for kv in _chain(keys_of(f) for f in split.files))
+        runs = [_chain(keys_of(f) for f in run) for run in sorted_runs(split.files, self._key_of())]
         return sum(count_distinct_keys(chunk, key_names) for chunk in key_complete_chunks(runs, key_names))
 
     def read_split_table(self, split: Split) -> pa.Table:
@@ -156,10 +156,11 @@ class TableRead:
         columns: Sequence[str] | None,
         levels: bool,
         filtered: bool = True,
+        system_columns: bool = True,
     ) -> Iterator[pa.Table]:
         """A data file's live rows batch by batch: deletion vector applied by file position
         (before any filter), then (``filtered``) the pre-merge filter; with ``levels``, plus the
-        file's level."""
+        file's level; without ``system_columns``, only ``columns`` (no sequence numbers, kinds)."""
         table = self.table
         directory = bucket_dir(
             table.location, table.partition_codec.path(split.partition_values), split.bucket
@@ -175,6 +176,7 @@ class TableRead:
             columns,
             self.batch_rows,
             expected_rows=f.row_count,
+            system_columns=system_columns,
         )
         for kv in batches:
             n = kv.num_rows

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,3 +50,24 @@ def db(spark: object) -> str:
     name = f"t{next(_counter)}"
     spark.sql(f"CREATE DATABASE lake.{name}")  # type: ignore[attr-defined]
     return f"lake.{name}"
+
+
+#: shuffle partitions of ``four_tasks``: Spark's number of assigner slices for dynamic-bucket writes
+ASSIGNERS = 4
+
+
+@pytest.fixture
+def four_tasks(spark: Any) -> Iterator[Any]:
+    """4 shuffle partitions, AQE on but kept from merging a test-sized write's tasks into one."""
+    settings = {
+        "spark.sql.shuffle.partitions": str(ASSIGNERS),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16k",
+    }
+    saved = {k: spark.conf.get(k) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    yield spark
+    for k, v in saved.items():
+        spark.conf.set(k, v)

@@ -23,27 +23,10 @@ import stratalake
 from stratalake.table.cross_partition import key_slices
 from stratalake.table.table import Table
 from tests.interop.paimon_oracle import paimon_create_table, paimon_read
+from tests.spark.conftest import ASSIGNERS
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
-ASSIGNERS = 4  # the session's shuffle partitions: Spark's number of assigner slices
-
-
-@pytest.fixture
-def four_tasks(spark: Any) -> Any:
-    """4 shuffle partitions, AQE on but kept from merging the write's tasks into one."""
-    settings = {
-        "spark.sql.shuffle.partitions": str(ASSIGNERS),
-        "spark.sql.adaptive.enabled": "true",
-        "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k",
-        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16k",
-    }
-    saved = {k: spark.conf.get(k) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    yield spark
-    for k, v in saved.items():
-        spark.conf.set(k, v)
 
 
 def _rows_by_key(rows: pa.Table, columns: tuple[str, ...]) -> dict[int, tuple[Any, ...]]:

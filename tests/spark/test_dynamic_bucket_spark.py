@@ -23,6 +23,7 @@ from stratalake.spec.bucket import hash_rows
 from stratalake.table.dynamic_bucket import assigner_ids, decode_hash_index, hash_index_entries_by_partition
 from stratalake.table.index_manifest import index_file_path, live_index_entries
 from tests.interop.paimon_oracle import paimon_create_table, paimon_read, paimon_write, rust_read
+from tests.spark.conftest import ASSIGNERS
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
 
@@ -112,24 +113,6 @@ def test_spark_writes_into_pypaimon_dynamic_bucket_tables(
 
 
 # -- distributed bucket assignment ------------------------------------------------------------------
-ASSIGNERS = 4  # the session's shuffle partitions: Spark's number of assigner slices
-
-
-@pytest.fixture
-def four_tasks(spark: Any) -> Any:
-    """4 shuffle partitions, AQE on but kept from merging the write's tasks into one."""
-    settings = {
-        "spark.sql.shuffle.partitions": str(ASSIGNERS),
-        "spark.sql.adaptive.enabled": "true",
-        "spark.sql.adaptive.coalescePartitions.minPartitionSize": "1k",
-        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "16k",
-    }
-    saved = {k: spark.conf.get(k) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    yield spark
-    for k, v in saved.items():
-        spark.conf.set(k, v)
 
 
 def _live_files(table: Any) -> dict[tuple[bytes, int], set[str]]:

@@ -500,7 +500,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     for s in splits:
         size = sum(f.file_size for f in s.files)
         entry: dict[str, Any] = {
-            "partition": encode_partition(s),
+            "splits_": [s],  # encoded as "partition" once packing has grouped them
             "bucket": s.bucket,
             "files": len(s.files),
             "bytes": int(size * fraction),
@@ -525,6 +525,9 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
         out_splits = pack_native_splits(
             table, out_splits, by_bucket=bool(bucket_keys and num_buckets), parallelism=int(parallelism or 0)
         )
+    for entry in out_splits:
+        group = entry.pop("splits_")
+        entry["partition"] = encode_partition(group if len(group) > 1 else group[0])
     return {
         "snapshot_id": snapshot.id if snapshot is not None else None,
         "splits": out_splits,
@@ -540,7 +543,8 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
 def pack_native_splits(
     table: Table, entries: list[dict[str, Any]], by_bucket: bool, parallelism: int
 ) -> list[dict[str, Any]]:
-    """Native splits (``native_files``) packed into fewer input partitions, as Spark packs the
+    """Plan entries (each with its ``splits_``, not yet encoded) whose native splits
+    (``native_files``) are packed into fewer input partitions, as Spark packs the
     files of its own Parquet scans: a task per small split costs Spark's per-task overhead, which
     for a table of many partitions and buckets outweighs the reading (32 tasks of 8 buckets x 4
     partitions ran 1.5x a Parquet scan of the same rows packed into 4).
@@ -587,11 +591,8 @@ def _merge_entries(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]
     Python partition lists their splits, for a reader that falls back to Python)."""
     if len(entries) == 1:
         return entries[0]
-    from stratalake.spark.source import SplitPartition
-
-    splits = [pickle.loads(pickle.loads(base64.b64decode(e["partition"])).value) for e in entries]
     return {
-        "partition": base64.b64encode(pickle.dumps(SplitPartition(pickle.dumps(splits)))).decode("ascii"),
+        "splits_": [split for e in entries for split in e["splits_"]],
         "bucket": bucket,
         "files": sum(e["files"] for e in entries),
         "bytes": sum(e["bytes"] for e in entries),

@@ -335,16 +335,25 @@ def test_write_plan_clusters_by_the_bucket_function(multi_task: Any, db: str) ->
 
 def test_unpartitioned_buckets_spread_evenly_over_tasks(multi_task: Any, db: str, warehouse: Any) -> None:
     """8 buckets over 3 shuffle partitions: each task writes 2 or 3 buckets (b mod 3), not what
-    Spark's hash of the bucket ids would give."""
+    Spark's hash of the bucket ids would give; a second statement into the loaded buckets keeps
+    one writer per bucket and the sorted runs intact."""
     spark = multi_task
     spark.sql(f"CREATE TABLE {db}.even (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '8')")
-    spark.range(60_000).selectExpr("id", "'v' AS v").writeTo(f"{db}.even").append()
-    t = _table(warehouse, db, "even")
-    by_writer: dict[str, set[int]] = {}
-    for e in t.live_entries(t.latest_snapshot()):
-        by_writer.setdefault(e.file.file_name[len("data-") : len("data-") + 36], set()).add(e.bucket)
-    assert sorted(len(b) for b in by_writer.values()) == [2, 3, 3], by_writer
-    assert all(len({b % 3 for b in buckets}) == 1 for buckets in by_writer.values()), by_writer
+    seen: set[str] = set()
+    for start, value in ((0, "a"), (30_000, "b")):  # the second load updates half of the first's keys
+        spark.range(start, start + 60_000).selectExpr("id", f"'{value}' AS v").writeTo(f"{db}.even").append()
+        t = _table(warehouse, db, "even")
+        by_writer: dict[str, set[int]] = {}
+        for e in t.live_entries(t.latest_snapshot()):
+            writer = e.file.file_name[len("data-") : len("data-") + 36]
+            if writer not in seen:
+                by_writer.setdefault(writer, set()).add(e.bucket)
+        seen |= set(by_writer)
+        assert sorted(len(b) for b in by_writer.values()) == [2, 3, 3], by_writer
+        assert all(len({b % 3 for b in buckets}) == 1 for buckets in by_writer.values()), by_writer
+        assert_sorted_runs_hold(t)
+    got = dict(spark.sql(f"SELECT v, count(*) FROM {db}.even GROUP BY v").collect())
+    assert got == {"a": 30_000, "b": 60_000}
 
 
 # ---- storage-partitioned joins shuffle only the other side ------------------------------------------

@@ -28,6 +28,7 @@ from stratalake.table.dynamic_bucket import (
     assigner_ids,
     decode_hash_index,
     hash_index_entries_by_partition,
+    owner_consistent_assigners,
 )
 from stratalake.table.index_manifest import index_file_path, live_index_entries
 from stratalake.table.table import Table
@@ -446,3 +447,82 @@ def test_slice_writers_holding_the_same_slice_are_refused() -> None:
         with pytest.raises(CommitConflictError, match="same key-hash slice"):
             t.new_commit().commit(messages)
         assert t.refresh().latest_snapshot() is None
+
+
+def _consistent_brute_force(t: Table, n: int) -> bool:
+    """Every indexed key lies in a bucket its own assigner (of ``n``) owns."""
+    return all(
+        (assigner_ids(partition, hashes, n) == bucket % n).all()
+        for partition, buckets in _index(t).items()
+        for bucket, hashes in buckets.items()
+    )
+
+
+@pytest.mark.parametrize("writer_assigners", [1, 2, 3, 6])
+def test_owner_consistent_assigners_match_brute_force(writer_assigners: int) -> None:
+    """The largest N <= the request under which every bucket holds only its owner slice's keys,
+    from one gcd over the index, agrees with checking every N key by key; a table written with N
+    assigners allows N (and its divisors)."""
+    with tempfile.TemporaryDirectory() as d:
+        t = _table(d, {"dynamic-bucket.target-row-num": "20", "dynamic-bucket.initial-buckets": str(writer_assigners)}, True)
+        assert owner_consistent_assigners(t, 8) == 8  # no key yet
+        for p in ("x", "y", "z"):
+            t.write(_rows(list(range(400)), "a", p))
+        t.write(_rows(list(range(300, 700)), "b", "x"))
+        t = t.refresh()
+        assert _consistent_brute_force(t, writer_assigners)
+        for requested in range(1, 9):
+            expected = max(n for n in range(1, requested + 1) if _consistent_brute_force(t, n))
+            assert owner_consistent_assigners(t, requested) == expected, requested
+        if writer_assigners == 1:  # 2,100 keys hashed at random: no N > 1 holds
+            assert owner_consistent_assigners(t, 8) == 1
+
+
+def test_owners_only_slice_writers_compact_their_buckets() -> None:
+    """Lookup-changelog table written with 3 assigners: 3 slice writers each write and compact
+    only buckets they own; the commit has one writer per bucket and the changelog of every key."""
+    n = 3
+    with tempfile.TemporaryDirectory() as d:
+        t = _table(d, {
+            "dynamic-bucket.target-row-num": "10", "dynamic-bucket.initial-buckets": str(n),
+            "changelog-producer": "lookup",
+        })  # fmt: skip
+        t.write(_rows(list(range(100)), "a"))
+        assert owner_consistent_assigners(t, n) == n
+        messages = []
+        for s, ids in enumerate(_slices(t, list(range(50, 200)), n)):
+            w = t.new_write()
+            w.dynamic_assigners = n
+            w.write(_rows(ids, f"s{s}"))
+            for m in w.prepare_commit():
+                assert m.bucket % n == s, "a writer wrote a bucket of another slice"
+                messages.append(m)
+        assert len({(m.partition, m.bucket) for m in messages}) == len(messages)
+        t.new_commit().commit(messages)
+        t = t.refresh()
+        snap = t.latest_snapshot()
+        assert snap is not None
+        assert all(e.file.level > 0 for e in t.live_entries(snap))  # level 0 compacted
+        model = {**dict.fromkeys(range(100), "a")}
+        for s, ids in enumerate(_slices(t, list(range(50, 200)), n)):
+            model.update(dict.fromkeys(ids, f"s{s}"))
+        assert {r["id"]: r["v"] for r in t.read().to_pylist()} == model
+        changelog = [r for m in messages for f in m.changelog_files for r in [f.row_count]]
+        assert sum(changelog) == 50 * 2 + 100  # -U/+U for 50 updated keys, +I for 100 new ones
+
+
+def test_owners_only_writer_refuses_a_bucket_of_another_slice() -> None:
+    """A lookup table one assigner filled holds every slice's keys in each bucket: a slice writer
+    meeting such a key refuses (Spark would have chosen N = 1 for it) and nothing is committed."""
+    with tempfile.TemporaryDirectory() as d:
+        t = _table(d, {"dynamic-bucket.target-row-num": "10", "changelog-producer": "lookup"})
+        t.write(_rows(list(range(100)), "a"))
+        assert owner_consistent_assigners(t, 3) == 1
+        snapshot = t.latest_snapshot()
+        w = t.new_write()
+        w.dynamic_assigners = 3
+        with pytest.raises(CommitConflictError, match="holds keys of another of the write's 3 assigner slices"):
+            w.write(_rows(_slices(t, list(range(100)), 3)[0], "b"))
+            w.prepare_commit()
+        w.abort()
+        assert t.refresh().latest_snapshot() == snapshot

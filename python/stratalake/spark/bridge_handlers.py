@@ -29,12 +29,14 @@ from stratalake.exceptions import (
     TableNotFoundError,
     UnsupportedError,
 )
-from stratalake.lsm.compaction.strategy import needs_lookup
-from stratalake.options import ChangelogProducer
 from stratalake.spark import dml, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
-from stratalake.table.dynamic_bucket import is_cross_partition
+from stratalake.table.dynamic_bucket import (
+    compacts_every_commit,
+    is_cross_partition,
+    owner_consistent_assigners,
+)
 from stratalake.types import (
     BigIntType,
     BinaryType,
@@ -230,8 +232,9 @@ def write_distribution(table: Any) -> dict[str, Any]:
     it to the writer). Cross-partition upserts cluster by the slice alone (no partition columns:
     a key's index entry may sit in any partition, cross_partition.py). Tables whose writers must
     compact every bucket they write at each commit (lookup, deletion vectors, first-row,
-    full-compaction changelog) keep one writer per partition, respectively (cross-partition) for
-    the table.
+    full-compaction changelog) are ``owners_only``: a bucket may not take keys of a slice that
+    does not own it, so the shim lowers N to what the hash index allows (``dynamic_assigners``;
+    N = 1 is one writer per partition); cross-partition ones keep one writer for the table.
 
     ``bucket``: by the partition columns and ``stratalake_bucket(n, mask, bucket keys)``, the
     shim's evaluation of Paimon's bucket function (bit i of ``mask``: key i is a TIMESTAMP(p<=3),
@@ -283,11 +286,14 @@ def _key_mask(types: list[Any]) -> int:
 def _dynamic_distribution(
     table: Any, partition_keys: list[str], keys: list[str], types: list[Any]
 ) -> dict[str, Any] | None:
-    """Clustering by assigner slice for a dynamic-bucket table, or None where a bucket's writers
-    must all compact it at each commit (then one writer per partition): a writer that is not a
-    bucket's owner only adds level-0 files to it."""
+    """Clustering by assigner slice for a dynamic-bucket table (a writer that is not a bucket's
+    owner only adds level-0 files to it), or None for a cross-partition table whose writers must
+    compact every bucket they write (then one writer for the table)."""
     options = table.core_options
-    if needs_lookup(options) or options.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+    owners_only = compacts_every_commit(options)
+    if owners_only and partition_keys != list(table.schema().partition_keys):
+        # Cross-partition: key locations come from the data, not from the hash index, so
+        # whether each bucket's keys share a slice is not known without reading every key.
         return None
     # As Paimon's Spark writer: dynamic-bucket.assigner-parallelism, else Spark's parallelism;
     # initial-buckets caps the number of assigners, and so does max-buckets (an assigner owns
@@ -307,6 +313,8 @@ def _dynamic_distribution(
         "compact_mask": _key_mask(types),
         "num_assigners": None if parallelism is None else min(parallelism, cap),
         "max_assigners": cap,
+        # The shim asks `dynamic_assigners` for an N under which every bucket has one writer.
+        "owners_only": owners_only,
     }
 
 
@@ -557,6 +565,14 @@ def rename_table(req: Request) -> None:
     catalog(req["catalog"]).rename_table(_ident(req), new_ident)
 
 
+def dynamic_assigners(req: Request) -> int:
+    """For a write into a dynamic-bucket table whose writers compact every bucket they write: the
+    number of assigner slices to use, at most ``num_assigners``, under which every bucket's keys
+    belong to its owner slice (one writer per bucket; 1 falls back to one writer per partition)."""
+    table = catalog(req["catalog"]).get_table(_ident(req))
+    return owner_consistent_assigners(table, int(req["num_assigners"]))
+
+
 # ---- scans (org.stratalake.spark.StrataLakeScan) ---------------------------------------------
 
 
@@ -623,6 +639,7 @@ HANDLERS: dict[str, Handler] = {
     "count_rows": count_rows,
     "classify_filters": classify_filters,
     "aggregate_partitions": aggregate_partitions,
+    "dynamic_assigners": dynamic_assigners,
 }
 
 

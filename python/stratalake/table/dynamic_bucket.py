@@ -48,8 +48,9 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from stratalake.exceptions import CommitConflictError, CorruptFileError, UnsupportedError
+from stratalake.lsm.compaction.strategy import needs_lookup
 from stratalake.lsm.deletion_vector import index_file_name
-from stratalake.options import CoreOptions
+from stratalake.options import ChangelogProducer, CoreOptions
 from stratalake.spec.bucket import hash_bytes, hash_rows
 from stratalake.spec.manifest import FileKind, IndexManifestEntry
 from stratalake.spec.snapshot import Snapshot
@@ -68,10 +69,12 @@ __all__ = [
     "assigner_ids",
     "check_hash_index_conflicts",
     "check_writable",
+    "compacts_every_commit",
     "decode_hash_index",
     "drop_hash_index",
     "encode_hash_index",
     "hash_index_entries_by_partition",
+    "owner_consistent_assigners",
     "split_index_entries",
 ]
 
@@ -126,6 +129,12 @@ class DynamicBucketOptions:
         if max_buckets != -1:
             assigners = min(assigners, max_buckets)
         return DynamicBucketOptions(max(target, 1), max_buckets, max(assigners, 1))
+
+
+def compacts_every_commit(options: CoreOptions) -> bool:
+    """Whether a writer compacts every bucket it writes at each commit (lookup or full-compaction
+    changelog, deletion vectors, first-row): such a bucket must have one writer per commit."""
+    return needs_lookup(options) or options.changelog_producer is ChangelogProducer.FULL_COMPACTION
 
 
 def is_cross_partition(table: Table) -> bool:
@@ -209,6 +218,9 @@ class BucketAssigner:
         self.distributed = num_assigners is not None
         if num_assigners is not None:
             self.options = replace(self.options, num_assigners=max(int(num_assigners), 1))
+        # Tables whose writers compact every bucket they write take no foreign bucket: Spark chose
+        # N so that none exists (owner_consistent_assigners); one now means the index changed.
+        self.owners_only = self.distributed and compacts_every_commit(table.core_options)
         self._snapshot: Snapshot | None = None
         self._loaded = False
         self._index_entries: dict[bytes, dict[int, IndexManifestEntry]] = {}
@@ -339,6 +351,8 @@ class BucketAssigner:
                 pos = np.minimum(np.searchsorted(index.hashes, uniq), len(index.hashes) - 1)
                 found = index.hashes[pos] == uniq
                 buckets[found] = index.buckets[pos[found]]
+                if self.owners_only:
+                    self._check_owned(index, partition, uniq[found], buckets[found])
             if not found.all():
                 new_at = np.flatnonzero(~found)
                 stream = new_at[np.argsort(first[new_at])]  # first-appearance order, as Paimon's stream
@@ -348,6 +362,20 @@ class BucketAssigner:
                 for b in np.unique(new_buckets).tolist():
                     index.added.setdefault(int(b), []).append(new_hashes[new_buckets == b])
             return buckets[inverse.reshape(-1)]
+
+    def _check_owned(
+        self, index: _PartitionIndex, partition: bytes, hashes: npt.NDArray[np.int32], buckets: npt.NDArray[np.int32]
+    ) -> None:
+        n = self.options.num_assigners
+        foreign = buckets % n != self._assigners(index, hashes)
+        if foreign.any():
+            bucket = int(buckets[np.flatnonzero(foreign)[0]])
+            raise CommitConflictError(
+                f"table {self.table.identifier}: bucket {bucket} of {self._where(partition)} holds keys "
+                f"of another of the write's {n} assigner slices; the dynamic-bucket index changed after "
+                "the write was planned (Paimon allows one writer at a time on a dynamic-bucket table). "
+                "Nothing was committed and the table is unchanged; retry the write"
+            )
 
     def _place(self, index: _PartitionIndex, partition: bytes, new: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         """Buckets for hashes not in the index yet, in stream order (Paimon's PartitionIndex)."""
@@ -456,6 +484,38 @@ def _assigner_ids(start: int, hashes: npt.NDArray[np.int32], num_assigners: int)
     if num_assigners == 1:
         return np.zeros(len(hashes), dtype=np.int64)
     return (start + np.abs(np.fmod(np.asarray(hashes).astype(np.int64), num_assigners))) % num_assigners
+
+
+def owner_consistent_assigners(table: Table, requested: int) -> int:
+    """The largest N <= ``requested`` such that every key in the table's hash index lies in a
+    bucket its own assigner slice owns (``assigner(partition, hash, N) == bucket % N``), so a
+    Spark write with N slices has exactly one writer per bucket (1 if no such N > 1 exists).
+
+    The condition ``(|partition hash| % N + |key hash| % N) % N == bucket % N`` says N divides
+    ``|partition hash| + |key hash| - bucket``; the valid N are the divisors of the gcd of that
+    over every indexed key. Writers that must compact every bucket they write (lookup, deletion
+    vectors, first-row, full-compaction changelog) use it: a second writer of a bucket would add
+    level-0 files its owner's compaction does not see. A table written with N slices keeps that
+    property, and so does every divisor of N. One index file in memory at a time.
+    """
+    requested = max(int(requested), 1)
+    snap = table.latest_snapshot()
+    if requested == 1 or snap is None:
+        return requested
+    g = 0
+    for partition, by_bucket in hash_index_entries_by_partition(live_index_entries(table, snap)).items():
+        offset = abs(int(hash_bytes(partition[4:]))) if len(partition) > 4 else 0
+        for bucket, e in by_bucket.items():
+            path = index_file_path(table, e)
+            hashes = np.abs(decode_hash_index(table.file_io.read_bytes(path), path).astype(np.int64))
+            if not len(hashes):
+                continue
+            g = int(np.gcd.reduce(np.append(hashes + (offset - bucket), g)))
+            if g == 1:
+                return 1
+    if g == 0:  # no key yet, or every difference is 0: any N holds
+        return requested
+    return next(n for n in range(requested, 0, -1) if g % n == 0)
 
 
 def assigner_ids(partition: bytes, key_hashes: npt.NDArray[np.int32], num_assigners: int) -> npt.NDArray[np.int64]:

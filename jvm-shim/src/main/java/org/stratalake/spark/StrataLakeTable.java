@@ -287,6 +287,17 @@ public class StrataLakeTable
     return writeClusterColumns;
   }
 
+  /**
+   * For a dynamic-bucket table whose writers compact every bucket they write: the largest number
+   * of assigner slices, at most {@code requested}, under which each bucket takes keys of its
+   * owner slice only, so each bucket has one writer (Python reads the table's hash index).
+   */
+  int ownerConsistentAssigners(int requested) {
+    ObjectNode req = identity.deepCopy();
+    req.put("num_assigners", requested);
+    return PythonBridge.call("dynamic_assigners", req).asInt(1);
+  }
+
   /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
   JsonNode writeDistribution() {
     return writeDistribution;

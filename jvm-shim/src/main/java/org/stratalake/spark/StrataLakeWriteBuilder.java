@@ -142,6 +142,12 @@ final class StrataLakeWriteBuilder
     }
     JsonNode spec = table.writeDistribution();
     int assigners = numAssigners(spec);
+    if (assigners > 1 && spec.path("owners_only").asBoolean(false)) {
+      // Lookup, deletion-vector, first-row and full-compaction tables: a bucket must not take
+      // keys of a slice other than its owner's (that writer's level-0 files would escape the
+      // owner's compaction), so N shrinks to what the existing hash index allows.
+      assigners = table.ownerConsistentAssigners(assigners);
+    }
     if (assigners > 0) {
       options.put(DYNAMIC_ASSIGNERS, Integer.toString(assigners));
     }
@@ -158,8 +164,9 @@ final class StrataLakeWriteBuilder
    * Dynamic-bucket tables: the number of assigner slices, fixed here at planning time (a
    * streaming query keeps it for every micro-batch): the table's
    * dynamic-bucket.assigner-parallelism, else the session's shuffle partitions (Paimon's Spark
-   * writer takes Spark's parallelism), capped as Python says (initial-buckets, max-buckets).
-   * 0 for other tables.
+   * writer takes Spark's parallelism), capped as Python says (initial-buckets, max-buckets) and,
+   * for tables whose writers compact what they write, by the hash index (see build). 0 for other
+   * tables.
    */
   private static int numAssigners(JsonNode spec) {
     if (spec == null || !"dynamic".equals(spec.path("kind").asText())) {

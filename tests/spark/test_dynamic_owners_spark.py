@@ -1,0 +1,162 @@
+"""Spark writes to dynamic-bucket tables whose writers compact every bucket they write (lookup
+changelog, deletion vectors, first-row) run in several tasks, one writer per bucket.
+
+Such a bucket may not take keys of an assigner slice that does not own it (that writer's level-0
+files would escape the owner's compaction). The shim asks Python for the largest N of slices,
+at most Spark's, under which the table's hash index holds only owner keys in every bucket: a table
+Spark wrote with N slices keeps N, so later statements are distributed too; a table one assigner
+filled (every slice in every bucket) gets N = 1, one writer per partition, as before. Checked on
+>= 100k rows with existing data, against a model, with the changelog the lookup producer emits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import stratalake
+from stratalake.spec.bucket import hash_rows
+from stratalake.table.changelog_read import read_changelog
+from stratalake.table.dynamic_bucket import (
+    assigner_ids,
+    decode_hash_index,
+    hash_index_entries_by_partition,
+    owner_consistent_assigners,
+)
+from stratalake.table.index_manifest import index_file_path, live_index_entries
+from stratalake.table.table import Table
+from stratalake.types import BigIntType
+from tests.spark.conftest import ASSIGNERS
+
+pytestmark = pytest.mark.spark
+
+KINDS = {
+    "lookup": "'changelog-producer' = 'lookup'",
+    "deletion-vectors": "'deletion-vectors.enabled' = 'true'",
+    "first-row": "'merge-engine' = 'first-row'",
+}
+
+
+def _new_files_by_bucket(table: Table, before: set[str]) -> dict[tuple[bytes, int], set[str]]:
+    """(partition, bucket) -> the writers (data-<writer uuid>-<n>) of its files added since ``before``."""
+    snap = table.latest_snapshot()
+    out: dict[tuple[bytes, int], set[str]] = {}
+    for e in table.live_entries(snap) if snap is not None else []:
+        if e.file.file_name not in before:
+            out.setdefault((e.partition, e.bucket), set()).add(e.file.file_name[len("data-") : len("data-") + 36])
+    return out
+
+
+def _file_names(table: Table) -> set[str]:
+    snap = table.latest_snapshot()
+    return {e.file.file_name for e in table.live_entries(snap)} if snap is not None else set()
+
+
+def _buckets(table: Table) -> dict[bytes, set[int]]:
+    snap = table.latest_snapshot()
+    out: dict[bytes, set[int]] = {}
+    for e in live_index_entries(table, snap):
+        out.setdefault(e.partition, set()).add(e.bucket)
+    return out
+
+
+def _owner_keys_only(table: Table, n: int) -> bool:
+    snap = table.latest_snapshot()
+    for partition, buckets in hash_index_entries_by_partition(live_index_entries(table, snap)).items():
+        for bucket, e in buckets.items():
+            hashes = decode_hash_index(table.file_io.read_bytes(index_file_path(table, e)))
+            if not (assigner_ids(partition, hashes, n) == bucket % n).all():
+                return False
+    return True
+
+
+def _check(spark: Any, ident: str, table: Table, model: dict[tuple[int, str], str]) -> None:
+    got = spark.sql(f"SELECT id, p, v FROM lake.{ident}").toArrow().to_pylist()
+    rows = {(r["id"], r["p"]): r["v"] for r in got}
+    assert len(rows) == len(got), "a primary key twice"
+    assert rows == model
+    snap = table.latest_snapshot()
+    assert snap is not None
+    assert all(e.file.level > 0 for e in table.live_entries(snap)), "level 0 left uncompacted"
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_lookup_kind_dynamic_tables_write_in_several_tasks(four_tasks: Any, warehouse: Path, kind: str) -> None:
+    spark = four_tasks
+    db = "own_" + kind.replace("-", "_")
+    ident = f"{db}.t"
+    spark.sql(f"CREATE DATABASE lake.{db}")
+    spark.sql(
+        f"CREATE TABLE lake.{ident} (id BIGINT, v STRING, p STRING, PRIMARY KEY (id, p) NOT ENFORCED) "
+        f"PARTITIONED BY (p) WITH ('bucket' = '-1', 'dynamic-bucket.target-row-num' = '10000', {KINDS[kind]})"
+    )
+    model: dict[tuple[int, str], str] = {}
+    part = "CASE WHEN id % 2 = 0 THEN 'x' ELSE 'y' END"
+    wh = str(warehouse)
+    for ids, value in ((range(0, 120_000), "a"), (range(60_000, 180_000), "b")):
+        table = stratalake.Catalog(wh).get_table(ident)
+        before = _file_names(table)
+        spark.sql(f"INSERT INTO lake.{ident} SELECT id, '{value}', {part} FROM range({ids.start}, {ids.stop})")
+        for i in ids:
+            key = (i, "x" if i % 2 == 0 else "y")
+            if kind != "first-row" or key not in model:
+                model[key] = value
+        table = stratalake.Catalog(wh).get_table(ident)
+        _check(spark, ident, table, model)
+        # Spark's N (4 slices) held: each bucket has only its owner slice's keys, and each
+        # partition's buckets belong to every slice (one writer per slice and partition).
+        assert _owner_keys_only(table, ASSIGNERS)
+        for partition, buckets in _buckets(table).items():
+            assert {b % ASSIGNERS for b in buckets} == set(range(ASSIGNERS)), partition
+        assert all(len(w) == 1 for w in _new_files_by_bucket(table, before).values()), "two writers of a bucket"
+    if kind == "lookup":
+        # The second statement's changelog: -U/+U for the 60k updated keys, +I for 60k new ones.
+        changes = read_changelog(table, table.latest_snapshot().id - 2, None)  # type: ignore[union-attr]
+        kinds = changes.column("_row_kind").to_numpy(zero_copy_only=False)
+        assert {k: int((kinds == k).sum()) for k in ("+I", "-U", "+U", "-D")} == {
+            "+I": 60_000, "-U": 60_000, "+U": 60_000, "-D": 0,
+        }  # fmt: skip
+
+
+def test_table_filled_by_one_assigner_keeps_one_writer_per_partition(four_tasks: Any, warehouse: Path) -> None:
+    """Every slice's keys sit in every bucket (the Python API's single assigner): Spark gets N = 1,
+    one writer per partition, and the rows and the lookup changelog are right."""
+    spark = four_tasks
+    wh = str(warehouse)
+    ident = "own_single.t"
+    cat = stratalake.Catalog(wh)
+    cat.create_database("own_single")
+    table = cat.create_table(
+        ident,
+        schema=pa.schema([("id", pa.int64()), ("v", pa.string()), ("p", pa.string())]),
+        primary_key=["id", "p"],
+        partition_keys=["p"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "10000", "changelog-producer": "lookup"},
+    )
+    ids = np.arange(0, 100_000)
+    parts = np.where(ids % 2 == 0, "x", "y")
+    table.write(pa.table({"id": ids, "v": ["a"] * len(ids), "p": parts}))
+    table = table.refresh()
+    hashes = hash_rows([pa.array(ids)], [BigIntType(nullable=False)])
+    assert len(set(assigner_ids(b"", hashes, ASSIGNERS).tolist())) == ASSIGNERS
+    assert not _owner_keys_only(table, ASSIGNERS)
+    assert owner_consistent_assigners(table, ASSIGNERS) == 1
+    model = {(int(i), str(p)): "a" for i, p in zip(ids, parts, strict=True)}
+    before = _file_names(table)
+    spark.sql(
+        f"INSERT INTO lake.{ident} SELECT id, 'b', CASE WHEN id % 2 = 0 THEN 'x' ELSE 'y' END "
+        "FROM range(50000, 150000)"
+    )
+    model.update({(i, "x" if i % 2 == 0 else "y"): "b" for i in range(50_000, 150_000)})
+    table = table.refresh()
+    _check(spark, ident, table, model)
+    # Had Spark used 4 slices, the slice writers would have met keys of other slices in their
+    # buckets and refused; with N = 1 the statement went through, one writer per partition.
+    assert all(len(w) == 1 for w in _new_files_by_bucket(table, before).values()), "two writers of a bucket"
+    changes = read_changelog(table, table.latest_snapshot().id - 2, None)  # type: ignore[union-attr]
+    kinds = changes.column("_row_kind").to_numpy(zero_copy_only=False)
+    assert int((kinds == "+I").sum()) == 50_000 and int((kinds == "+U").sum()) == 50_000

@@ -8,7 +8,6 @@ import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -63,26 +62,8 @@ final class BucketFunction implements UnboundFunction {
 
   @Override
   public BoundFunction bind(StructType inputType) {
-    StructField[] fields = inputType.fields();
-    int keysFrom = write ? 2 : 1;
-    boolean ok = fields.length > keysFrom;
-    for (int i = 0; ok && i < keysFrom; i++) {
-      ok = fields[i].dataType().equals(DataTypes.IntegerType);
-    }
-    for (int i = keysFrom; ok && i < fields.length; i++) {
-      ok = BucketHash.supports(fields[i].dataType());
-    }
-    if (!ok) {
-      throw new UnsupportedOperationException(
-          "stratalake " + name() + (write ? "(n, mask, key...)" : "(n, key...)")
-              + " takes INT arguments then key columns of bucket-key types, got "
-              + inputType.simpleString());
-    }
-    DataType[] types = new DataType[fields.length];
-    for (int i = 0; i < fields.length; i++) {
-      types[i] = fields[i].dataType();
-    }
-    return new Bound(types, write);
+    String signature = name() + (write ? "(n, mask, key...)" : "(n, key...)");
+    return new Bound(KeyFunctionArgs.bind(inputType, write ? 2 : 1, signature), write);
   }
 
   static final class Bound implements ScalarFunction<Integer>, ReducibleFunction<Integer, Integer> {
@@ -118,11 +99,7 @@ final class BucketFunction implements UnboundFunction {
      */
     @Override
     public String canonicalName() {
-      StringBuilder sb = new StringBuilder("stratalake." + name() + "(");
-      for (int i = 0; i < keyTypes.length; i++) {
-        sb.append(i > 0 ? ", " : "").append(keyTypes[i].catalogString());
-      }
-      return sb.append(')').toString();
+      return KeyFunctionArgs.canonicalName(name(), keyTypes);
     }
 
     /**

@@ -7,7 +7,6 @@ import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.hash.Murmur3_x86_32;
 
@@ -46,24 +45,7 @@ final class SliceFunction implements UnboundFunction {
 
   @Override
   public BoundFunction bind(StructType inputType) {
-    StructField[] fields = inputType.fields();
-    boolean ok = fields.length > 3;
-    for (int i = 0; ok && i < 3; i++) {
-      ok = fields[i].dataType().equals(DataTypes.IntegerType);
-    }
-    for (int i = 3; ok && i < fields.length; i++) {
-      ok = BucketHash.supports(fields[i].dataType());
-    }
-    if (!ok) {
-      throw new UnsupportedOperationException(
-          "stratalake " + NAME + "(n, m, mask, key...) takes INT arguments then key columns of"
-              + " bucket-key types, got " + inputType.simpleString());
-    }
-    DataType[] types = new DataType[fields.length];
-    for (int i = 0; i < fields.length; i++) {
-      types[i] = fields[i].dataType();
-    }
-    return new Bound(types);
+    return new Bound(KeyFunctionArgs.bind(inputType, 3, NAME + "(n, m, mask, key...)"));
   }
 
   /** For each partition p of n, the smallest int x >= 0 with pmod(murmur3(x), n) == p. */
@@ -111,11 +93,7 @@ final class SliceFunction implements UnboundFunction {
 
     @Override
     public String canonicalName() {
-      StringBuilder sb = new StringBuilder("stratalake." + NAME + "(");
-      for (int i = 0; i < keyTypes.length; i++) {
-        sb.append(i > 0 ? ", " : "").append(keyTypes[i].catalogString());
-      }
-      return sb.append(')').toString();
+      return KeyFunctionArgs.canonicalName(NAME, keyTypes);
     }
 
     @Override

@@ -18,9 +18,10 @@ import pyarrow as pa
 import pytest
 
 import stratalake
+from stratalake.exceptions import CommitConflictError
 from stratalake.table.commit import CommitMessage
 from stratalake.table.commit.conflicts import InvalidCommitError
-from stratalake.table.cross_partition import key_slices
+from stratalake.table.cross_partition import key_slices, owner_consistent_slices
 from stratalake.table.table import Table
 from stratalake.table.write import TableWrite
 
@@ -167,12 +168,13 @@ def test_commit_refuses_inconsistent_slice_writers(tmp_path: Path) -> None:
             {"kind": "dynamic", "num_assigners": 3, "max_assigners": 3},
         ),
         ({"changelog-producer": "input"}, {"kind": "dynamic"}),
-        ({"merge-engine": "aggregation"}, {"kind": "dynamic"}),
-        # Writers that must compact every bucket they write keep one writer for the table.
-        ({"changelog-producer": "lookup"}, {"kind": "partition", "partition_keys": []}),
-        ({"changelog-producer": "full-compaction"}, {"kind": "partition", "partition_keys": []}),
-        ({"deletion-vectors.enabled": "true"}, {"kind": "partition", "partition_keys": []}),
-        ({"merge-engine": "first-row"}, {"kind": "partition", "partition_keys": []}),
+        ({"merge-engine": "aggregation"}, {"kind": "dynamic", "owners_only": False}),
+        # Writers that must compact every bucket they write: no key in another slice's bucket
+        # (the shim asks for the N the table allows).
+        ({"changelog-producer": "lookup"}, {"kind": "dynamic", "owners_only": True}),
+        ({"changelog-producer": "full-compaction"}, {"kind": "dynamic", "owners_only": True}),
+        ({"deletion-vectors.enabled": "true"}, {"kind": "dynamic", "owners_only": True}),
+        ({"merge-engine": "first-row"}, {"kind": "dynamic", "owners_only": True}),
     ],
 )
 def test_spark_clusters_cross_partition_writes_by_key_slice(
@@ -193,3 +195,68 @@ def test_spark_clusters_cross_partition_writes_by_key_slice(
     assert {k: got.get(k) for k in expected} == expected
     if got["kind"] == "dynamic":  # the slice alone: no partition columns
         assert got["partition_keys"] == [] and got["bucket_keys"] == ["id"]
+
+
+@pytest.mark.parametrize("writer_slices", [1, 2, 3])
+def test_owner_consistent_slices_match_brute_force(tmp_path: Path, writer_slices: int) -> None:
+    """The largest N <= the request under which every live key lies in a bucket its slice owns
+    (one gcd over the live keys) agrees with checking each N key by key."""
+    t = _table(tmp_path, "first-row")
+    assert owner_consistent_slices(t, 6) == 6  # no key yet
+    ids = np.arange(0, 900)
+    slices = key_slices(t, pa.table({"id": pa.array(ids, pa.int64())}), writer_slices)
+    messages: list[CommitMessage] = []
+    for s in range(writer_slices):
+        w = t.new_write()
+        w.dynamic_assigners = writer_slices
+        w.write(_rows(ids[slices == s], "a", lambda i: "a" if i % 3 else "b"))
+        messages += w.prepare_commit()
+    t.new_commit().commit(messages)
+    located = _located(t)
+
+    def holds(n: int) -> bool:
+        got = key_slices(t, pa.table({"id": pa.array(list(located), pa.int64())}), n)
+        return all(int(s) == b % n for s, (_, b, _) in zip(got.tolist(), located.values(), strict=True))
+
+    assert holds(writer_slices)
+    for requested in range(1, 7):
+        assert owner_consistent_slices(t, requested) == max(n for n in range(1, requested + 1) if holds(n))
+
+
+def test_owners_only_cross_partition_writer_refuses_a_bucket_of_another_slice(tmp_path: Path) -> None:
+    t = _table(tmp_path, "first-row")
+    t.write(_rows(np.arange(0, 300), "a", lambda i: "a"))  # one writer: every slice in each bucket
+    assert owner_consistent_slices(t, N) == 1
+    snapshot = t.latest_snapshot()
+    ids = np.arange(0, 300)
+    w = t.new_write()
+    w.dynamic_assigners = N
+    with pytest.raises(CommitConflictError, match="holds keys of another of the write's 3 assigner slices"):
+        w.write(_rows(ids[_slice_of(t, ids) == 0], "b", lambda i: "a"))
+    w.abort()
+    assert t.refresh().latest_snapshot() == snapshot
+
+
+def test_concurrent_jobs_on_a_cross_partition_table_conflict(tmp_path: Path) -> None:
+    """Two jobs bootstrap their key index from the same snapshot and each places the new key 500
+    (one in partition b, one in a, so no bucket is shared and the concurrent-writer check of
+    buckets does not see it): the second commit is refused and the key stays in one place. A
+    compaction committed in between moves no key and does not conflict."""
+    t = _table(tmp_path, "deduplicate")
+    t.write(_rows(np.arange(0, 100), "old", lambda i: "a"))
+    first, second = t.new_write(), t.new_write()
+    first.write(_rows(np.array([7, 500]), "first", lambda i: "b"))  # 7 moves to b, 500 is new in b
+    second.write(_rows(np.array([500]), "second", lambda i: "a"))
+    assert t.compact(full=True) is not None  # a compaction in between: keys stay put
+    first.commit()
+    snapshot = t.latest_snapshot()
+    with pytest.raises(CommitConflictError, match="another job wrote rows to this cross-partition"):
+        second.commit()
+    second.abort()
+    assert t.refresh().latest_snapshot() == snapshot
+    located = _located(t)  # fails on a key in two places
+    assert located[7] == ("b", located[7][1], "first") and located[500][0] == "b"
+    # A writer that starts now sees the first job's keys and commits.
+    t.write(_rows(np.array([7, 500]), "third", lambda i: "a"))
+    located = _located(t)
+    assert located[7][0] == located[500][0] == "a" and located[7][2] == "third"

@@ -32,6 +32,7 @@ from stratalake.exceptions import (
 from stratalake.spark import dml, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
+from stratalake.table.cross_partition import owner_consistent_slices
 from stratalake.table.dynamic_bucket import (
     compacts_every_commit,
     is_cross_partition,
@@ -233,8 +234,9 @@ def write_distribution(table: Any) -> dict[str, Any]:
     a key's index entry may sit in any partition, cross_partition.py). Tables whose writers must
     compact every bucket they write at each commit (lookup, deletion vectors, first-row,
     full-compaction changelog) are ``owners_only``: a bucket may not take keys of a slice that
-    does not own it, so the shim lowers N to what the hash index allows (``dynamic_assigners``;
-    N = 1 is one writer per partition); cross-partition ones keep one writer for the table.
+    does not own it, so the shim lowers N to what the table allows (``dynamic_assigners``: from
+    the hash index, or the live keys of a cross-partition table; N = 1 is one writer per
+    partition, respectively for the table).
 
     ``bucket``: by the partition columns and ``stratalake_bucket(n, mask, bucket keys)``, the
     shim's evaluation of Paimon's bucket function (bit i of ``mask``: key i is a TIMESTAMP(p<=3),
@@ -263,14 +265,10 @@ def write_distribution(table: Any) -> dict[str, Any]:
         trimmed = list(schema.trimmed_primary_keys)
         trimmed_types = [schema.field(k).type for k in trimmed]
         if trimmed and all(_jvm_hashable(t) for t in trimmed_types):
-            dynamic = _dynamic_distribution(table, [], trimmed, trimmed_types)
-            if dynamic is not None:
-                return dynamic
+            return _dynamic_distribution(table, [], trimmed, trimmed_types)
         return {"kind": "partition", "partition_keys": []}
     if num_buckets == -1 and keys and all(_jvm_hashable(t) for t in types):
-        dynamic = _dynamic_distribution(table, partition_keys, keys, types)
-        if dynamic is not None:
-            return dynamic
+        return _dynamic_distribution(table, partition_keys, keys, types)
     return {"kind": "partition", "partition_keys": partition_keys}
 
 
@@ -285,16 +283,12 @@ def _key_mask(types: list[Any]) -> int:
 
 def _dynamic_distribution(
     table: Any, partition_keys: list[str], keys: list[str], types: list[Any]
-) -> dict[str, Any] | None:
-    """Clustering by assigner slice for a dynamic-bucket table (a writer that is not a bucket's
-    owner only adds level-0 files to it), or None for a cross-partition table whose writers must
-    compact every bucket they write (then one writer for the table)."""
+) -> dict[str, Any]:
+    """Clustering by assigner slice for a dynamic-bucket table: a writer that is not a bucket's
+    owner only adds level-0 files to it, unless ``owners_only`` (then the shim picks N so that
+    there is none)."""
     options = table.core_options
     owners_only = compacts_every_commit(options)
-    if owners_only and partition_keys != list(table.schema().partition_keys):
-        # Cross-partition: key locations come from the data, not from the hash index, so
-        # whether each bucket's keys share a slice is not known without reading every key.
-        return None
     # As Paimon's Spark writer: dynamic-bucket.assigner-parallelism, else Spark's parallelism;
     # initial-buckets caps the number of assigners, and so does max-buckets (an assigner owns
     # at least one bucket).
@@ -570,6 +564,8 @@ def dynamic_assigners(req: Request) -> int:
     number of assigner slices to use, at most ``num_assigners``, under which every bucket's keys
     belong to its owner slice (one writer per bucket; 1 falls back to one writer per partition)."""
     table = catalog(req["catalog"]).get_table(_ident(req))
+    if is_cross_partition(table):
+        return owner_consistent_slices(table, int(req["num_assigners"]))
     return owner_consistent_assigners(table, int(req["num_assigners"]))
 
 

@@ -17,7 +17,9 @@ HASH index files are involved in this mode) and routes each input row:
 Rows are processed as one stream per key, vectorized: rows sorted by (key, arrival), a new
 *segment* wherever a key's partition changes; only per-partition bucket filling loops, over
 partitions and buckets, never rows. As in Paimon, one writing job at a time: the index is
-bootstrapped once per writer (at one snapshot), and concurrent jobs are not reconciled.
+bootstrapped once per writer (at one snapshot), and a commit is refused when another job added
+rows after that snapshot (``commit/conflicts.check_key_index_base``): it may have placed a key this
+writer places again elsewhere.
 
 Distributed assignment (a Spark write, ``num_assigners`` = N): Spark routes every row to a task by
 its key's *slice* ``|key hash % N|`` alone (no partition columns), so a task holds every row of
@@ -43,10 +45,11 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stratalake.exceptions import CommitConflictError
 from stratalake.options import MergeEngine
 from stratalake.spec.binary_row import encode_arrow_rows
 from stratalake.spec.bucket import hash_rows
-from stratalake.table.dynamic_bucket import DEFAULT_TARGET_ROW_NUM
+from stratalake.table.dynamic_bucket import DEFAULT_TARGET_ROW_NUM, compacts_every_commit
 from stratalake.table.partition import group_rows
 
 if TYPE_CHECKING:
@@ -89,6 +92,33 @@ def key_slices(table: Table, rows: pa.Table, num_assigners: int) -> npt.NDArray[
     return np.abs(np.fmod(hashes.astype(np.int64), num_assigners))
 
 
+def owner_consistent_slices(table: Table, requested: int) -> int:
+    """The largest N <= ``requested`` under which every live key lies in a bucket its slice owns
+    (``|key hash| % N == bucket % N``, i.e. N divides ``|key hash| - bucket``): the divisors of
+    one gcd over the table's live keys, streamed batch by batch (the key columns only). 1 if no
+    N > 1 holds. See ``dynamic_bucket.owner_consistent_assigners`` for why."""
+    requested = max(int(requested), 1)
+    snap = table.latest_snapshot()
+    if requested == 1 or snap is None:
+        return requested
+    schema = table.schema()
+    keys = list(schema.trimmed_primary_keys)
+    types = [schema.field(k).type for k in keys]
+    read = table.new_read(columns=keys)
+    g = 0
+    for split in table.new_scan(snapshot_id=snap.id).plan():
+        for batch in read.read_split(split):
+            if batch.num_rows == 0:
+                continue
+            hashes = np.abs(hash_rows([batch.column(k) for k in keys], types).astype(np.int64))
+            g = int(np.gcd.reduce(np.append(hashes - split.bucket, g)))
+            if g == 1:
+                return 1
+    if g == 0:
+        return requested
+    return next(n for n in range(requested, 0, -1) if g % n == 0)
+
+
 class CrossPartitionAssigner:
     """Routes rows of a cross-partition-upsert table (see the module docstring).
 
@@ -101,6 +131,9 @@ class CrossPartitionAssigner:
         self.distributed = num_assigners is not None
         self.num_assigners = 1 if num_assigners is None else max(int(num_assigners), 1)
         opts = table.core_options
+        # As dynamic_bucket.BucketAssigner.owners_only: Spark chose N so that no key lies in a
+        # bucket of another slice; one found now means the table changed after planning.
+        self.owners_only = self.distributed and compacts_every_commit(opts)
         self.target = max(opts.get_int("dynamic-bucket.target-row-num") or DEFAULT_TARGET_ROW_NUM, 1)
         self.engine = opts.merge_engine
         self._parts: list[bytes] = []
@@ -185,6 +218,13 @@ class CrossPartitionAssigner:
         level-0 files updating or retracting keys of their own slices that the bucket holds)."""
         return not self.distributed or bucket % self.num_assigners in self._slices
 
+    def key_index_snapshot(self) -> int | None:
+        """The snapshot this writer's key index was bootstrapped from (0: the table was empty;
+        None: no bootstrap, e.g. an overwrite that ignores the existing keys)."""
+        if not self._scanned or self.ignore_existing:
+            return None
+        return 0 if self._snapshot_id is None else self._snapshot_id
+
     def claim(self) -> tuple[str, int, tuple[int, ...]]:
         """(writer, N, slices whose keys this writer held): for the commit's check that no two
         writers of one commit held the same slice or used different N."""
@@ -207,6 +247,8 @@ class CrossPartitionAssigner:
         row_slice = key_slices(table, rows, self.num_assigners)
         self._bootstrap(set(np.unique(row_slice).tolist()))
         boot_part, boot_bucket = self._lookup(fp)
+        if self.owners_only:
+            self._check_owned(boot_part, boot_bucket, row_slice)
         key_id = pc.dictionary_encode(fp).indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
         # One stream per key: rows sorted by (key, arrival).
@@ -344,6 +386,22 @@ class CrossPartitionAssigner:
         return out.take(pa.array(back)), kinds, buckets
 
     # -- helpers ----------------------------------------------------------------------------------------
+    def _check_owned(
+        self, part: npt.NDArray[np.int32], bucket: npt.NDArray[np.int32], slices: npt.NDArray[np.int64]
+    ) -> None:
+        found = bucket >= 0
+        foreign = found & (bucket % self.num_assigners != slices)
+        if foreign.any():
+            i = int(np.flatnonzero(foreign)[0])
+            codec = self.table.partition_codec
+            raise CommitConflictError(
+                f"table {self.table.identifier}: bucket {int(bucket[i])} of partition "
+                f"{codec.to_dict(self._parts[int(part[i])])} holds keys of another of the write's "
+                f"{self.num_assigners} assigner slices; the table changed after the write was planned "
+                "(Paimon allows one writer at a time on a cross-partition table). Nothing was "
+                "committed and the table is unchanged; retry the write"
+            )
+
     def _assign_new(
         self,
         bucket: npt.NDArray[np.int32],

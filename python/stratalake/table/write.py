@@ -458,6 +458,7 @@ class TableWrite(BaseTableWrite):
                 self._finish(buf, full)
         hash_changes = self._assigner.prepare_commit() if self._assigner is not None else {}
         claim = self._cross.claim() if self._cross is not None else None
+        key_base = self._cross.key_index_snapshot() if self._cross is not None else None
         with self._lock:
             self._written += [f"{index_dir(self.table)}/{c.added.file_name}" for c in hash_changes.values()]
         messages = []
@@ -488,6 +489,7 @@ class TableWrite(BaseTableWrite):
                         index_files_deleted=index_deleted,
                         index_base=index_base,
                         assigner_claim=claim,
+                        key_index_snapshot=key_base,
                     )
                 )
             buf.new_files, buf.changelog_files = [], []

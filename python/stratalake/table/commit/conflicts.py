@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stratalake.exceptions import CommitConflictError
+from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
 from stratalake.lsm.data_file import bucket_dir, read_kv_file
 from stratalake.lsm.levels import KeyOf, key_decoder, split_into_runs
 from stratalake.merge import SEQUENCE_NUMBER
 from stratalake.spec.manifest import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
+from stratalake.spec.snapshot import CommitKind, Snapshot
 from stratalake.table.dynamic_bucket import check_hash_index_conflicts
 from stratalake.table.index_manifest import dv_entries_by_bucket
 
@@ -121,6 +122,33 @@ def check_assigner_slices(table: Table, messages: Sequence[CommitMessage]) -> No
                     "each slice of the key hashes to one writer (Spark clusters by "
                     "stratalake_bucket(N, mask, primary key))."
                 )
+
+
+def check_key_index_base(table: Table, base: int | None, latest: Snapshot | None, commit_user: str) -> None:
+    """Cross-partition upserts: refuse a commit when another job added rows (an APPEND or
+    OVERWRITE snapshot of another commit user) after the snapshot the writers bootstrapped their
+    key -> (partition, bucket) index from. That job may have placed keys this commit places again,
+    in another partition or bucket (Paimon allows one writing job at a time on such a table and
+    does not reconcile two; refusing keeps every key in one place). Compactions keep keys where
+    they are and pass; an expired snapshot in between counts as a conflict (it cannot be read)."""
+    if base is None or latest is None or latest.id <= base:
+        return
+    sm = table.snapshot_manager
+    for sid in range(base + 1, latest.id + 1):
+        try:
+            snap = sm.snapshot(sid)
+        except SnapshotNotFoundError:
+            snap = None
+        if snap is None or (
+            snap.commit_user != commit_user and snap.commit_kind in (CommitKind.APPEND, CommitKind.OVERWRITE)
+        ):
+            raise CommitConflictError(
+                f"table {table.identifier}: another job wrote rows to this cross-partition upsert table "
+                f"(snapshot {sid}) after this write read where its keys live (snapshot {base}); both may "
+                "have placed one key in different partitions or buckets. Paimon allows one writing job "
+                "at a time on such a table; this commit was abandoned and the table is unchanged. Retry "
+                "the write"
+            )
 
 
 def check_sorted_runs(table: Table, live: LiveEntries, stages: Sequence[Sequence[ManifestEntry]]) -> None:

@@ -29,6 +29,10 @@ class CommitMessage:
     # keys the writer held). Each key's index entry lives in exactly one writer only if no two
     # writers of a commit held one slice (commit/conflicts.check_assigner_slices).
     assigner_claim: tuple[str, int, tuple[int, ...]] | None = None
+    # Cross-partition upsert writers: the snapshot whose live keys the writer's key index was
+    # bootstrapped from (0: the table was empty). Another job's rows committed after it could hold
+    # keys this writer placed again elsewhere (commit/conflicts.check_key_index_base).
+    key_index_snapshot: int | None = None
 
     def is_empty(self) -> bool:
         return not (

@@ -105,6 +105,8 @@ class TableCommit:
             for m in msgs
             if m.index_base is not None and (m.compact_before or m.compact_after or m.index_files_added)
         }
+        bases = [m.key_index_snapshot for m in msgs if m.key_index_snapshot is not None]
+        key_base = min(bases) if bases else None
         last: int | None = None
         if overwrite:
             partition_filter = self._partition_filter(overwrite_partitions)
@@ -126,6 +128,7 @@ class TableCommit:
                 check_deletes=False,
                 check_writers=True,
                 then=compact,
+                key_index_base=key_base,
             )
         elif new_files or changelog or hash_added or hash_deleted:
             last = self._commit_with_retry(
@@ -134,6 +137,7 @@ class TableCommit:
                 check_deletes=False,
                 check_writers=True,
                 then=compact,
+                key_index_base=key_base,
             )
         if compact or index_added or index_deleted:
             try:
@@ -279,12 +283,14 @@ class TableCommit:
         check_deletes: bool,
         check_writers: bool = False,
         then: Sequence[ManifestEntry] = (),
+        key_index_base: int | None = None,
     ) -> int | None:
         """Commit the plan ``plan_for`` derives from the latest snapshot, retrying lost races.
 
         ``then`` are the entries of a snapshot this commit writes right after (a writer's
         compaction after its data): the sorted-run check covers both, so a commit that would
-        break the levels is refused before anything is committed.
+        break the levels is refused before anything is committed. ``key_index_base``: the
+        snapshot cross-partition writers bootstrapped their key index from.
         """
         table = self.table
         sm = table.snapshot_manager
@@ -309,6 +315,7 @@ class TableCommit:
                 if index_live is not None:
                     self._check_index(plan, index_live)
             if check_writers:
+                conflicts.check_key_index_base(table, key_index_base, latest, self.commit_user)
                 self._check_concurrent_writers(plan.delta, live, keys_read)
             conflicts.check_hash_index(table, plan.index_added, index_live)
             conflicts.check_sorted_runs(table, live, [plan.delta, then])

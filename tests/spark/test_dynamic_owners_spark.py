@@ -5,12 +5,16 @@ Such a bucket may not take keys of an assigner slice that does not own it (that 
 files would escape the owner's compaction). The shim asks Python for the largest N of slices,
 at most Spark's, under which the table's hash index holds only owner keys in every bucket: a table
 Spark wrote with N slices keeps N, so later statements are distributed too; a table one assigner
-filled (every slice in every bucket) gets N = 1, one writer per partition, as before. Checked on
->= 100k rows with existing data, against a model, with the changelog the lookup producer emits.
+filled (every slice in every bucket) keeps Spark's N: tasks add level-0 files to buckets of other
+slices, and a distributed minor compaction right after the commit pushes them up (with their
+changelog). Checked on >= 100k rows with existing data, against a model, with the changelog the
+lookup producer emits.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -122,20 +126,39 @@ def test_lookup_kind_dynamic_tables_write_in_several_tasks(four_tasks: Any, ware
         }  # fmt: skip
 
 
-def test_table_filled_by_one_assigner_keeps_one_writer_per_partition(four_tasks: Any, warehouse: Path) -> None:
-    """Every slice's keys sit in every bucket (the Python API's single assigner): Spark gets N = 1,
-    one writer per partition, and the rows and the lookup changelog are right."""
+def _delta_writers(table: Table, snapshot_id: int) -> dict[tuple[bytes, int], set[str]]:
+    """(partition, bucket) -> writers of the level-0 files snapshot ``snapshot_id`` added."""
+    snap = table.snapshot_manager.snapshot(snapshot_id)
+    mio = table.manifest_io
+    out: dict[tuple[bytes, int], set[str]] = {}
+    for meta in mio.read_list(snap.delta_manifest_list):
+        for e in mio.read_entries(meta.file_name):
+            if e.file.level == 0:
+                out.setdefault((e.partition, e.bucket), set()).add(e.file.file_name[len("data-") : len("data-") + 36])
+    return out
+
+
+@pytest.mark.parametrize("kind", ["lookup", "deletion-vectors"])
+def test_table_filled_by_one_assigner_is_compacted_after_the_write(
+    four_tasks: Any, warehouse: Path, kind: str
+) -> None:
+    """Every slice's keys sit in every bucket (the Python API's single assigner): no N > 1 keeps
+    one writer per bucket, so Spark's 4 slices write, several tasks adding level-0 files to one
+    bucket, and a distributed minor compaction right after the commit pushes them up (a COMPACT
+    snapshot with their changelog). Rows, levels and the lookup changelog are right."""
     spark = four_tasks
     wh = str(warehouse)
-    ident = "own_single.t"
+    db = "own_single_" + kind.replace("-", "_")
+    ident = f"{db}.t"
     cat = stratalake.Catalog(wh)
-    cat.create_database("own_single")
+    cat.create_database(db)
+    option = {"lookup": ("changelog-producer", "lookup"), "deletion-vectors": ("deletion-vectors.enabled", "true")}
     table = cat.create_table(
         ident,
         schema=pa.schema([("id", pa.int64()), ("v", pa.string()), ("p", pa.string())]),
         primary_key=["id", "p"],
         partition_keys=["p"],
-        options={"bucket": "-1", "dynamic-bucket.target-row-num": "10000", "changelog-producer": "lookup"},
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "10000", option[kind][0]: option[kind][1]},
     )
     ids = np.arange(0, 100_000)
     parts = np.where(ids % 2 == 0, "x", "y")
@@ -146,20 +169,25 @@ def test_table_filled_by_one_assigner_keeps_one_writer_per_partition(four_tasks:
     assert not _owner_keys_only(table, ASSIGNERS)
     assert owner_consistent_assigners(table, ASSIGNERS) == 1
     model = {(int(i), str(p)): "a" for i, p in zip(ids, parts, strict=True)}
-    before = _file_names(table)
+    start = table.latest_snapshot().id  # type: ignore[union-attr]
     spark.sql(
         f"INSERT INTO lake.{ident} SELECT id, 'b', CASE WHEN id % 2 = 0 THEN 'x' ELSE 'y' END "
         "FROM range(50000, 150000)"
     )
     model.update({(i, "x" if i % 2 == 0 else "y"): "b" for i in range(50_000, 150_000)})
     table = table.refresh()
-    _check(spark, ident, table, model)
-    # Had Spark used 4 slices, the slice writers would have met keys of other slices in their
-    # buckets and refused; with N = 1 the statement went through, one writer per partition.
-    assert all(len(w) == 1 for w in _new_files_by_bucket(table, before).values()), "two writers of a bucket"
-    changes = read_changelog(table, table.latest_snapshot().id - 2, None)  # type: ignore[union-attr]
-    kinds = changes.column("_row_kind").to_numpy(zero_copy_only=False)
-    assert int((kinds == "+I").sum()) == 50_000 and int((kinds == "+U").sum()) == 50_000
+    _check(spark, ident, table, model)  # level 0 is empty again
+    snapshots = [table.snapshot_manager.snapshot(i) for i in range(start + 1, table.latest_snapshot().id + 1)]  # type: ignore[union-attr]
+    assert [s.commit_kind.value for s in snapshots][-1] == "COMPACT"
+    writers = _delta_writers(table, snapshots[0].id)
+    assert max(len(w) for w in writers.values()) > 1, "no bucket got level-0 files from two tasks"
+    assert len(set().union(*writers.values())) > 2, "the statement ran in fewer than 3 tasks"
+    if kind == "lookup":
+        changes = read_changelog(table, start, None)
+        kinds = changes.column("_row_kind").to_numpy(zero_copy_only=False)
+        assert {k: int((kinds == k).sum()) for k in ("+I", "-U", "+U", "-D")} == {
+            "+I": 50_000, "-U": 50_000, "+U": 50_000, "-D": 0,
+        }  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", ["lookup", "first-row"])
@@ -208,3 +236,50 @@ def test_cross_partition_lookup_kinds_write_in_several_tasks(four_tasks: Any, wa
         assert {k: int((kinds == k).sum()) for k in ("+I", "-U", "+U", "-D")} == {
             "+I": 100_000, "-U": 0, "+U": 0, "-D": 50_000,
         }  # fmt: skip
+
+
+def test_streaming_micro_batches_are_compacted_after_each_commit(
+    four_tasks: Any, warehouse: Path, tmp_path: Path
+) -> None:
+    """A streaming write into a lookup table one assigner filled: each micro-batch commits in
+    several tasks, then its level-0 files are compacted (a COMPACT snapshot with the changelog)."""
+    spark = four_tasks
+    wh = str(warehouse)
+    ident = "own_stream.t"
+    cat = stratalake.Catalog(wh)
+    cat.create_database("own_stream")
+    table = cat.create_table(
+        ident,
+        schema=pa.schema([("id", pa.int64()), ("v", pa.string())]),
+        primary_key=["id"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "2000", "changelog-producer": "lookup"},
+    )
+    table.write(pa.table({"id": np.arange(0, 10_000), "v": ["a"] * 10_000}))
+    assert owner_consistent_assigners(table.refresh(), ASSIGNERS) == 1
+    start = table.latest_snapshot().id  # type: ignore[union-attr]
+    src = tmp_path / "src"
+    src.mkdir()
+    model = dict.fromkeys(range(10_000), "a")
+    for i, ids in enumerate([range(5_000, 15_000), range(0, 3_000)]):
+        (src / f"{i:03d}.json").write_text("\n".join(json.dumps({"id": k, "v": f"s{i}"}) for k in ids) + "\n")
+        os.utime(src / f"{i:03d}.json", (1_000_000 + i, 1_000_000 + i))
+        model.update(dict.fromkeys(ids, f"s{i}"))
+    query = (
+        spark.readStream.schema("id BIGINT, v STRING")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(src))
+        .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .toTable(f"lake.{ident}")
+    )
+    query.awaitTermination(180)
+    table = table.refresh()
+    kinds = [table.snapshot_manager.snapshot(i).commit_kind.value for i in range(start + 1, table.latest_snapshot().id + 1)]  # type: ignore[union-attr]
+    assert kinds.count("APPEND") == 2 and kinds[-1] == "COMPACT"
+    got = spark.sql(f"SELECT id, v FROM lake.{ident}").toArrow().to_pylist()
+    assert len(got) == len(model) and {r["id"]: r["v"] for r in got} == model
+    snap = table.latest_snapshot()
+    assert snap is not None and all(e.file.level > 0 for e in table.live_entries(snap))
+    changes = read_changelog(table, start, None).column("_row_kind").to_numpy(zero_copy_only=False)
+    # batch 0: 5k updates and 5k new keys; batch 1: 3k updates.
+    assert int((changes == "+I").sum()) == 5_000 and int((changes == "+U").sum()) == 8_000

@@ -235,8 +235,8 @@ def write_distribution(table: Any) -> dict[str, Any]:
     compact every bucket they write at each commit (lookup, deletion vectors, first-row,
     full-compaction changelog) are ``owners_only``: a bucket may not take keys of a slice that
     does not own it, so the shim lowers N to what the table allows (``dynamic_assigners``: from
-    the hash index, or the live keys of a cross-partition table; N = 1 is one writer per
-    partition, respectively for the table).
+    the hash index, or the live keys of a cross-partition table); where that is 1, it keeps its N,
+    lets non-owners add level-0 files and compacts them right after the commit.
 
     ``bucket``: by the partition columns and ``stratalake_bucket(n, mask, bucket keys)``, the
     shim's evaluation of Paimon's bucket function (bit i of ``mask``: key i is a TIMESTAMP(p<=3),

@@ -314,6 +314,7 @@ def set_dynamic_assigners(writer: Any, options: Mapping[str, str]) -> None:
     assigners = options.get(keys.DYNAMIC_ASSIGNERS)
     if assigners and hasattr(writer, "dynamic_assigners"):
         writer.dynamic_assigners = int(assigners)
+        writer.dynamic_foreign_level0 = options.get(keys.DYNAMIC_FOREIGN_LEVEL0, "").lower() == "true"
 
 
 class StrataLakeWriter(DataSourceArrowWriter):

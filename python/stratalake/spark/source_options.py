@@ -20,6 +20,9 @@ PARTITION_KEYS: Final = "stratalake.partition-keys"  # JSON list
 WRITE_MODE: Final = "stratalake.write.mode"  # append | truncate | static | dynamic
 STATIC_PARTITION: Final = "stratalake.write.static-partition"  # JSON {col: {"value", "type"}}
 DYNAMIC_ASSIGNERS: Final = "stratalake.write.dynamic-assigners"  # assigner slices of a dynamic-bucket write
+# "true": a task may add level-0 files to buckets of other slices even where writers compact what
+# they write (lookup, deletion vectors, first-row); the shim compacts them after the commit.
+DYNAMIC_FOREIGN_LEVEL0: Final = "stratalake.write.dynamic-foreign-level0"
 STREAM_QUERY_ID: Final = "stratalake.write.query-id"  # a streaming query's id (stable across restarts)
 # Set by the shim's scan (org.stratalake.spark.StrataLakeScan); see stratalake.spark.planning.
 SCAN_PLANNED: Final = "stratalake.scan.planned"  # "true": the JVM supplies the input partitions

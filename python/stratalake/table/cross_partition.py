@@ -125,7 +125,9 @@ class CrossPartitionAssigner:
     ``num_assigners`` (a Spark write): N; the caller routes every key of a slice to this writer,
     which then holds only the keys of the slices it meets."""
 
-    def __init__(self, table: Table, ignore_existing: bool = False, num_assigners: int | None = None) -> None:
+    def __init__(
+        self, table: Table, ignore_existing: bool = False, num_assigners: int | None = None, allow_foreign: bool = False
+    ) -> None:
         self.table = table
         self.ignore_existing = ignore_existing
         self.distributed = num_assigners is not None
@@ -133,7 +135,7 @@ class CrossPartitionAssigner:
         opts = table.core_options
         # As dynamic_bucket.BucketAssigner.owners_only: Spark chose N so that no key lies in a
         # bucket of another slice; one found now means the table changed after planning.
-        self.owners_only = self.distributed and compacts_every_commit(opts)
+        self.owners_only = self.distributed and compacts_every_commit(opts) and not allow_foreign
         self.target = max(opts.get_int("dynamic-bucket.target-row-num") or DEFAULT_TARGET_ROW_NUM, 1)
         self.engine = opts.merge_engine
         self._parts: list[bytes] = []

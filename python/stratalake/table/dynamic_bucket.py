@@ -211,7 +211,9 @@ class BucketAssigner:
     buckets this writer may compact).
     """
 
-    def __init__(self, table: Table, ignore_existing: bool = False, num_assigners: int | None = None) -> None:
+    def __init__(
+        self, table: Table, ignore_existing: bool = False, num_assigners: int | None = None, allow_foreign: bool = False
+    ) -> None:
         self.table = table
         self.ignore_existing = ignore_existing
         self.options = DynamicBucketOptions.of(table.core_options)
@@ -220,7 +222,8 @@ class BucketAssigner:
             self.options = replace(self.options, num_assigners=max(int(num_assigners), 1))
         # Tables whose writers compact every bucket they write take no foreign bucket: Spark chose
         # N so that none exists (owner_consistent_assigners); one now means the index changed.
-        self.owners_only = self.distributed and compacts_every_commit(table.core_options)
+        # (allow_foreign: the planner compacts other slices' level-0 files after the commit.)
+        self.owners_only = self.distributed and compacts_every_commit(table.core_options) and not allow_foreign
         self._snapshot: Snapshot | None = None
         self._loaded = False
         self._index_entries: dict[bytes, dict[int, IndexManifestEntry]] = {}

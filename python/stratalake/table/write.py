@@ -84,6 +84,10 @@ class TableWrite(BaseTableWrite):
         # clustered the rows by; this writer then holds only its slices' keys (dynamic_bucket.py,
         # cross_partition.py).
         self.dynamic_assigners: int | None = None
+        # With dynamic_assigners, on a table whose writers compact what they write: whether this
+        # writer may add level-0 files to buckets of other slices (compacted after the commit by
+        # whoever planned the write) instead of refusing them.
+        self.dynamic_foreign_level0 = False
         self._full_compaction: bool | None = None
         self._data_namer = FileNamer("data")
         self._changelog_namer = FileNamer("changelog")
@@ -119,7 +123,10 @@ class TableWrite(BaseTableWrite):
         if is_cross_partition(self.table):  # rows may move, gain retractions or drop out
             if self._cross is None:
                 self._cross = CrossPartitionAssigner(
-                    self.table, ignore_existing=self.ignore_previous_files, num_assigners=self.dynamic_assigners
+                    self.table,
+                    ignore_existing=self.ignore_previous_files,
+                    num_assigners=self.dynamic_assigners,
+                    allow_foreign=self.dynamic_foreign_level0,
                 )
             rows, kinds, codes = self._cross.route(rows, kinds)
         else:
@@ -197,7 +204,10 @@ class TableWrite(BaseTableWrite):
             if self._assigner is None:
                 # An overwrite starts the partitions it replaces from an empty index.
                 self._assigner = BucketAssigner(
-                    self.table, ignore_existing=self.ignore_previous_files, num_assigners=self.dynamic_assigners
+                    self.table,
+                    ignore_existing=self.ignore_previous_files,
+                    num_assigners=self.dynamic_assigners,
+                    allow_foreign=self.dynamic_foreign_level0,
                 )
             return self._assigner.assign_rows(rows)
         if self._num_buckets == 1:

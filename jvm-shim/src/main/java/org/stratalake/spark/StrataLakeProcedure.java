@@ -89,12 +89,7 @@ final class StrataLakeProcedure implements UnboundProcedure, BoundProcedure {
     for (int i = 0; i < params.length; i++) {
       putArg(args, params[i].name(), params[i].dataType(), input, i);
     }
-    JsonNode answer = PythonBridge.call("call_procedure", req);
-    while (answer.has("job")) {
-      req.set("state", answer.get("state"));
-      req.set("job_results", runJob(answer.get("job")));
-      answer = PythonBridge.call("call_procedure", req);
-    }
+    JsonNode answer = run(req);
     StructType schema = (StructType) DataType.fromJson(answer.get("schema").toString());
     List<InternalRow> rows = new ArrayList<>();
     for (JsonNode row : answer.get("rows")) {
@@ -106,6 +101,20 @@ final class StrataLakeProcedure implements UnboundProcedure, BoundProcedure {
     }
     Scan scan = new Result(schema, rows.toArray(new InternalRow[0]));
     return Collections.singletonList(scan).iterator();
+  }
+
+  /**
+   * Calls the procedure a request names ("catalog", "procedure", "args"), running the Spark jobs
+   * it asks for; returns Python's final answer (schema and rows).
+   */
+  static JsonNode run(ObjectNode req) {
+    JsonNode answer = PythonBridge.call("call_procedure", req);
+    while (answer.has("job")) {
+      req.set("state", answer.get("state"));
+      req.set("job_results", runJob(answer.get("job")));
+      answer = PythonBridge.call("call_procedure", req);
+    }
+    return answer;
   }
 
   /** Runs the job Python described; returns each task's binary result, base64-encoded. */

@@ -298,6 +298,21 @@ public class StrataLakeTable
     return PythonBridge.call("dynamic_assigners", req).asInt(1);
   }
 
+  /**
+   * {@code CALL sys.compact(table, 'minor')} as a distributed job: after a write whose tasks added
+   * level-0 files to buckets of other assigner slices, this compacts them (with the changelog and
+   * deletion vectors a lookup table's compaction produces) in a COMPACT snapshot.
+   */
+  void compactLevel0() {
+    ObjectNode req = PythonBridge.JSON.createObjectNode();
+    req.set("catalog", identity.get("catalog"));
+    req.put("procedure", "compact");
+    ObjectNode args = req.putObject("args");
+    args.put("table", identity.get("database").asText() + "." + identity.get("table").asText());
+    args.put("compact_strategy", "minor");
+    StrataLakeProcedure.run(req);
+  }
+
   /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
   JsonNode writeDistribution() {
     return writeDistribution;

@@ -20,6 +20,11 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteSummary;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
 import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
@@ -44,6 +49,9 @@ final class StrataLakeWriteBuilder
   static final String STATIC_PARTITION = "stratalake.write.static-partition";
   static final String QUERY_ID = "stratalake.write.query-id";
   static final String DYNAMIC_ASSIGNERS = "stratalake.write.dynamic-assigners";
+  static final String DYNAMIC_FOREIGN_LEVEL0 = "stratalake.write.dynamic-foreign-level0";
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(StrataLakeWriteBuilder.class);
 
   private final StrataLakeTable table;
   private final LogicalWriteInfo info;
@@ -142,11 +150,21 @@ final class StrataLakeWriteBuilder
     }
     JsonNode spec = table.writeDistribution();
     int assigners = numAssigners(spec);
+    Runnable afterCommit = null;
     if (assigners > 1 && spec.path("owners_only").asBoolean(false)) {
-      // Lookup, deletion-vector, first-row and full-compaction tables: a bucket must not take
-      // keys of a slice other than its owner's (that writer's level-0 files would escape the
-      // owner's compaction), so N shrinks to what the existing hash index allows.
-      assigners = table.ownerConsistentAssigners(assigners);
+      // Lookup, deletion-vector, first-row and full-compaction tables: a bucket that takes keys
+      // of a slice other than its owner's gets level-0 files the owner's compaction does not see
+      // (no changelog yet, invisible to deletion-vector reads). So N shrinks to what the table's
+      // keys allow; where that is 1 (a single assigner filled it, e.g. pypaimon), N stays and
+      // the buckets' level-0 files are compacted by a distributed job right after the commit
+      // (Paimon's writers commit an APPEND and then a COMPACT snapshot as well).
+      int consistent = table.ownerConsistentAssigners(assigners);
+      if (consistent > 1) {
+        assigners = consistent;
+      } else {
+        options.put(DYNAMIC_FOREIGN_LEVEL0, "true");
+        afterCommit = table::compactLevel0;
+      }
     }
     if (assigners > 0) {
       options.put(DYNAMIC_ASSIGNERS, Integer.toString(assigners));
@@ -157,7 +175,7 @@ final class StrataLakeWriteBuilder
     if (!"append".equals(mode)) {
       python = ((SupportsTruncate) python).truncate();
     }
-    return new ClusteredWrite(python.build(), clustering(spec, assigners));
+    return new ClusteredWrite(python.build(), clustering(spec, assigners), afterCommit);
   }
 
   /**
@@ -258,10 +276,12 @@ final class StrataLakeWriteBuilder
   private static final class ClusteredWrite implements RequiresDistributionAndOrdering {
     private final Write delegate;
     private final Expression[] clustering;
+    private final Runnable afterCommit; // null: nothing
 
-    ClusteredWrite(Write delegate, Expression[] clustering) {
+    ClusteredWrite(Write delegate, Expression[] clustering, Runnable afterCommit) {
       this.delegate = delegate;
       this.clustering = clustering;
+      this.afterCommit = afterCommit;
     }
 
     @Override
@@ -283,12 +303,14 @@ final class StrataLakeWriteBuilder
 
     @Override
     public BatchWrite toBatch() {
-      return delegate.toBatch();
+      BatchWrite batch = delegate.toBatch();
+      return afterCommit == null ? batch : new FollowedBatchWrite(batch, afterCommit);
     }
 
     @Override
     public StreamingWrite toStreaming() {
-      return delegate.toStreaming();
+      StreamingWrite streaming = delegate.toStreaming();
+      return afterCommit == null ? streaming : new FollowedStreamingWrite(streaming, afterCommit);
     }
 
     @Override
@@ -304,6 +326,95 @@ final class StrataLakeWriteBuilder
     @Override
     public String toString() {
       return "StrataLakeWrite";
+    }
+  }
+
+  /**
+   * Runs what follows a successful commit. The data is committed by then: a failure (e.g. a
+   * concurrent compaction took the same files) must not fail the write, whose abort would
+   * delete committed files; the level-0 files wait for the next compaction instead.
+   */
+  private static void runAfterCommit(Runnable afterCommit) {
+    try {
+      afterCommit.run();
+    } catch (RuntimeException e) {
+      LOG.warn("stratalake: the compaction after a committed write failed; the table's level-0"
+          + " files stay until its next compaction", e);
+    }
+  }
+
+  /** A batch write whose successful commit is followed by {@code afterCommit}. */
+  private static final class FollowedBatchWrite implements BatchWrite {
+    private final BatchWrite delegate;
+    private final Runnable afterCommit;
+
+    FollowedBatchWrite(BatchWrite delegate, Runnable afterCommit) {
+      this.delegate = delegate;
+      this.afterCommit = afterCommit;
+    }
+
+    @Override
+    public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+      return delegate.createBatchWriterFactory(info);
+    }
+
+    @Override
+    public boolean useCommitCoordinator() {
+      return delegate.useCommitCoordinator();
+    }
+
+    @Override
+    public void onDataWriterCommit(WriterCommitMessage message) {
+      delegate.onDataWriterCommit(message);
+    }
+
+    @Override
+    public void commit(WriterCommitMessage[] messages) {
+      delegate.commit(messages);
+      runAfterCommit(afterCommit);
+    }
+
+    @Override
+    public void commit(WriterCommitMessage[] messages, WriteSummary summary) {
+      delegate.commit(messages, summary);
+      runAfterCommit(afterCommit);
+    }
+
+    @Override
+    public void abort(WriterCommitMessage[] messages) {
+      delegate.abort(messages);
+    }
+  }
+
+  /** A streaming write whose every successful epoch commit is followed by {@code afterCommit}. */
+  private static final class FollowedStreamingWrite implements StreamingWrite {
+    private final StreamingWrite delegate;
+    private final Runnable afterCommit;
+
+    FollowedStreamingWrite(StreamingWrite delegate, Runnable afterCommit) {
+      this.delegate = delegate;
+      this.afterCommit = afterCommit;
+    }
+
+    @Override
+    public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
+      return delegate.createStreamingWriterFactory(info);
+    }
+
+    @Override
+    public boolean useCommitCoordinator() {
+      return delegate.useCommitCoordinator();
+    }
+
+    @Override
+    public void commit(long epochId, WriterCommitMessage[] messages) {
+      delegate.commit(epochId, messages);
+      runAfterCommit(afterCommit);
+    }
+
+    @Override
+    public void abort(long epochId, WriterCommitMessage[] messages) {
+      delegate.abort(epochId, messages);
     }
   }
 

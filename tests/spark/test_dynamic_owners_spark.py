@@ -25,6 +25,7 @@ import pytest
 import stratalake
 from stratalake.spec.bucket import hash_rows
 from stratalake.table.changelog_read import read_changelog
+from stratalake.table.cross_partition import owner_consistent_slices
 from stratalake.table.dynamic_bucket import (
     assigner_ids,
     decode_hash_index,
@@ -283,3 +284,48 @@ def test_streaming_micro_batches_are_compacted_after_each_commit(
     changes = read_changelog(table, start, None).column("_row_kind").to_numpy(zero_copy_only=False)
     # batch 0: 5k updates and 5k new keys; batch 1: 3k updates.
     assert int((changes == "+I").sum()) == 5_000 and int((changes == "+U").sum()) == 8_000
+
+
+def test_cross_partition_table_filled_by_one_writer_is_compacted_after_the_write(
+    four_tasks: Any, warehouse: Path
+) -> None:
+    """A cross-partition lookup table the Python API filled (one writer: every slice in every
+    bucket): Spark's 4 slices move keys between partitions, writing retractions into buckets of
+    other slices, and the compaction after the commit leaves no level-0 file and the right
+    changelog."""
+    spark = four_tasks
+    wh = str(warehouse)
+    ident = "own_cross_single.t"
+    cat = stratalake.Catalog(wh)
+    cat.create_database("own_cross_single")
+    table = cat.create_table(
+        ident,
+        schema=pa.schema([("id", pa.int64()), ("v", pa.string()), ("p", pa.string())]),
+        primary_key=["id"],
+        partition_keys=["p"],
+        options={"bucket": "-1", "dynamic-bucket.target-row-num": "10000", "changelog-producer": "lookup"},
+    )
+    ids = np.arange(0, 60_000)
+    table.write(pa.table({"id": ids, "v": ["a"] * len(ids), "p": np.where(ids % 2 == 0, "x", "y")}))
+    table = table.refresh()
+    assert owner_consistent_slices(table, ASSIGNERS) == 1
+    start = table.latest_snapshot().id  # type: ignore[union-attr]
+    # Keys 30k..60k move to the other partition; 60k..90k are new.
+    spark.sql(
+        f"INSERT INTO lake.{ident} SELECT id, 'b', CASE WHEN id % 2 = 0 THEN 'y' ELSE 'x' END "
+        "FROM range(30000, 90000)"
+    )
+    model = {i: ("x" if i % 2 == 0 else "y", "a") for i in range(30_000)}
+    model.update({i: ("y" if i % 2 == 0 else "x", "b") for i in range(30_000, 90_000)})
+    table = table.refresh()
+    got = spark.sql(f"SELECT id, p, v FROM lake.{ident}").toArrow().to_pylist()
+    assert len(got) == len(model) and {r["id"]: (r["p"], r["v"]) for r in got} == model
+    snap = table.latest_snapshot()
+    assert snap is not None and snap.commit_kind.value == "COMPACT"
+    assert all(e.file.level > 0 for e in table.live_entries(snap))
+    writers = _delta_writers(table, start + 1)
+    assert max(len(w) for w in writers.values()) > 1, "no bucket got level-0 files from two tasks"
+    kinds = read_changelog(table, start, None).column("_row_kind").to_numpy(zero_copy_only=False)
+    assert {k: int((kinds == k).sum()) for k in ("+I", "-U", "+U", "-D")} == {
+        "+I": 60_000, "-U": 0, "+U": 0, "-D": 30_000,
+    }  # fmt: skip

@@ -59,13 +59,14 @@ def merge_kv(kv: pa.Table, ctx: MergeContext, mf: MergeFunction | None = None) -
 
 
 def picked_rows(
-    kv: pa.Table, ctx: MergeContext, mf: MergeFunction, arrival_ordered: bool = False
+    kv: pa.Table, ctx: MergeContext, mf: MergeFunction, arrival_ordered: bool = False, live_only: bool = False
 ) -> np.ndarray | None:
     """For an engine that keeps whole rows (it has ``pick_rows``, as deduplicate does): the
-    positions in ``kv`` of the rows it keeps, one per key (retractions included), in key order.
-    None for engines that fold rows into new ones (use :func:`merge_kv`). Only the key, sequence
-    and row-kind columns are looked at; ``arrival_ordered`` as for :func:`merge_order` (then
-    ``_SEQUENCE_NUMBER`` need not be there)."""
+    positions in ``kv`` of the rows it keeps, one per key, in key order; with ``live_only``, only
+    those that are live (+I/+U: what a read returns), else retractions too. None for engines that
+    fold rows into new ones (use :func:`merge_kv`). Only the key, sequence and row-kind columns are
+    looked at; ``arrival_ordered`` as for :func:`merge_order` (then ``_SEQUENCE_NUMBER`` need not
+    be there)."""
     pick_rows = getattr(mf, "pick_rows", None)
     if pick_rows is None:
         return None
@@ -73,11 +74,16 @@ def picked_rows(
         return np.zeros(0, dtype=np.int64)
     indices, starts = merge_order(kv, ctx, arrival_ordered)
     kinds = np.asarray(kv.column(VALUE_KIND).to_numpy())
-    if indices is None:
-        picked: np.ndarray = pick_rows(kinds, starts)
-        return picked
-    order = np.asarray(indices)
-    return np.asarray(order[pick_rows(kinds[order], starts)])
+    order = None if indices is None else np.asarray(indices)
+    sorted_kinds = kinds if order is None else kinds[order]
+    picks = np.asarray(pick_rows(sorted_kinds, starts))
+    rows = picks if order is None else order[picks]
+    if live_only:
+        picked_kinds = sorted_kinds[picks]
+        live = (picked_kinds == RowKind.INSERT) | (picked_kinds == RowKind.UPDATE_AFTER)
+        if not live.all():
+            rows = rows[live]
+    return rows
 
 
 def take_rows(table: pa.Table, rows: np.ndarray) -> pa.Table:

@@ -81,9 +81,11 @@ def _non_decreasing(values: np.ndarray) -> bool:
 
 
 def _starts_of(sorted_keys: np.ndarray) -> np.ndarray:
-    """:func:`key_group_starts` of a sorted numpy key."""
-    starts = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
-    return np.concatenate(([0], starts)).astype(np.int64)
+    """:func:`key_group_starts` of a sorted numpy key (non-empty)."""
+    change = np.empty(len(sorted_keys), dtype=bool)
+    change[0] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=change[1:])
+    return np.flatnonzero(change).astype(np.int64, copy=False)
 
 
 def _ascending_within_groups(seq: np.ndarray, starts: np.ndarray) -> bool:
@@ -158,4 +160,8 @@ def count_distinct_keys(kv: pa.Table, key_names: tuple[str, ...] | list[str]) ->
 
 def group_ends(starts: np.ndarray, n: int) -> np.ndarray:
     """Exclusive end index of every group."""
-    return np.append(starts[1:], n).astype(np.int64)
+    ends = np.empty(len(starts), dtype=np.int64)
+    if len(starts):
+        ends[:-1] = starts[1:]
+        ends[-1] = n
+    return ends

@@ -7,7 +7,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 
 from stratalake.changelog.producers import lookup_merge_enabled
@@ -29,7 +28,6 @@ from stratalake.merge import (
     VALUE_KIND,
     MergeContext,
     MergeFunction,
-    RowKind,
     create_merge_function,
     drop_retracted,
     merge_kv,
@@ -154,12 +152,8 @@ class TableRead:
         runs: Sequence[Iterator[pa.Table]], ctx: MergeContext, mf: MergeFunction, ordered: bool, wanted: list[str]
     ) -> Iterator[pa.Table]:
         for chunk in key_complete_chunks(runs, ctx.key_names):
-            rows = picked_rows(chunk, ctx, mf, ordered)
+            rows = picked_rows(chunk, ctx, mf, ordered, live_only=True)
             assert rows is not None
-            kinds = np.asarray(chunk.column(VALUE_KIND).to_numpy())[rows]
-            live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
-            if not live.all():
-                rows = rows[live]
             yield take_rows(chunk.select(wanted), rows)
 
     def count_split(self, split: Split) -> int:

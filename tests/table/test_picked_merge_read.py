@@ -217,3 +217,18 @@ def test_picked_read_at_size_takes_winners_once(tmp_path: Any, overlap: float) -
     b = got.column("b").to_pylist()
     assert all(b[i] == ("u" if updated[i] else f"v{i}") for i in range(0, n, 997))
     assert b.count("u") == int(updated.sum())
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_picked_read_of_other_formats(tmp_path: Any, fmt: str) -> None:
+    """ORC and Avro files are read without sequence numbers (or partition columns) alike."""
+    t = _table(str(tmp_path), "composite", True, {"file.format": fmt, "bucket": "1"})
+    t.write(_rows([("+I", k, "a", k, "x", "p1") for k in range(40)]), row_kind="op")
+    t.write(_rows([("+U", k, "a", -k, None, "p1") for k in range(0, 40, 3)] + [("-D", 1, "a", None, None, "p1")]), row_kind="op")
+    (split,) = t.new_scan().plan()
+    assert split.needs_merge and runs_in_sequence_order(sorted_runs(split.files, TableRead(t)._key_of()))
+    read = CountingRead(t, columns=["v", "w"])
+    got = _read(read, t, 7)
+    assert read.picked == 1
+    want = [(-k if k % 3 == 0 else k, None if k % 3 == 0 else "x") for k in range(40) if k != 1]
+    assert list(zip(got.column("v").to_pylist(), got.column("w").to_pylist(), strict=True)) == want

@@ -95,13 +95,13 @@ def test_count_split_reads_only_keys_and_merges_nothing_without_retractions(
     (split,) = t.new_scan().plan()
     assert len(split.files) == 4
     merges: list[int] = []
-    original = read_module.merge_sorted_runs
+    original = read_module.picked_rows  # how a deduplicate table's reads merge a chunk
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         merges.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(read_module, "merge_sorted_runs", recording)
+    monkeypatch.setattr(read_module, "picked_rows", recording)
     read = t.new_read(columns=["k"])
     read.batch_rows = 500  # many key-complete chunks
     assert read.count_split(split) == len(keys)
@@ -110,7 +110,7 @@ def test_count_split_reads_only_keys_and_merges_nothing_without_retractions(
     t.write(pa.table({"k": gone, "s": ["x"] * 100, "v": gone, "kind": ["-D"] * 100}), row_kind="kind")
     (split,) = t.new_scan().plan()
     assert read.count_split(split) == len(keys) - 100
-    assert merges == [1]
+    assert len(merges) > 1  # merged, chunk by chunk
 
 
 def test_count_plan_packs_merged_splits_one_group_per_core(tmp_path: Path) -> None:

@@ -107,3 +107,31 @@ def test_projection_reads_fewer_columns(tmp_path: Path) -> None:
         "db.agg", schema=SCHEMA, primary_key=["k"], options={"merge-engine": "aggregation"}
     )
     assert TableRead(agg, columns=["z"], filter=[("b", "=", "p")])._read_columns == ["k", "b", "z"]
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_partition_key_column_is_read_only_when_wanted(tmp_path: Path, engine: str) -> None:
+    """A partition column of the primary key is constant within a bucket: reads that do not ask
+    for it skip it, and still merge exactly like a full read."""
+    cat = Catalog(str(tmp_path))
+    cat.create_database("db")
+    schema = SCHEMA.append(pa.field("p", pa.string()))
+    options = {"bucket": "2", **ENGINES[engine]}
+    t = cat.create_table("db.t", schema=schema, primary_key=["k", "p"], partition_keys=["p"], options=options)
+    rng = random.Random(11)
+    deletes = engine in ("deduplicate", "partial-update-groups", "partial-update-removing-group")
+    for _ in range(4):
+        batch = _batch(rng, 60, deletes)
+        parts = pa.array([rng.choice(["p1", "p2"]) for _ in range(batch.num_rows)])
+        t.write(batch.append_column("p", parts), row_kind="op")
+
+    full = t.read()
+    read = TableRead(t, columns=["a"])
+    assert read.read_columns is not None and "p" not in read.read_columns
+    assert "p" in (TableRead(t, columns=["a", "p"]).read_columns or [])
+
+    def rows(table: pa.Table, cols: list[str]) -> pa.Table:
+        return table.select(cols).sort_by([(c, "ascending") for c in cols])
+
+    for cols in (["k", "a"], ["k", "b", "z"], ["k", "x", "g2"], ["k", "a", "p"]):
+        assert rows(t.read(columns=cols), cols) == rows(full, cols), (engine, cols)

@@ -76,7 +76,7 @@ def test_merged_read_streams_in_bounded_chunks(
     expected = _fill(t)
     (split,) = t.new_scan().plan()
     assert len(split.files) == RUNS
-    sizes = _chunk_sizes(monkeypatch, read_module, "merge_kv")
+    sizes = _chunk_sizes(monkeypatch, read_module, "picked_rows")  # how a deduplicate table merges a chunk
     read = t.new_read()
     read.batch_rows = BATCH
     batches = list(read.read_split(split))

@@ -260,10 +260,13 @@ def iter_kv_file(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     expected_rows: int | None = None,
     system_columns: bool = True,
+    sequence_numbers: bool = True,
 ) -> Iterator[pa.Table]:
     """:func:`read_kv_file`, batch by batch (at most ``batch_rows`` rows each, file order), any
     format; only one batch is decoded at a time. Without ``system_columns`` the batches hold the
-    requested columns only (no sequence numbers or row kinds are decoded)."""
+    requested columns only (no sequence numbers or row kinds are decoded); without
+    ``sequence_numbers``, they lack ``_SEQUENCE_NUMBER`` only (for a merge that knows the order of
+    its records from the files' sequence number ranges)."""
     wanted = [f for f in read_schema.fields if columns is None or f.name in columns]
     by_id = {f.id: f for f in file_schema.fields}
     try:
@@ -282,10 +285,11 @@ def iter_kv_file(
             f"data file {path} lacks {SEQUENCE_NUMBER}/{VALUE_KIND}: not a primary-key data file"
         )
     physical = [by_id[f.id].name for f in wanted if f.id in by_id and by_id[f.id].name in present]
-    names = list(dict.fromkeys(physical + (list(SYSTEM_COLUMNS) if system_columns else [])))
+    system = [c for c in SYSTEM_COLUMNS if system_columns and (sequence_numbers or c != SEQUENCE_NUMBER)]
+    names = list(dict.fromkeys(physical + system))
     try:
         for batch in reader.iter_batches(names, batch_rows):
-            yield _conform_kv(pa.Table.from_batches([batch]), wanted, by_id, present, system_columns)
+            yield _conform_kv(pa.Table.from_batches([batch]), wanted, by_id, present, system)
     except (OSError, pa.ArrowInvalid) as e:
         raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
 
@@ -315,9 +319,10 @@ def _conform_kv(
     wanted: Sequence[DataField],
     by_id: dict[int, DataField],
     present: set[str],
-    system_columns: bool = True,
+    system: Sequence[str] = SYSTEM_COLUMNS,
 ) -> pa.Table:
-    """Raw file columns as a KV table of ``wanted`` fields (mapped by field id, cast, or nulls)."""
+    """Raw file columns as a KV table of ``wanted`` fields (mapped by field id, cast, or nulls),
+    followed by the ``system`` columns read."""
     n = raw.num_rows
     arrays = []
     fields = []
@@ -332,12 +337,12 @@ def _conform_kv(
             col = pa.chunked_array([pa.nulls(n, type=target)])
         arrays.append(col)
         fields.append(pa.field(f.name, target, nullable=f.type.nullable))
-    if not system_columns:
-        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    arrays.append(raw.column(SEQUENCE_NUMBER).cast(pa.int64()))
-    fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False))
-    arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))
-    fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
+    if SEQUENCE_NUMBER in system:
+        arrays.append(raw.column(SEQUENCE_NUMBER).cast(pa.int64()))
+        fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False))
+    if VALUE_KIND in system:
+        arrays.append(raw.column(VALUE_KIND).cast(pa.int8()))
+        fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 

@@ -66,6 +66,15 @@ def sorted_runs(files: Iterable[DataFileMeta], key_of: KeyOf) -> list[list[DataF
     return runs
 
 
+def runs_in_sequence_order(runs: Sequence[Sequence[DataFileMeta]]) -> bool:
+    """Whether every sorted run's sequence numbers are all below the next (newer) run's: then the
+    runs' order, oldest first, is every key's merge order, whatever the records' numbers."""
+    ranges = [
+        (min(f.min_sequence_number for f in run), max(f.max_sequence_number for f in run)) for run in runs if run
+    ]
+    return all(older[1] < newer[0] for older, newer in itertools.pairwise(ranges))
+
+
 def _disjoint(files: list[DataFileMeta], key_of: KeyOf) -> bool:
     ordered = sorted(files, key=lambda f: key_of(f.min_key))
     return all(key_of(a.max_key) < key_of(b.min_key) for a, b in itertools.pairwise(ordered))
@@ -185,6 +194,7 @@ __all__ = [
     "dv_keep_mask",
     "key_complete_chunks",
     "merge_sorted_runs",
+    "runs_in_sequence_order",
     "slices",
     "sorted_runs",
 ]

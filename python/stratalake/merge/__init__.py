@@ -49,18 +49,53 @@ def merge_kv(kv: pa.Table, ctx: MergeContext, mf: MergeFunction | None = None) -
     if kv.num_rows == 0:
         return kv
     fn = mf if mf is not None else create_merge_function(ctx)
-    indices, starts = merge_order(kv, ctx)
-    pick_rows = getattr(fn, "pick_rows", None)
-    if pick_rows is not None:
+    picked = picked_rows(kv, ctx, fn)
+    if picked is not None:
         # An engine that keeps whole rows (deduplicate) takes every column once, for its picks.
-        kinds = kv.column(VALUE_KIND).to_numpy()
-        if indices is None:
-            picked = pick_rows(kinds, starts)
-            return kv if len(picked) == kv.num_rows else kv.take(picked)
-        order = np.asarray(indices)
-        return kv.take(order[pick_rows(kinds[order], starts)])
+        return take_rows(kv, picked)
+    indices, starts = merge_order(kv, ctx)
     sorted_kv = kv if indices is None else kv.take(indices)
     return fn.merge(sorted_kv, starts)
+
+
+def picked_rows(
+    kv: pa.Table, ctx: MergeContext, mf: MergeFunction, arrival_ordered: bool = False, live_only: bool = False
+) -> np.ndarray | None:
+    """For an engine that keeps whole rows (it has ``pick_rows``, as deduplicate does): the
+    positions in ``kv`` of the rows it keeps, one per key, in key order; with ``live_only``, only
+    those that are live (+I/+U: what a read returns), else retractions too. None for engines that
+    fold rows into new ones (use :func:`merge_kv`). Only the key, sequence and row-kind columns are
+    looked at; ``arrival_ordered`` as for :func:`merge_order` (then ``_SEQUENCE_NUMBER`` need not
+    be there)."""
+    pick_rows = getattr(mf, "pick_rows", None)
+    if pick_rows is None:
+        return None
+    if kv.num_rows == 0:
+        return np.zeros(0, dtype=np.int64)
+    indices, starts = merge_order(kv, ctx, arrival_ordered)
+    kinds = np.asarray(kv.column(VALUE_KIND).to_numpy())
+    order = None if indices is None else np.asarray(indices)
+    sorted_kinds = kinds if order is None else kinds[order]
+    picks = np.asarray(pick_rows(sorted_kinds, starts))
+    rows = picks if order is None else order[picks]
+    if live_only:
+        picked_kinds = sorted_kinds[picks]
+        live = (picked_kinds == RowKind.INSERT) | (picked_kinds == RowKind.UPDATE_AFTER)
+        if not live.all():
+            rows = rows[live]
+    return rows
+
+
+def take_rows(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """``table.take(rows)``, zero-copy when ``rows`` is one ascending range (e.g. every key's
+    newest record is in the same run, as after an upsert of all of a bucket's keys)."""
+    n = len(rows)
+    if n == 0:
+        return table.slice(0, 0)
+    first = int(rows[0])
+    if int(rows[-1]) - first == n - 1 and (n == 1 or bool(np.all(np.diff(rows) == 1))):
+        return table.slice(first, n)
+    return table.take(rows)
 
 
 def validate_merge_options(ctx: MergeContext) -> None:
@@ -101,7 +136,9 @@ __all__ = [
     "drop_retracted",
     "key_group_starts",
     "merge_kv",
+    "picked_rows",
     "prepare_input",
     "sort_kv",
+    "take_rows",
     "validate_merge_options",
 ]

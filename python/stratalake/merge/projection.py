@@ -1,9 +1,11 @@
 """Which columns a merge needs to produce some of the table's columns (read-side projection).
 
 A reader that is asked for a few columns still has to merge rows correctly. Every engine needs the
-primary key and the ``sequence.field`` columns (they order the merge); beyond that, engines merge
-value columns independently of each other, except partial-update's sequence groups: a group's
-columns follow the group's own sequence columns, a group that removes the whole record
+trimmed primary key and the ``sequence.field`` columns (they order the merge). A partition column of
+the primary key is not needed: it is constant within a bucket, so no engine merges it into anything,
+and decoding it from every row of every file would cost as much as a value column. Beyond that,
+engines merge value columns independently of each other, except partial-update's sequence groups: a
+group's columns follow the group's own sequence columns, a group that removes the whole record
 (``partial-update.remove-record-on-sequence-group``) decides whether the key is live at all, and
 declaring groups at all changes how -U/-D records are treated. So a partial-update read always
 reads every group's sequence columns, and a group's other columns only when they are wanted.
@@ -50,7 +52,7 @@ def merge_columns(ctx: MergeContext, wanted: Iterable[str]) -> list[str]:
                 needed.add(n)
                 out.append(n)
 
-    add(ctx.schema.primary_keys)
+    add(ctx.key_names)
     add(ctx.sequence_fields)
     if ctx.options.merge_engine is MergeEngine.PARTIAL_UPDATE:
         # Every group's sequence columns: they decide which records update the group's columns
@@ -74,8 +76,11 @@ def project(ctx: MergeContext, columns: Iterable[str]) -> MergeContext:
     options = ctx.options.to_dict()
     for g in sequence_groups(ctx):
         options[g.option] = ",".join(f for f in g.fields if f in keep)
-    # A partition column outside the primary key (cross-partition upsert) may be projected away:
-    # it is no merge key (partition keys in the primary key are kept by merge_columns).
+    # Partition columns may be projected away, in the primary key or not (cross-partition upsert):
+    # neither is a merge key. Dropping them from both key lists leaves the trimmed key unchanged.
     partition_keys = tuple(k for k in ctx.schema.partition_keys if k in keep)
-    schema = dataclasses.replace(ctx.schema, fields=fields, options=options, partition_keys=partition_keys)
+    primary_keys = tuple(k for k in ctx.schema.primary_keys if k in keep)
+    schema = dataclasses.replace(
+        ctx.schema, fields=fields, options=options, partition_keys=partition_keys, primary_keys=primary_keys
+    )
     return dataclasses.replace(ctx, schema=schema, options=CoreOptions(options, ctx.table_name))

@@ -16,7 +16,13 @@ from stratalake.lsm.data_file import DEFAULT_BATCH_ROWS, bucket_dir, iter_kv_fil
 from stratalake.lsm.deletion_vector import read_deletion_vector
 from stratalake.lsm.levels import KeyOf, key_decoder
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
-from stratalake.lsm.merge_reader import dv_keep_mask, key_complete_chunks, merge_sorted_runs, sorted_runs
+from stratalake.lsm.merge_reader import (
+    dv_keep_mask,
+    key_complete_chunks,
+    merge_sorted_runs,
+    runs_in_sequence_order,
+    sorted_runs,
+)
 from stratalake.merge import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
@@ -25,6 +31,8 @@ from stratalake.merge import (
     create_merge_function,
     drop_retracted,
     merge_kv,
+    picked_rows,
+    take_rows,
 )
 from stratalake.merge.projection import merge_columns, project
 from stratalake.merge.sort import count_distinct_keys
@@ -98,6 +106,14 @@ class TableRead:
         O(sorted runs x :attr:`batch_rows`) whatever the bucket holds.
         """
         schema = self.output_schema()
+        picked = self._picked_chunks(split) if split.needs_merge else None
+        if picked is not None:
+            for rows in picked:
+                if self._post_merge is not None:
+                    rows = rows.filter(self._post_merge.to_arrow())
+                if rows.num_rows:
+                    yield from rows.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
+            return
         drop = split.merge or any(f.delete_row_count != 0 for f in split.files)
         for kv in self._kv_chunks(split):
             # Files read without a merge were planned that way because they hold no retractions.
@@ -107,6 +123,38 @@ class TableRead:
                 kv = kv.filter(self._post_merge.to_arrow())
             if kv.num_rows:
                 yield from kv.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
+
+    def _picked_chunks(self, split: Split) -> Iterator[pa.Table] | None:
+        """The live merged rows of ``split`` (the requested and post-merge filter columns only),
+        chunk by chunk in key order, when the table's engine keeps whole rows (deduplicate);
+        else None. The key, sequence and row-kind columns pick each key's row, and only the
+        picked rows of the wanted columns are taken (none at all, zero-copy, when they are one
+        run's consecutive rows). When the runs' sequence number ranges are disjoint and ascend
+        from the oldest run to the newest, the runs' order is merge order: no sequence numbers
+        are read."""
+        ctx = self._merge_ctx
+        mf = self._merge_function(ctx)
+        if self._lookup_merge or getattr(mf, "pick_rows", None) is None:
+            return None
+        file_runs = sorted_runs(split.files, self._key_of())
+        ordered = not ctx.sequence_fields and runs_in_sequence_order(file_runs)
+        runs = [
+            _chain(self._file_batches(split, f, self._read_columns, False, sequence_numbers=not ordered) for f in run)
+            for run in file_runs
+        ]
+        wanted = list(self.columns)
+        if self._post_merge is not None:
+            wanted += sorted(self._post_merge.columns())
+        return self._pick(runs, ctx, mf, ordered, list(dict.fromkeys(wanted)))
+
+    @staticmethod
+    def _pick(
+        runs: Sequence[Iterator[pa.Table]], ctx: MergeContext, mf: MergeFunction, ordered: bool, wanted: list[str]
+    ) -> Iterator[pa.Table]:
+        for chunk in key_complete_chunks(runs, ctx.key_names):
+            rows = picked_rows(chunk, ctx, mf, ordered, live_only=True)
+            assert rows is not None
+            yield take_rows(chunk.select(wanted), rows)
 
     def count_split(self, split: Split) -> int:
         """The number of rows :meth:`read_split` returns for ``split``, reading only what that needs.
@@ -157,10 +205,12 @@ class TableRead:
         levels: bool,
         filtered: bool = True,
         system_columns: bool = True,
+        sequence_numbers: bool = True,
     ) -> Iterator[pa.Table]:
         """A data file's live rows batch by batch: deletion vector applied by file position
         (before any filter), then (``filtered``) the pre-merge filter; with ``levels``, plus the
-        file's level; without ``system_columns``, only ``columns`` (no sequence numbers, kinds)."""
+        file's level; without ``system_columns``, only ``columns`` (no sequence numbers, kinds);
+        without ``sequence_numbers``, no sequence numbers."""
         table = self.table
         directory = bucket_dir(
             table.location, table.partition_codec.path(split.partition_values), split.bucket
@@ -177,6 +227,7 @@ class TableRead:
             self.batch_rows,
             expected_rows=f.row_count,
             system_columns=system_columns,
+            sequence_numbers=sequence_numbers,
         )
         for kv in batches:
             n = kv.num_rows

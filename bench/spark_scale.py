@@ -8,7 +8,8 @@ partitions, AQE on: several tasks per statement). In the same session and run:
 - ``insert``: the load vs ``df.write.parquet`` of the same DataFrame;
 - ``insert append table`` (issue 16): the same load into a table without a primary key, and its
   full-scan aggregate vs the Parquet copy of the load;
-- ``upsert``: 5M rows (quick: 500k; a quarter of the keys, new values) vs writing them as Parquet;
+- ``upsert``: 5M rows (quick: 500k; a quarter of the keys of every bucket, new values) vs writing
+  them as Parquet;
 - ``insert floor`` / ``upsert floor``: what any Python writer behind Spark pays before writing a
   byte: the same rows shuffled by the table's bucket function (as the write is) and handed to a
   no-op Python function through Arrow (``mapInArrow``, the machinery of Spark's Python data source
@@ -175,9 +176,12 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
     )
     cols = ["id", "id * 3 AS a", "concat('v', cast(id AS string)) AS b", "CAST(id * 0.5 AS DOUBLE) AS c", "id % 1000 AS d"]
     src = spark.range(rows).selectExpr(*cols, "concat('p', cast(id % 4 AS string)) AS p")
+    # Every fourth key of every partition (id 4i + i % 4 keeps its partition 'p' || id % 4), so
+    # each of the 32 buckets gets a second sorted run holding a quarter of its keys.
     upd = spark.range(upserts).selectExpr(
-        "id * 4 AS id", "id AS a", "'u' AS b", "CAST(id * 0.25 AS DOUBLE) AS c", "id % 7 AS d", "'p0' AS p"
-    )
+        "id * 4 + id % 4 AS id", "id AS a", "'u' AS b", "CAST(id * 0.25 AS DOUBLE) AS c", "id % 7 AS d",
+        "concat('p', cast(id % 4 AS string)) AS p",
+    )  # fmt: skip
 
     def insert_into(ddl_text: str, base: str) -> Callable[[int], Any]:
         # The first run loads the table the later statements use; the others load fresh copies.

@@ -133,7 +133,10 @@ class DynamicBucketOptions:
 
 def compacts_every_commit(options: CoreOptions) -> bool:
     """Whether a writer compacts every bucket it writes at each commit (lookup or full-compaction
-    changelog, deletion vectors, first-row): such a bucket must have one writer per commit."""
+    changelog, deletion vectors, first-row; not with ``write-only``): such a bucket must have one
+    writer per commit."""
+    if options.get_bool("write-only"):
+        return False  # no writer compacts; a compaction job does, over every writer's files
     return needs_lookup(options) or options.changelog_producer is ChangelogProducer.FULL_COMPACTION
 
 

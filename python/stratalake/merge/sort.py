@@ -150,7 +150,9 @@ def count_distinct_keys(kv: pa.Table, key_names: tuple[str, ...] | list[str]) ->
     if kv.num_rows == 0 or not key_names:
         return int(min(kv.num_rows, 1))
     if len(key_names) == 1 and pa.types.is_integer(kv.schema.field(key_names[0]).type):
-        keys = np.sort(kv.column(key_names[0]).to_numpy())
+        # Stable (timsort): a chunk is a few key-sorted runs end to end, which it merges in
+        # linear time; the default introsort sorts them from scratch (2-3x slower, measured).
+        keys = np.sort(kv.column(key_names[0]).to_numpy(), kind="stable")
         return int(np.count_nonzero(keys[1:] != keys[:-1])) + 1
     narrow = kv.select(list(key_names))
     indices = _sort_indices(narrow, [(k, "ascending") for k in key_names])

@@ -49,7 +49,7 @@ from stratalake.exceptions import CommitConflictError
 from stratalake.options import MergeEngine
 from stratalake.spec.binary_row import encode_arrow_rows
 from stratalake.spec.bucket import hash_rows
-from stratalake.table.dynamic_bucket import DEFAULT_TARGET_ROW_NUM, compacts_every_commit
+from stratalake.table.dynamic_bucket import DEFAULT_TARGET_ROW_NUM, compacts_every_commit, largest_divisor
 from stratalake.table.partition import group_rows
 
 if TYPE_CHECKING:
@@ -114,9 +114,7 @@ def owner_consistent_slices(table: Table, requested: int) -> int:
             g = int(np.gcd.reduce(np.append(hashes - split.bucket, g)))
             if g == 1:
                 return 1
-    if g == 0:
-        return requested
-    return next(n for n in range(requested, 0, -1) if g % n == 0)
+    return largest_divisor(g, requested)
 
 
 class CrossPartitionAssigner:

@@ -519,7 +519,13 @@ def owner_consistent_assigners(table: Table, requested: int) -> int:
             g = int(np.gcd.reduce(np.append(hashes + (offset - bucket), g)))
             if g == 1:
                 return 1
-    if g == 0:  # no key yet, or every difference is 0: any N holds
+    return largest_divisor(g, requested)
+
+
+def largest_divisor(g: int, requested: int) -> int:
+    """The largest N <= ``requested`` dividing ``g`` (``requested`` when ``g`` is 0: no key yet,
+    or every difference 0, and any N divides 0)."""
+    if g == 0:
         return requested
     return next(n for n in range(requested, 0, -1) if g % n == 0)
 

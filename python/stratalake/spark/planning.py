@@ -287,9 +287,11 @@ def native_files(
     partition_exact: Sequence[Predicate],
     key_of: KeyOf,
     schema_ok: Callable[[int], bool] = lambda schema_id: False,
-) -> list[dict[str, Any]] | None:
-    """The data files of ``split`` for a native read, in output order, or None when the split
-    must go through the Python reader.
+    key_merge: Callable[[Split], bool] | None = None,
+) -> tuple[list[dict[str, Any]], bool] | None:
+    """The data files of ``split`` for a native read, in output order, and whether the read drops
+    the rows of :meth:`TableRead.superseded_positions` (below); None when the split must go
+    through the Python reader.
 
     Native when nothing is merged or dropped: the split is read file by file (deletion-vector and
     first-row tables) or holds one file, or all its files form one sorted run of a level >= 1
@@ -299,22 +301,31 @@ def native_files(
     whole split.
     A file's deletion vector goes along (``deletion``: index file URI, offset and length of the
     serialized vector); the shim drops those row positions.
+
+    With ``key_merge``, a split that does need a merge may still be read natively when
+    ``key_merge(split)`` holds (see :meth:`TableRead.picks_by_position`): its files are listed in
+    ``split.files`` order, the shim first runs the Python reader in "superseded" mode (only the
+    key, sequence and kind columns are merged, returning the positions the merge drops), then
+    reads the files whole without those rows. Retractions are then allowed (the merge drops them).
     """
     files = list(split.files)
-    if not files:
+    if not files or any(f.external_path for f in files):
         return None
-    if any(f.delete_row_count != 0 or f.external_path for f in files):
+    merged = split.merge and len(files) > 1
+    if merged:
+        levels = {f.level for f in files}
+        if len(levels) == 1 and 0 not in levels and not overlapping_levels(files, key_of):
+            files.sort(key=lambda f: key_of(f.min_key))  # one sorted run: key order
+            merged = False
+        elif key_merge is None or not key_merge(split):
+            return None
+    if not merged and any(f.delete_row_count != 0 for f in files):
         return None
     schema_id = table.schema().id
     if any(format_of_file(f.file_name) != PARQUET for f in files):
         return None
     if any(f.schema_id != schema_id and not schema_ok(f.schema_id) for f in files):
         return None
-    if split.merge and len(files) > 1:
-        levels = {f.level for f in files}
-        if len(levels) != 1 or 0 in levels or overlapping_levels(files, key_of):
-            return None
-        files.sort(key=lambda f: key_of(f.min_key))  # one sorted run: key order
     if partition_exact:
         values = table.partition_codec.to_dict(split.partition)
         if not all(p.eval_values(values) is True for p in partition_exact):
@@ -338,7 +349,7 @@ def native_files(
                 return None
             entry["deletion"] = {"path": uri, "offset": dv.offset, "length": dv.length}
         out.append(entry)
-    return out
+    return out, merged
 
 
 def _partition_exact(table: Table, filters: Iterable[Mapping[str, Any]]) -> list[Predicate]:
@@ -360,10 +371,11 @@ def _live_estimate(split: Split) -> int:
     return max(0, sum(f.row_count - (f.delete_row_count or 0) for f in split.files))
 
 
-def encode_partition(split: Split | int | list[Split]) -> str:
+def encode_partition(split: Split | int | list[Split] | list[tuple[int, Split]]) -> str:
     """The pickled ``InputPartition`` Spark's Python reader receives, base64 for JSON. An int
     stands for rows already counted from metadata (a partially pushed COUNT(*)), a list for
-    splits one COUNT(*) task counts one after the other."""
+    splits one task reads (or counts) one after the other; (file offset, split) pairs are the
+    key-merged splits of a native input partition (``SCAN_SUPERSEDED``)."""
     from stratalake.spark.source import SplitPartition
 
     return base64.b64encode(pickle.dumps(SplitPartition(pickle.dumps(split)))).decode("ascii")
@@ -496,6 +508,18 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             readable[schema_id] = readable_by_name(table, schema_id, columns)
         return readable[schema_id]
 
+    bucket_keys = spark_bucket_keys(table)
+    totals = {s.total_buckets for s in splits}
+    configured = table.core_options.bucket
+    num_buckets = configured if configured > 0 and totals <= {configured} else None
+    # A merged split whose engine only picks rows (deduplicate) is read natively minus the rows
+    # the merge of its key columns drops, unless the scan's key order may spare Spark a sort: the
+    # whole-file reads are not in key order. Order within partitions helps only where Spark knows
+    # how rows are partitioned (the bucket layout reported, or a single partition).
+    ordering = _output_ordering(table, splits, columns)
+    order_matters = bool(ordering) and (bool(bucket_keys and num_buckets) or len(splits) <= 1)
+    picks = getattr(read, "picks_by_position", None)  # (append tables never merge)
+    key_merge = picks if request.get("native_merge", True) and not order_matters else None
     out_splits = []
     for s in splits:
         size = sum(f.file_size for f in s.files)
@@ -508,18 +532,17 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             "runs": _sorted_runs(s),
         }
         if key_of is not None:
-            native = native_files(table, s, partition_exact, key_of, schema_ok)
+            native = native_files(table, s, partition_exact, key_of, schema_ok, key_merge)
             if native is not None:
-                entry["native_files"] = native
+                entry["native_files"], superseded = native
+                if superseded:
+                    entry["superseded_"] = [(0, s)]  # (index of its first file, split)
         out_splits.append(entry)
     rows = sum(_live_estimate(s) for s in splits)
     if request.get("limit") is not None:
         rows = min(rows, int(request["limit"]))
-    bucket_keys = spark_bucket_keys(table)
-    ordering = _output_ordering(table, splits, columns)
-    totals = {s.total_buckets for s in splits}
-    configured = table.core_options.bucket
-    num_buckets = configured if configured > 0 and totals <= {configured} else None
+    if any(e.get("superseded_") for e in out_splits):
+        ordering = []
     if not ordering:
         parallelism = request.get("parallelism")
         out_splits = pack_native_splits(
@@ -528,6 +551,12 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     for entry in out_splits:
         group = entry.pop("splits_")
         entry["partition"] = encode_partition(group if len(group) > 1 else group[0])
+        superseded = entry.pop("superseded_", None)
+        if superseded:
+            # What the Python reader in "superseded" mode gets: the key-merged splits, each with
+            # the index of its first file among the input partition's native files.
+            entry["superseded"] = len(superseded)
+            entry["superseded_partition"] = encode_partition(superseded)
     return {
         "snapshot_id": snapshot.id if snapshot is not None else None,
         "splits": out_splits,
@@ -591,7 +620,12 @@ def _merge_entries(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]
     Python partition lists their splits, for a reader that falls back to Python)."""
     if len(entries) == 1:
         return entries[0]
-    return {
+    superseded: list[tuple[int, Split]] = []
+    offset = 0
+    for e in entries:
+        superseded += [(offset + first, split) for first, split in e.get("superseded_", ())]
+        offset += len(e["native_files"])
+    merged = {
         "splits_": [split for e in entries for split in e["splits_"]],
         "bucket": bucket,
         "files": sum(e["files"] for e in entries),
@@ -601,6 +635,9 @@ def _merge_entries(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]
         "splits": sum(e.get("splits", 1) for e in entries),
         "native_files": [f for e in entries for f in e["native_files"]],
     }
+    if superseded:
+        merged["superseded_"] = superseded
+    return merged
 
 
 def _same_bucket_in_spark(t: DataType) -> bool:

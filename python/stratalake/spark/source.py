@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceReader,
@@ -50,6 +51,7 @@ from stratalake.spark import dml, planning
 from stratalake.spark import source_options as keys
 from stratalake.table.append_dml import ROW_ID_COLUMNS as _ROW_ID_COLUMNS
 from stratalake.table.append_read import AppendTableRead
+from stratalake.table.read import SUPERSEDED_FILE
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -223,6 +225,16 @@ class StrataLakeReader(DataSourceReader):
         target = to_arrow_schema(schema, timezone="UTC")
         if self.options.get(keys.SCAN_COUNT) == "true":
             yield pa.RecordBatch.from_arrays([pa.array([_live_rows(table, split)], pa.int64())], schema=target)
+            return
+        if self.options.get(keys.SCAN_SUPERSEDED) == "true":
+            # (first file index, split) pairs: the key-merged splits of a native input partition.
+            read = table.new_read()
+            for first, key_merged in split:
+                for batch in read.superseded_positions(key_merged):
+                    if first:
+                        files = pc.add(batch.column(SUPERSEDED_FILE), pa.scalar(first, pa.int32()))
+                        batch = batch.set_column(0, SUPERSEDED_FILE, files)
+                    yield conform(batch, target)
             return
         names = {f.name for f in table.schema().fields}
         # The schema is the one Spark pruned to (the shim passes it): read only those columns.

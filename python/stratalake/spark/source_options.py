@@ -30,5 +30,8 @@ SCAN_FILTERS: Final = "stratalake.scan.filters"  # JSON list of filter trees pus
 SCAN_LIMIT: Final = "stratalake.scan.limit"  # rows each task may stop after (Spark re-limits)
 # "true": a partially pushed COUNT(*): each input partition yields one row, its live row count
 SCAN_COUNT: Final = "stratalake.scan.count"
+# "true": each input partition yields the rows its split's merge drops, as (file index, position)
+# (TableRead.superseded_positions); the shim then reads the split's files natively without them
+SCAN_SUPERSEDED: Final = "stratalake.scan.superseded"
 ROW_KIND_COLUMN: Final = "stratalake.write.row-kind-column"  # set by row-level DML: the change-record kind
 SYSTEM_TABLE: Final = "stratalake.system-table"  # t$<name>: the system table to read

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from stratalake.changelog.producers import lookup_merge_enabled
@@ -156,6 +157,55 @@ class TableRead:
             assert rows is not None
             yield take_rows(chunk.select(wanted), rows)
 
+    def picks_by_position(self, split: Split) -> bool:
+        """Whether :meth:`superseded_positions` can describe ``split``'s merge: the split merges,
+        the table's engine keeps whole rows (deduplicate), and no file has a deletion vector (so
+        a row's position in its file is its count)."""
+        if not split.needs_merge or split.deletion_files or self._lookup_merge:
+            return False
+        return getattr(self._merge_function(self.table.merge_context), "pick_rows", None) is not None
+
+    def superseded_positions(self, split: Split) -> Iterator[pa.RecordBatch]:
+        """The rows of ``split``'s files that its merged read does *not* return, as batches of
+        (``file``: index in ``split.files``, ``pos``: row position in that file): every record
+        that a newer one of its key replaces, and the newest record of a deleted key. Reading the
+        files whole and dropping those rows yields exactly :meth:`read_split`'s rows without a
+        filter (in file order instead of key order). Only the key, sequence and row-kind columns
+        are read; the k-way merge streams as in :meth:`read_split`. Requires
+        :meth:`picks_by_position`.
+        """
+        if not self.picks_by_position(split):
+            raise ValueError(f"table {self.table.identifier}: split of bucket {split.bucket} is not merged by picking rows")
+        ctx = self.table.merge_context
+        mf = self._merge_function(ctx)
+        file_runs = sorted_runs(split.files, self._key_of())
+        ordered = not ctx.sequence_fields and runs_in_sequence_order(file_runs)
+        columns = merge_columns(ctx, [])  # the key and sequence-field columns
+        index = {f.file_name: i for i, f in enumerate(split.files)}
+
+        def positions(f: DataFileMeta) -> Iterator[pa.Table]:
+            start = 0
+            file_id = pa.scalar(index[f.file_name], pa.int32())
+            batches = self._file_batches(split, f, columns, levels=False, filtered=False, sequence_numbers=not ordered)
+            for kv in batches:
+                n = kv.num_rows
+                kv = kv.append_column(SUPERSEDED_FILE, pa.repeat(file_id, n))
+                kv = kv.append_column(SUPERSEDED_POS, pa.array(np.arange(start, start + n, dtype=np.int64)))
+                start += n
+                yield kv
+
+        runs = [_chain(positions(f) for f in run) for run in file_runs]
+        schema = superseded_schema()
+        for chunk in key_complete_chunks(runs, ctx.key_names):
+            rows = picked_rows(chunk, ctx, mf, ordered, live_only=True)
+            assert rows is not None
+            if len(rows) == chunk.num_rows:
+                continue  # (one run left, every row live)
+            dropped = np.ones(chunk.num_rows, dtype=bool)
+            dropped[rows] = False
+            out = chunk.select([SUPERSEDED_FILE, SUPERSEDED_POS]).filter(pa.array(dropped))
+            yield from out.cast(schema).to_batches(max_chunksize=self.batch_rows)
+
     def count_split(self, split: Split) -> int:
         """The number of rows :meth:`read_split` returns for ``split``, reading only what that needs.
 
@@ -285,7 +335,17 @@ class TableRead:
         return pa.concat_tables(tables)
 
 
-__all__ = ["SEQUENCE_NUMBER", "VALUE_KIND", "TableRead"]
+# Columns of :meth:`TableRead.superseded_positions`.
+SUPERSEDED_FILE = "_stratalake_file"
+SUPERSEDED_POS = "_stratalake_pos"
+
+
+def superseded_schema() -> pa.Schema:
+    """The schema of :meth:`TableRead.superseded_positions` batches."""
+    return pa.schema([pa.field(SUPERSEDED_FILE, pa.int32(), False), pa.field(SUPERSEDED_POS, pa.int64(), False)])
+
+
+__all__ = ["SEQUENCE_NUMBER", "SUPERSEDED_FILE", "SUPERSEDED_POS", "VALUE_KIND", "TableRead", "superseded_schema"]
 
 
 def _chain(parts: Iterable[Iterator[pa.Table]]) -> Iterator[pa.Table]:

@@ -9,6 +9,7 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.errors.QueryExecutionErrors$;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonCustomMetric$;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.python.UserDefinedPythonDataSource;
 import org.apache.spark.sql.execution.datasources.v2.python.UserDefinedPythonDataSource$;
@@ -55,7 +56,7 @@ final class MergedBatchReader implements PartitionReader<ColumnarBatch> {
   private ColumnarBatch value;
 
   MergedBatchReader(
-      PythonPartitionReaderFactory python, StrataLakeInputPartition split, long[] totals) {
+      PythonPartitionReaderFactory python, PythonInputPartition split, long[] totals) {
     this.totals = totals;
     this.source = python.org$apache$spark$sql$execution$datasources$v2$python$PythonPartitionReaderFactory$$source;
     StructType outputSchema =
@@ -96,7 +97,7 @@ final class MergedBatchReader implements PartitionReader<ColumnarBatch> {
             f.org$apache$spark$sql$execution$python$MapInBatchEvaluatorFactory$$jobArtifactUUID,
             f.org$apache$spark$sql$execution$python$MapInBatchEvaluatorFactory$$sessionUUID);
     InternalRow partition =
-        new GenericInternalRow(new Object[] {split.python.pickedPartition()});
+        new GenericInternalRow(new Object[] {split.pickedPartition()});
     InternalRow row = new GenericInternalRow(new Object[] {partition});
     TaskContext context = TaskContext.get();
     scala.collection.Iterator$ iterators = scala.collection.Iterator$.MODULE$;

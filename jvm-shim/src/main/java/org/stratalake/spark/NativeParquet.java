@@ -25,6 +25,13 @@ final class NativeParquet {
   /** SQL setting: read splits that need no merge with Spark's Parquet reader (default true). */
   static final String ENABLED = "stratalake.read.native.enabled";
 
+  /**
+   * SQL setting: with native reads on, also read splits of tables whose merge only picks rows
+   * (deduplicate) natively, minus the rows the Python merge of their key columns drops (default
+   * true).
+   */
+  static final String MERGE_ENABLED = "stratalake.read.native-merge.enabled";
+
   /** The same as a catalog option: {@code spark.sql.catalog.<name>.native-read}. */
   static final String CATALOG_OPTION = "native-read";
 
@@ -48,6 +55,12 @@ final class NativeParquet {
         }
       }
     }
+    return value == null || Boolean.parseBoolean(value.trim());
+  }
+
+  /** Whether the session's SQL setting {@value #MERGE_ENABLED} leaves key-merged native reads on. */
+  static boolean mergeEnabled() {
+    String value = SQLConf.get().getConfString(MERGE_ENABLED, null);
     return value == null || Boolean.parseBoolean(value.trim());
   }
 

@@ -26,8 +26,9 @@ final class ScanMetrics {
   static final String ROWS_AFTER = "stratalakeRowsAfterMerge";
   static final String NATIVE_SPLITS = "stratalakeNativeSplits";
   static final String PYTHON_SPLITS = "stratalakePythonSplits";
+  static final String KEY_MERGED_SPLITS = "stratalakeKeyMergedSplits";
   private static final String[] NAMES = {
-    FILES, BYTES, RUNS, ROWS_BEFORE, ROWS_AFTER, NATIVE_SPLITS, PYTHON_SPLITS
+    FILES, BYTES, RUNS, ROWS_BEFORE, ROWS_AFTER, NATIVE_SPLITS, PYTHON_SPLITS, KEY_MERGED_SPLITS
   };
 
   private ScanMetrics() {}
@@ -41,8 +42,21 @@ final class ScanMetrics {
       new RowsBeforeMerge(),
       new RowsAfterMerge(),
       new NativeSplits(),
-      new PythonSplits()
+      new PythonSplits(),
+      new KeyMergedSplits()
     };
+  }
+
+  public static final class KeyMergedSplits extends CustomSumMetric {
+    @Override
+    public String name() {
+      return KEY_MERGED_SPLITS;
+    }
+
+    @Override
+    public String description() {
+      return "stratalake splits read natively minus the rows a Python merge of their keys dropped";
+    }
   }
 
   public static final class NativeSplits extends CustomSumMetric {
@@ -160,6 +174,12 @@ final class ScanMetrics {
   static final int I_ROWS_AFTER = 4;
   static final int I_NATIVE_SPLITS = 5;
   static final int I_PYTHON_SPLITS = 6;
+  static final int I_KEY_MERGED_SPLITS = 7;
+
+  /** A private array of totals, counted nowhere. */
+  static long[] scratch() {
+    return new long[NAMES.length];
+  }
 
   static CustomTaskMetric[] values(long[] totals) {
     CustomTaskMetric[] out = new CustomTaskMetric[NAMES.length];

@@ -24,6 +24,14 @@ final class StrataLakeInputPartition implements HasPartitionKey {
   final int splits;
   /** The split's Parquet files for a native read, or null: read (and merged) by Python. */
   final NativeFile[] nativeFiles;
+  /**
+   * For native files that hold superseded rows (key-merged splits): what the Python reader in
+   * "superseded" mode reads to list them (the splits, each with the index of its first file in
+   * {@link #nativeFiles}); null when none does. See {@link SupersededRows}.
+   */
+  final PythonInputPartition superseded;
+  /** The number of key-merged splits here. */
+  final int keyMergedSplits;
 
   StrataLakeInputPartition(
       PythonInputPartition python,
@@ -33,7 +41,11 @@ final class StrataLakeInputPartition implements HasPartitionKey {
       long rows,
       long runs,
       int splits,
-      NativeFile[] nativeFiles) {
+      NativeFile[] nativeFiles,
+      PythonInputPartition superseded,
+      int keyMergedSplits) {
+    this.superseded = superseded;
+    this.keyMergedSplits = keyMergedSplits;
     this.splits = splits;
     this.nativeFiles = nativeFiles;
     this.python = python;

@@ -30,6 +30,8 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
 
   /** Null when every split is native. */
   private final PartitionReaderFactory python;
+  /** The Python reader in "superseded" mode ({@link SupersededRows}); null when no split needs it. */
+  private final PartitionReaderFactory positions;
   /** Spark's Parquet reader factory for the read schema; null when no split is native. */
   private final FilePartitionReaderFactory parquet;
   /** The same without pushed filters, for files with a deletion vector; null when none has. */
@@ -39,10 +41,12 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
 
   StrataLakeReaderFactory(
       PartitionReaderFactory python,
+      PartitionReaderFactory positions,
       FilePartitionReaderFactory parquet,
       FilePartitionReaderFactory unfiltered,
       boolean columnar) {
     this.python = python;
+    this.positions = positions;
     this.parquet = parquet;
     this.unfiltered = unfiltered;
     this.columnar = columnar;
@@ -57,7 +61,7 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
     StrataLakeInputPartition split = (StrataLakeInputPartition) partition;
     if (split.isNative()) {
-      return new NativeRowReader(parquet, unfiltered, split);
+      return new NativeRowReader(parquet, unfiltered, superseded(split), split);
     }
     return new MeteredReader(python.createReader(split.python), split);
   }
@@ -69,9 +73,17 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
       throw new IllegalStateException("stratalake: columnar read of a row-based scan");
     }
     if (!split.isNative()) {
-      return new MergedBatchReader((PythonPartitionReaderFactory) python, split, openTotals(split));
+      return new MergedBatchReader(
+          (PythonPartitionReaderFactory) python, split.python, openTotals(split));
     }
-    return new NativeBatchReader(parquet, unfiltered, split);
+    return new NativeBatchReader(parquet, unfiltered, superseded(split), split);
+  }
+
+  /** The superseded rows of each file of a key-merged native split; null for other splits. */
+  private RoaringBitmap[] superseded(StrataLakeInputPartition split) {
+    return split.superseded == null
+        ? null
+        : SupersededRows.read((PythonPartitionReaderFactory) positions, split);
   }
 
   private static long[] openTotals(StrataLakeInputPartition split) {
@@ -81,6 +93,7 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     totals[ScanMetrics.I_RUNS] += split.runs;
     totals[ScanMetrics.I_ROWS_BEFORE] += split.rows;
     totals[split.isNative() ? ScanMetrics.I_NATIVE_SPLITS : ScanMetrics.I_PYTHON_SPLITS] += split.splits;
+    totals[ScanMetrics.I_KEY_MERGED_SPLITS] += split.keyMergedSplits;
     return totals;
   }
 
@@ -124,13 +137,16 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
   /**
    * The files of a native split one after the other, each through Spark's Parquet reader (which
    * reads the requested columns by name; the planner made sure the file has the table's schema).
-   * A file with a deletion vector is read without pushed filters, so every row group is decoded
-   * and a row's position in the file is its count; deleted positions are dropped.
+   * A file with a deletion vector (or superseded rows, {@link SupersededRows}) is read without
+   * pushed filters, so every row group is decoded and a row's position in the file is its count;
+   * deleted positions are dropped.
    */
   private abstract static class NativeReader<T> implements PartitionReader<T> {
     private final FilePartitionReaderFactory parquet;
     private final FilePartitionReaderFactory unfiltered;
     private final StrataLakeInputPartition.NativeFile[] files;
+    /** Per file, the rows the split's merge drops (null: not a key-merged split, or none). */
+    private final RoaringBitmap[] superseded;
     final long[] totals;
     private int next;
     private PartitionReader<T> current;
@@ -142,10 +158,12 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     NativeReader(
         FilePartitionReaderFactory parquet,
         FilePartitionReaderFactory unfiltered,
+        RoaringBitmap[] superseded,
         StrataLakeInputPartition split) {
       this.parquet = parquet;
       this.unfiltered = unfiltered;
       this.files = split.nativeFiles;
+      this.superseded = superseded;
       this.totals = openTotals(split);
     }
 
@@ -182,6 +200,13 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
                 f.size,
                 scala.collection.immutable.Map$.MODULE$.<String, Object>empty());
         deleted = f.dvPath == null ? null : DeletionVectors.read(f, conf());
+        if (superseded != null && superseded[next - 1] != null) {
+          // (the planner sends no split with both; a union keeps both right regardless)
+          deleted =
+              deleted == null
+                  ? superseded[next - 1]
+                  : RoaringBitmap.or(deleted, superseded[next - 1]);
+        }
         position = 0;
         current = open(deleted == null ? parquet : unfiltered, file);
       }
@@ -217,8 +242,9 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     NativeBatchReader(
         FilePartitionReaderFactory parquet,
         FilePartitionReaderFactory unfiltered,
+        RoaringBitmap[] superseded,
         StrataLakeInputPartition split) {
-      super(parquet, unfiltered, split);
+      super(parquet, unfiltered, superseded, split);
     }
 
     @Override
@@ -271,8 +297,9 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     NativeRowReader(
         FilePartitionReaderFactory parquet,
         FilePartitionReaderFactory unfiltered,
+        RoaringBitmap[] superseded,
         StrataLakeInputPartition split) {
-      super(parquet, unfiltered, split);
+      super(parquet, unfiltered, superseded, split);
     }
 
     @Override

@@ -114,6 +114,7 @@ final class StrataLakeScan
         req.put("limit", limit);
       }
       req.put("native", nativeRead);
+      req.put("native_merge", NativeParquet.mergeEnabled());
       plan = PythonBridge.call("plan_scan", req);
     }
     return plan;
@@ -147,10 +148,12 @@ final class StrataLakeScan
     }
     int nativeSplits = 0;
     int merged = 0;
+    int keyMerged = 0;
     for (JsonNode s : splits) {
       // A native entry may be several splits the planner packed into one input partition.
       if (s.has("native_files")) {
         nativeSplits += s.path("splits").asInt(1);
+        keyMerged += s.path("superseded").asInt(0);
       } else {
         merged++;
       }
@@ -160,6 +163,7 @@ final class StrataLakeScan
         .append(" native, ")
         .append(merged)
         .append(" merged in Python")
+        .append(keyMerged > 0 ? ", " + keyMerged + " of the native after a key merge in Python" : "")
         .append(nativeRead ? "" : ", native read off")
         .append(']');
     return sb.toString();
@@ -384,7 +388,12 @@ final class StrataLakeScan
                 s.get("rows").asLong(),
                 s.get("runs").asLong(),
                 s.path("splits").asInt(1),
-                nativeFiles);
+                nativeFiles,
+                s.has("superseded_partition")
+                    ? new PythonInputPartition(
+                        i, b64.decode(s.get("superseded_partition").asText()))
+                    : null,
+                s.path("superseded").asInt(0));
       }
       return out;
     }
@@ -397,38 +406,48 @@ final class StrataLakeScan
         nativeSplits += s.has("native_files") ? 1 : 0;
       }
       boolean deletions = false;
+      boolean superseded = false;
       for (JsonNode s : splits) {
+        superseded |= s.has("superseded_partition");
         for (JsonNode f : s.path("native_files")) {
           deletions |= f.has("deletion") && !f.get("deletion").isNull();
         }
       }
       FilePartitionReaderFactory parquet =
           nativeSplits > 0 ? NativeParquet.readerFactory(readSchema, pushedV1Filters()) : null;
-      // Files with a deletion vector are read whole (no row-group pruning): row positions count.
+      // Files with deleted or superseded rows are read whole (no row-group pruning): row
+      // positions count.
       FilePartitionReaderFactory unfiltered =
-          deletions ? NativeParquet.readerFactory(readSchema, new Filter[0]) : null;
-      PartitionReaderFactory python = nativeSplits == splits.size() ? null : pythonReaderFactory();
+          deletions || superseded ? NativeParquet.readerFactory(readSchema, new Filter[0]) : null;
+      PartitionReaderFactory python =
+          nativeSplits == splits.size() ? null : pythonReaderFactory(readSchema, readerOptions());
+      PartitionReaderFactory positions = null;
+      if (superseded) {
+        Map<String, String> opts = readerOptions();
+        opts.put("stratalake.scan.superseded", "true");
+        positions = pythonReaderFactory(SupersededRows.SCHEMA, opts);
+      }
       // Merged splits come back as Arrow batches whatever the read schema (Spark's own Python
       // reader wraps the same batches in Arrow vectors), so the Parquet reader's support decides.
       boolean columnar =
           splits.size() > 0
               && (parquet == null || parquet.supportColumnarReads(null))
               && (python == null || MergedBatchReader.enabled());
-      return new StrataLakeReaderFactory(python, parquet, unfiltered, columnar);
+      return new StrataLakeReaderFactory(python, positions, parquet, unfiltered, columnar);
     }
 
-    private PartitionReaderFactory pythonReaderFactory() {
-      Map<String, String> opts = readerOptions();
+    private PartitionReaderFactory pythonReaderFactory(
+        StructType schema, Map<String, String> opts) {
       return ReaderFactoryCache.get(
               opts,
-              readSchema,
+              schema,
               () -> {
                 // A fresh Python source: PythonDataSourceV2 caches its planning per instance.
                 PythonBatch python =
                     new PythonBatch(
                         pythonDataSource(),
                         StrataLakeTable.SOURCE_NAME,
-                        readSchema,
+                        schema,
                         new CaseInsensitiveStringMap(opts));
                 return python.createReaderFactory();
               });

@@ -91,9 +91,11 @@ def test_whole_files_minus_superseded_rows_are_the_merged_read(
         _check(t, batch_rows)
 
 
-def test_at_size_two_runs_lists_the_replaced_rows(tmp_path: Any) -> None:
-    """200k keys and an upsert of a quarter of them plus deletes: exactly the replaced rows of the
-    older run and the deleted keys' records are listed; nothing of the newer run's upserts."""
+@pytest.mark.parametrize("deletes", [True, False])
+def test_at_size_two_runs_lists_the_replaced_rows(tmp_path: Any, deletes: bool) -> None:
+    """200k keys and an upsert of a quarter of them (plus deletes): exactly the replaced rows of
+    the older run and the deleted keys' records are listed; nothing of the newer run's upserts.
+    Without retractions the positions come from a binary search of the newer runs' keys."""
     cat = stratalake.Catalog(str(tmp_path))
     cat.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("p", pa.string())])
@@ -104,8 +106,12 @@ def test_at_size_two_runs_lists_the_replaced_rows(tmp_path: Any) -> None:
     t.compact(full=True)
     upd = ids[::4]
     t.write(pa.table({"id": upd, "a": -upd, "p": ["p0"] * len(upd)}))
-    gone = ids[1::10]
-    t.write(pa.table({"id": gone, "a": gone, "p": ["p0"] * len(gone), "op": ["-D"] * len(gone)}), row_kind="op")
+    gone = ids[1::10] if deletes else ids[:0]
+    if deletes:
+        t.write(pa.table({"id": gone, "a": gone, "p": ["p0"] * len(gone), "op": ["-D"] * len(gone)}), row_kind="op")
+    else:  # a third run: a small upsert over both
+        t.write(pa.table({"id": ids[::1000], "a": ids[::1000], "p": ["p0"] * len(ids[::1000])}))
+        upd = np.union1d(upd, ids[::1000])
     (split,) = t.new_scan().plan()
     read = t.new_read(columns=["a"])
     assert read.picks_by_position(split)
@@ -119,9 +125,10 @@ def test_at_size_two_runs_lists_the_replaced_rows(tmp_path: Any) -> None:
     assert len(old) == 1
     replaced = np.union1d(upd, gone)  # file position = id in the compacted file
     assert sorted(by_file[old[0]]) == replaced.tolist()
-    # In level 0 only the deletes' records (the newest record of a deleted key) are listed.
+    # In level 0 only the deletes' records (the newest record of a deleted key) are listed, or
+    # the first upsert's records the third run replaced.
     level0 = [p for name, ps in by_file.items() if levels[name] == 0 for p in ps]
-    assert len(level0) == len(gone)
+    assert len(level0) == (len(gone) if deletes else len(ids[::1000]))
     assert _check(t, 65_536) == 1
 
 

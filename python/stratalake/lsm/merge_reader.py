@@ -113,10 +113,11 @@ def _min_last_key(batches: Sequence[pa.Table], key_names: Sequence[str]) -> pa.T
     return lasts.slice(i, 1)
 
 
-def key_complete_chunks(runs: Sequence[RunBatches], key_names: Sequence[str]) -> Iterator[pa.Table]:
+def key_complete_parts(runs: Sequence[RunBatches], key_names: Sequence[str]) -> Iterator[list[tuple[int, pa.Table]]]:
     """Chunks of the rows of ``runs`` (given oldest first) such that every key's records are all in
-    one chunk, concatenated oldest run first; chunks come in key order. Each chunk holds at most
-    one batch's worth of rows per run."""
+    one chunk, each chunk as its parts: (run index, that run's rows of the chunk, a slice of one of
+    its batches), oldest run first; chunks come in key order. Each chunk holds at most one batch's
+    worth of rows per run."""
     iters = [iter(r) for r in runs]
     current: list[pa.Table | None] = [None] * len(iters)
 
@@ -129,7 +130,6 @@ def key_complete_chunks(runs: Sequence[RunBatches], key_names: Sequence[str]) ->
 
     for i in range(len(iters)):
         advance(i)
-    schema: pa.Schema | None = None
     while True:
         live = [i for i, b in enumerate(current) if b is not None]
         if not live:
@@ -139,7 +139,7 @@ def key_complete_chunks(runs: Sequence[RunBatches], key_names: Sequence[str]) ->
             i = live[0]
             batch = current[i]
             assert batch is not None
-            yield batch
+            yield [(i, batch)]
             advance(i)
             continue
         batches = [b for b in current if b is not None]
@@ -150,15 +150,28 @@ def key_complete_chunks(runs: Sequence[RunBatches], key_names: Sequence[str]) ->
             assert b is not None
             n = _count_at_most(b, key_names, bound)
             if n == b.num_rows:
-                parts.append(b)
+                parts.append((i, b))
                 advance(i)
             elif n:
-                parts.append(b.slice(0, n))
+                parts.append((i, b.slice(0, n)))
                 current[i] = b.slice(n)
+        yield parts
+
+
+def key_complete_chunks(runs: Sequence[RunBatches], key_names: Sequence[str]) -> Iterator[pa.Table]:
+    """Chunks of the rows of ``runs`` (given oldest first) such that every key's records are all in
+    one chunk, concatenated oldest run first; chunks come in key order. Each chunk holds at most
+    one batch's worth of rows per run."""
+    schema: pa.Schema | None = None
+    for parts in key_complete_parts(runs, key_names):
+        if len(parts) == 1:
+            yield parts[0][1]
+            continue
+        tables = [t for _, t in parts]
         if schema is None:
-            schema = parts[0].schema
-        parts = [p if p.schema == schema else p.cast(schema) for p in parts]
-        yield pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+            schema = tables[0].schema
+        tables = [t if t.schema == schema else t.cast(schema) for t in tables]
+        yield pa.concat_tables(tables)
 
 
 def merge_sorted_runs(

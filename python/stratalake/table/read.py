@@ -20,6 +20,7 @@ from stratalake.lsm.lookup import LookupMergeFunction, with_level
 from stratalake.lsm.merge_reader import (
     dv_keep_mask,
     key_complete_chunks,
+    key_complete_parts,
     merge_sorted_runs,
     runs_in_sequence_order,
     sorted_runs,
@@ -39,6 +40,7 @@ from stratalake.merge.projection import merge_columns, project
 from stratalake.merge.sort import count_distinct_keys
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.table.scan import Split
+from stratalake.types import to_arrow
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -182,11 +184,23 @@ class TableRead:
         ordered = not ctx.sequence_fields and runs_in_sequence_order(file_runs)
         columns = merge_columns(ctx, [])  # the key and sequence-field columns
         index = {f.file_name: i for i, f in enumerate(split.files)}
+        key_names = list(ctx.key_names)
+        int_key = len(key_names) == 1 and pa.types.is_integer(to_arrow(self.table.schema().field(key_names[0]).type))
+        # No retractions and the runs' order is merge order: the key column alone decides.
+        keys_only = ordered and int_key and all(f.delete_row_count == 0 for f in split.files)
 
         def positions(f: DataFileMeta) -> Iterator[pa.Table]:
             start = 0
             file_id = pa.scalar(index[f.file_name], pa.int32())
-            batches = self._file_batches(split, f, columns, levels=False, filtered=False, sequence_numbers=not ordered)
+            batches = self._file_batches(
+                split,
+                f,
+                columns,
+                levels=False,
+                filtered=False,
+                system_columns=not keys_only,
+                sequence_numbers=not ordered,
+            )
             for kv in batches:
                 n = kv.num_rows
                 kv = kv.append_column(SUPERSEDED_FILE, pa.repeat(file_id, n))
@@ -196,7 +210,27 @@ class TableRead:
 
         runs = [_chain(positions(f) for f in run) for run in file_runs]
         schema = superseded_schema()
-        for chunk in key_complete_chunks(runs, ctx.key_names):
+        if keys_only:
+            # A record is superseded exactly when a newer run holds its key. Each run's part of a chunk is key-sorted and holds a
+            # key at most once, so membership is a binary search, with no sort of the chunk.
+            for parts in key_complete_parts(runs, key_names):
+                keys = [part.column(key_names[0]).to_numpy() for _, part in parts]
+                for a in range(len(parts) - 1):
+                    newer = np.zeros(len(keys[a]), dtype=bool)
+                    for kb in keys[a + 1 :]:
+                        # (newer runs are usually the smaller: search their keys in this part)
+                        at = np.searchsorted(keys[a], kb)
+                        at = at[at < len(keys[a])]
+                        newer[at[keys[a][at] == kb[: len(at)]]] = True
+                    hits = np.flatnonzero(newer)
+                    if hits.size:
+                        part = parts[a][1]
+                        first = int(part.column(SUPERSEDED_POS)[0].as_py())
+                        files = pa.repeat(part.column(SUPERSEDED_FILE)[0], hits.size)
+                        out = pa.table([files, pa.array(hits + first)], schema=schema)
+                        yield from out.to_batches(max_chunksize=self.batch_rows)
+            return
+        for chunk in key_complete_chunks(runs, key_names):
             rows = picked_rows(chunk, ctx, mf, ordered, live_only=True)
             assert rows is not None
             if len(rows) == chunk.num_rows:

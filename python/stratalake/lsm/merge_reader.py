@@ -158,6 +158,22 @@ def key_complete_parts(runs: Sequence[RunBatches], key_names: Sequence[str]) -> 
         yield parts
 
 
+def replaced_in_newer_parts(keys: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """For the key columns of a chunk's parts (from :func:`key_complete_parts`: oldest run first,
+    each key-sorted and holding a key at most once), the positions in each part of the keys a
+    newer part also holds (none for the newest part). Binary searches of the newer parts' keys
+    (usually the smaller ones), no sort of the chunk."""
+    out = []
+    for a, ka in enumerate(keys):
+        newer = np.zeros(len(ka), dtype=bool)
+        for kb in keys[a + 1 :]:
+            at = np.searchsorted(ka, kb)
+            at = at[at < len(ka)]  # (the keys beyond ka's last are a suffix of kb)
+            newer[at[ka[at] == kb[: len(at)]]] = True
+        out.append(np.flatnonzero(newer))
+    return out
+
+
 def key_complete_chunks(runs: Sequence[RunBatches], key_names: Sequence[str]) -> Iterator[pa.Table]:
     """Chunks of the rows of ``runs`` (given oldest first) such that every key's records are all in
     one chunk, concatenated oldest run first; chunks come in key order. Each chunk holds at most

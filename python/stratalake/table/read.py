@@ -22,6 +22,7 @@ from stratalake.lsm.merge_reader import (
     key_complete_chunks,
     key_complete_parts,
     merge_sorted_runs,
+    replaced_in_newer_parts,
     runs_in_sequence_order,
     sorted_runs,
 )
@@ -211,20 +212,13 @@ class TableRead:
         runs = [_chain(positions(f) for f in run) for run in file_runs]
         schema = superseded_schema()
         if keys_only:
-            # A record is superseded exactly when a newer run holds its key. Each run's part of a chunk is key-sorted and holds a
-            # key at most once, so membership is a binary search, with no sort of the chunk.
+            # A record is superseded exactly when a newer run holds its key.
             for parts in key_complete_parts(runs, key_names):
+                if len(parts) == 1:
+                    continue
                 keys = [part.column(key_names[0]).to_numpy() for _, part in parts]
-                for a in range(len(parts) - 1):
-                    newer = np.zeros(len(keys[a]), dtype=bool)
-                    for kb in keys[a + 1 :]:
-                        # (newer runs are usually the smaller: search their keys in this part)
-                        at = np.searchsorted(keys[a], kb)
-                        at = at[at < len(keys[a])]
-                        newer[at[keys[a][at] == kb[: len(at)]]] = True
-                    hits = np.flatnonzero(newer)
+                for (_, part), hits in zip(parts, replaced_in_newer_parts(keys), strict=True):
                     if hits.size:
-                        part = parts[a][1]
                         first = int(part.column(SUPERSEDED_POS)[0].as_py())
                         files = pa.repeat(part.column(SUPERSEDED_FILE)[0], hits.size)
                         out = pa.table([files, pa.array(hits + first)], schema=schema)
@@ -259,6 +253,14 @@ class TableRead:
         if not split.needs_merge:
             return sum(kv.num_rows for kv in _chain(keys_of(f) for f in split.files))
         runs = [_chain(keys_of(f) for f in run) for run in sorted_runs(split.files, self._key_of())]
+        if len(key_names) == 1 and pa.types.is_integer(to_arrow(self.table.schema().field(key_names[0]).type)):
+            # Each run holds a key once: the distinct keys are the records minus those a newer
+            # run holds again.
+            count = 0
+            for parts in key_complete_parts(runs, key_names):
+                keys = [part.column(key_names[0]).to_numpy() for _, part in parts]
+                count += sum(len(k) for k in keys) - sum(h.size for h in replaced_in_newer_parts(keys))
+            return count
         return sum(count_distinct_keys(chunk, key_names) for chunk in key_complete_chunks(runs, key_names))
 
     def read_split_table(self, split: Split) -> pa.Table:

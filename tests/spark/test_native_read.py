@@ -6,6 +6,7 @@ same rows; plan checks say which splits went which way.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -421,6 +422,61 @@ def test_partition_aggregates_from_metadata(spark: Any, db: str) -> None:
         spark.sql(f"SELECT p, count(*) FROM {db}.pa WHERE a > 3 GROUP BY p")
     )
     assert "aggregate from metadata" not in plan_of(spark.sql(f"SELECT max(a) FROM {db}.pa"))
+
+
+def test_value_column_min_max_from_statistics(spark: Any, db: str) -> None:
+    """MIN/MAX of integer, boolean and date columns come from file statistics when every row of
+    every file is live (compacted primary-key tables, append tables); deleted rows, merges,
+    strings and floats are scanned. Same answers as Spark's own aggregation of the rows."""
+    spark.sql(
+        f"""CREATE TABLE {db}.mm (k BIGINT, p STRING, a INT, f BOOLEAN, day DATE, s STRING, x DOUBLE,
+            PRIMARY KEY (k, p) NOT ENFORCED) PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"""
+    )
+    spark.sql(
+        f"INSERT INTO {db}.mm SELECT id, concat('p', id % 3), IF(id % 7 = 0, NULL, CAST(id * 3 - 500 AS INT)), "
+        f"id % 5 = 0, date_add(DATE '2024-01-01', CAST(id % 40 AS INT)), concat('s', id), id * 0.5 FROM range(400)"
+    )
+    spark.sql(f"INSERT INTO {db}.mm SELECT id, concat('p', id % 3), -9999, false, DATE '2020-02-02', 'u', 1.0 FROM range(0, 400, 9)")
+    spark.sql(f"ALTER TABLE {db}.mm ADD COLUMN late INT")  # absent from every file: all nulls
+    table = f"{db}.mm"
+    pushed = {
+        f"SELECT min(a), max(a), min(f), max(f), min(day), max(day), max(late), count(*) FROM {table}": (
+            f"SELECT min(a + 0), max(a + 0), min(f AND true), max(f AND true), min(date_add(day, 0)), "
+            f"max(date_add(day, 0)), max(late + 0), sum(1) FROM {table}"
+        ),
+        f"SELECT p, min(a), max(day) FROM {table} GROUP BY p": (
+            f"SELECT p, min(a + 0), max(date_add(day, 0)) FROM {table} GROUP BY p"
+        ),
+        f"SELECT max(k), min(k) FROM {table}": f"SELECT max(k + 0), min(k + 0) FROM {table}",
+    }
+    scanned = [f"SELECT max(s) FROM {table}", f"SELECT max(x) FROM {table}"]
+
+    def check(metadata: bool) -> None:
+        for q, computed in pushed.items():
+            df = spark.sql(q)
+            plan = plan_of(df)
+            assert ("BatchScan" not in plan and "LocalTableScan" in plan) == metadata, (q, plan)
+            assert rows(df) == rows(spark.sql(computed)), q
+        for q in scanned:
+            assert "BatchScan" in plan_of(spark.sql(q)), q
+
+    check(metadata=False)  # two sorted runs per bucket: merged
+    spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.mm', compact_strategy => 'full')")
+    check(metadata=True)
+    assert rows(spark.sql(f"SELECT min(a), max(a) FROM {table}")) == [(-9999, 3 * 398 - 500)]
+    # Deleted rows (a deletion vector, or rows a merge would drop) may hold the extremes: scanned.
+    spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('deletion-vectors.enabled' = 'true')")
+    spark.sql(f"DELETE FROM {table} WHERE a = -9999")
+    check(metadata=False)
+    spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.mm', compact_strategy => 'full')")
+    check(metadata=True)
+    # Append tables: every written row is live.
+    spark.sql(f"CREATE TABLE {db}.ev (ts DATE, n BIGINT, tag STRING)")
+    spark.sql(f"INSERT INTO {db}.ev SELECT date_add(DATE '2023-05-01', CAST(id % 100 AS INT)), id - 50, 't' FROM range(1000)")
+    spark.sql(f"INSERT INTO {db}.ev VALUES (DATE '1999-12-31', NULL, 'x')")
+    df = spark.sql(f"SELECT min(ts), max(n), min(n) FROM {db}.ev")
+    assert "LocalTableScan" in plan_of(df)
+    assert rows(df) == [(dt.date(1999, 12, 31), 949, -50)]
 
 
 def test_partition_values_needing_escapes(spark: Any, db: str) -> None:

@@ -34,6 +34,7 @@ from stratalake.lsm.file_format import PARQUET, format_of_file
 from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
 from stratalake.spark import source_options as keys
 from stratalake.table.append_dml import ROW_ID_COLUMNS
+from stratalake.table.append_read import value_column_stats
 from stratalake.table.scan import Split, TableScan
 from stratalake.table.table import Table
 from stratalake.table.tags import tag_scan
@@ -751,6 +752,9 @@ def count_rows(table: Table, options: Mapping[str, str]) -> int | None:
 
 # Partition column types whose values aggregate_partitions returns (as Catalyst values in JSON).
 _AGG_TYPES = (BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, CharType, VarCharType, DateType)
+# Types whose file statistics hold exact minima and maxima (strings are truncated by default;
+# floating point statistics skip NaN, which Spark's MAX returns).
+_VALUE_AGG_TYPES = (BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, DateType)
 
 
 def _catalyst(value: Any) -> Any:
@@ -766,29 +770,65 @@ def aggregate_partitions(
     when that is not exact.
 
     ``group_by``: partition columns. ``aggregates``: ``{"fn": "count"}`` (COUNT(*)) or
-    ``{"fn": "min" | "max", "column": <partition column>}``. Exact when every split's live row
-    count is known (as for :func:`count_rows`): partitions without live rows then hold no group.
+    ``{"fn": "min" | "max", "column": <column>}``. Exact when every split's live row count is
+    known (as for :func:`count_rows`): partitions without live rows then hold no group. MIN/MAX
+    of a partition column come from the partition values; of another column (integer, boolean or
+    date: types whose statistics are exact), from the files' value statistics, when no split has
+    deleted rows (every row of every file is live) and every file knows the column's min and max.
     Rows hold the group values then the aggregates, as Catalyst values (dates as epoch days).
     """
     schema = table.schema()
     partition_keys = set(schema.partition_keys)
-    columns = list(group_by) + [str(a["column"]) for a in aggregates if a.get("fn") in ("min", "max")]
-    if any(c not in partition_keys or not isinstance(schema.field(c).type, _AGG_TYPES) for c in columns):
+    if any(c not in partition_keys or not isinstance(schema.field(c).type, _AGG_TYPES) for c in group_by):
         return None
     if any(a.get("fn") not in ("count", "min", "max") for a in aggregates):
         return None
+    value_columns: set[str] = set()
+    for a in aggregates:
+        if a["fn"] == "count":
+            continue
+        c = str(a["column"])
+        if c not in schema.field_names:
+            return None
+        t = schema.field(c).type
+        if c in partition_keys:
+            if not isinstance(t, _AGG_TYPES):
+                return None
+        elif isinstance(t, _VALUE_AGG_TYPES):
+            value_columns.add(c)
+        else:
+            return None
     live: dict[bytes, int] = {}
+    # partition -> column -> (min, max) over its files (None, None: only nulls so far)
+    bounds: dict[bytes, dict[str, tuple[Any, Any]]] = {}
     for s in new_scan(table, options).plan():
         n = _exact_live_rows(s)
         if n is None:
             return None
         live[s.partition] = live.get(s.partition, 0) + n
+        if value_columns:
+            if n != s.row_count:  # a deleted row may hold the minimum
+                return None
+            part = bounds.setdefault(s.partition, {c: (None, None) for c in value_columns})
+            for f in s.files:
+                stats = value_column_stats(table, f, value_columns)
+                for c in value_columns:
+                    st = stats.get(c)
+                    if st is None:
+                        return None
+                    if st.min is None or st.max is None:
+                        if st.null_count != st.row_count:
+                            return None  # min/max not kept (stats mode 'counts' or 'none')
+                        continue
+                    lo, hi = part[c]
+                    part[c] = (st.min if lo is None else min(lo, st.min), st.max if hi is None else max(hi, st.max))
     codec = table.partition_codec
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for partition, n in live.items():
         if n > 0:
             values = codec.to_dict(partition)
-            groups.setdefault(tuple(values[c] for c in group_by), []).append({**values, "__rows__": n})
+            extremes = {f"__{fn}__{c}": b[i] for c, b in bounds.get(partition, {}).items() for i, fn in enumerate(("min", "max"))}
+            groups.setdefault(tuple(values[c] for c in group_by), []).append({**values, **extremes, "__rows__": n})
     if not group_by and not groups:
         groups[()] = []
     out = []
@@ -798,7 +838,8 @@ def aggregate_partitions(
             if a["fn"] == "count":
                 row.append(sum(p["__rows__"] for p in parts))
                 continue
-            present = [p[a["column"]] for p in parts if p[a["column"]] is not None]
+            c = a["column"]
+            present = [v for p in parts if (v := p[c] if c in partition_keys else p[f"__{a['fn']}__{c}"]) is not None]
             best = (min if a["fn"] == "min" else max)(present) if present else None
             row.append(_catalyst(best))
         out.append(row)

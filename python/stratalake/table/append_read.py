@@ -10,7 +10,7 @@ interface, so Spark's data source, system tables and streaming use either.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -31,25 +31,25 @@ if TYPE_CHECKING:
     from stratalake.table.table import Table
 
 
-def file_may_match(table: Table, f: DataFileMeta, preds: Sequence[Predicate]) -> bool:
-    """Whether file ``f`` may hold rows matching every one of ``preds``, by its value statistics
-    (columns mapped to the file's schema by field id; unknown statistics never prune)."""
-    if not preds:
-        return True
+def value_column_stats(table: Table, f: DataFileMeta, names: Iterable[str]) -> dict[str, ColumnStats]:
+    """The value statistics of data file ``f`` for the table's current columns ``names`` (mapped
+    to the file's schema by field id; a column added after the file was written is all nulls).
+    Columns whose statistics are unknown (not kept, unreadable, or of a widened type) are left
+    out. Min/max may be bounds only (string statistics are truncated by default)."""
     current = table.schema()
     try:
         file_schema = table.file_schema(f.schema_id)
         by_id = {fld.id: fld for fld in file_schema.fields}
         stats_cols = list(f.value_stats_cols) if f.value_stats_cols is not None else file_schema.field_names
         if not stats_cols:
-            return True
+            return {}
         types = [file_schema.field(c).type for c in stats_cols]
         mins, maxs, nulls = stats_to_values(f.value_stats, types)
     except Exception:
-        return True
+        return {}
     position = {c: i for i, c in enumerate(stats_cols)}
     stats: dict[str, ColumnStats] = {}
-    for name in {c for p in preds for c in p.columns()}:
+    for name in names:
         fld = current.field(name)
         old = by_id.get(fld.id)
         if old is None:  # added after the file was written: all nulls
@@ -57,8 +57,17 @@ def file_may_match(table: Table, f: DataFileMeta, preds: Sequence[Predicate]) ->
             continue
         i = position.get(old.name)
         if i is None or old.type.copy(True) != fld.type.copy(True):
-            continue  # no statistics, or a widened type: cannot prune by this column
+            continue  # no statistics, or a widened type
         stats[name] = ColumnStats(mins[i], maxs[i], nulls[i], f.row_count)
+    return stats
+
+
+def file_may_match(table: Table, f: DataFileMeta, preds: Sequence[Predicate]) -> bool:
+    """Whether file ``f`` may hold rows matching every one of ``preds``, by its value statistics
+    (:func:`value_column_stats`; unknown statistics never prune)."""
+    if not preds:
+        return True
+    stats = value_column_stats(table, f, {c for p in preds for c in p.columns()})
     try:
         return all(p.may_match(stats) for p in preds if p.columns() <= set(stats))
     except Exception:

@@ -189,9 +189,10 @@ final class StrataLakeScanBuilder
   }
 
   /**
-   * COUNT(*), MIN and MAX of partition columns, grouped by partition columns, answered from file
-   * metadata when Python says that is exact (no filter; every split's live rows known). Keeps the
-   * answer for {@link #build()}; false (Spark scans) otherwise.
+   * COUNT(*), MIN and MAX of partition columns (and MIN and MAX of other columns whose file
+   * statistics are exact), grouped by partition columns, answered from file metadata when Python
+   * says that is exact (no filter; every split's live rows known; for other columns, no deleted
+   * rows). Keeps the answer for {@link #build()}; false (Spark scans) otherwise.
    */
   private boolean partitionAggregate(Aggregation agg) {
     String key =
@@ -237,7 +238,8 @@ final class StrataLakeScanBuilder
       } else {
         return false;
       }
-      if (c == null || !partitionKeys.contains(c)) {
+      // (of a partition column, or of another column from file statistics: Python decides)
+      if (c == null || !java.util.Arrays.asList(full.fieldNames()).contains(c)) {
         return false;
       }
       a.put("column", c);

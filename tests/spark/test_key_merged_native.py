@@ -11,13 +11,13 @@ position shows.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
 
-from tests.spark.test_native_read import plan_of, rows, splits
+from tests.spark.test_catalyst import conf
+from tests.spark.test_native_read import plan_of, rows, scan_metrics, splits
 
 pytestmark = pytest.mark.spark
 
@@ -28,19 +28,9 @@ MODES = {
 }
 
 
-@contextmanager
-def settings(spark: Any, values: dict[str, str]) -> Iterator[None]:
-    old = {k: spark.conf.get(k, None) for k in values}
-    for k, v in values.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
+def settings(spark: Any, values: dict[str, str]) -> AbstractContextManager[None]:
+    """Temporarily set the SQL settings ``values`` (dotted names)."""
+    return conf(spark, **{k.replace(".", "__"): v for k, v in values.items()})
 
 
 def key_merged(plan: str) -> int:
@@ -158,13 +148,7 @@ def test_key_merged_reads_at_size(spark: Any, db: str, four_tasks: Any) -> None:
     with settings(spark, MODES["native"]):
         df = spark.sql(f"SELECT a FROM {table}")
         assert len(df.collect()) == len(state)
-        metrics: dict[str, int] = {}
-        scans = df._jdf.queryExecution().executedPlan().collectLeaves()
-        for i in range(scans.size()):
-            it = scans.apply(i).metrics().iterator()
-            while it.hasNext():
-                entry = it.next()
-                metrics[entry._1()] = int(entry._2().value())
+        metrics = scan_metrics(df)
     assert metrics["stratalakeKeyMergedSplits"] == 8
     assert metrics["stratalakeRowsAfterMerge"] == len(state)
 

@@ -36,6 +36,18 @@ def plan_of(df: Any) -> str:
     return str(df._jdf.queryExecution().executedPlan().toString())
 
 
+def scan_metrics(df: Any) -> dict[str, int]:
+    """The custom metrics of the executed plan's scans (run ``df`` first), summed by name."""
+    metrics: dict[str, int] = {}
+    scans = df._jdf.queryExecution().executedPlan().collectLeaves()
+    for i in range(scans.size()):
+        it = scans.apply(i).metrics().iterator()
+        while it.hasNext():
+            entry = it.next()
+            metrics[entry._1()] = metrics.get(entry._1(), 0) + int(entry._2().value())
+    return metrics
+
+
 def rows(df: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
@@ -139,13 +151,7 @@ def test_native_metrics(spark: Any, kv: str) -> None:
     with native(spark, True):
         df = spark.sql(f"SELECT k, a FROM {kv}")
         assert len(df.collect()) == 300
-        metrics: dict[str, int] = {}
-        scans = df._jdf.queryExecution().executedPlan().collectLeaves()
-        for i in range(scans.size()):
-            it = scans.apply(i).metrics().iterator()
-            while it.hasNext():
-                entry = it.next()
-                metrics[entry._1()] = int(entry._2().value())
+        metrics = scan_metrics(df)
     assert metrics["stratalakeNativeSplits"] == 4
     assert metrics["stratalakePythonSplits"] == 0
     assert metrics["stratalakeRowsAfterMerge"] == 300

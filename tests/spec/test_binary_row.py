@@ -238,10 +238,35 @@ def _pypaimon_bytes(values: Sequence[object], types: Sequence[DataType]) -> byte
 
 def _pypaimon_compatible(t: DataType, v: object) -> bool:
     # pypaimon writes a plain null for non-compact decimals/timestamps (Java reserves room), and
-    # cannot serialize TIME with precision; skip those cases.
+    # cannot serialize TIME with precision; skip those cases. It also sizes a non-compact
+    # decimal's bytes as (bit_length + 8) // 8, one byte more than Java's
+    # BigInteger.toByteArray() for negative powers of two (-128 -> ff80 instead of 80); we follow
+    # Java (test_non_compact_decimal_bytes_follow_java).
     if v is None:
         return not isinstance(t, DecimalType | TimestampType | LocalZonedTimestampType) or t.is_compact
+    if isinstance(t, DecimalType) and not t.is_compact and isinstance(v, decimal.Decimal):
+        unscaled = int(v.scaleb(t.scale))
+        if unscaled < 0 and (-unscaled) & (-unscaled - 1) == 0:
+            return False
     return not isinstance(t, TimeType)
+
+
+@pytest.mark.parametrize(
+    ("value", "hex_bytes"),
+    [(-128, "80"), (-129, "ff7f"), (-1, "ff"), (-32768, "8000"), (127, "7f"), (128, "0080"), (0, "00")],
+)
+def test_non_compact_decimal_bytes_follow_java(value: int, hex_bytes: str) -> None:
+    """A non-compact decimal's variable part is Java's ``BigInteger.toByteArray()`` of the unscaled
+    value: the shortest big-endian two's complement (Paimon's BinaryRowWriter.writeDecimal)."""
+    t = DecimalType(20, 0)
+    data = encode_row([decimal.Decimal(value)], [t])
+    n = len(hex_bytes) // 2
+    # 4-byte arity, 8-byte null bits, 8-byte slot (offset << 32 | length), then the bytes.
+    slot = int.from_bytes(data[12:20], "little")
+    assert slot & 0xFFFFFFFF == n
+    offset = slot >> 32
+    assert data[4 + offset : 4 + offset + n].hex() == hex_bytes
+    assert decode_row(data, [t]) == (decimal.Decimal(value),)
 
 
 @given(rows())

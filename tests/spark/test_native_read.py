@@ -361,13 +361,7 @@ def test_parquet_statistics_prune_row_groups(spark: Any, db: str, warehouse: Any
     with native(spark, True):
         df = spark.sql(f"SELECT k FROM {db}.st WHERE a >= {n - 10}")
         df.collect()
-        metrics: dict[str, int] = {}
-        scans = df._jdf.queryExecution().executedPlan().collectLeaves()
-        for i in range(scans.size()):
-            it = scans.apply(i).metrics().iterator()
-            while it.hasNext():
-                entry = it.next()
-                metrics[entry._1()] = int(entry._2().value())
+        metrics = scan_metrics(df)
     assert metrics["stratalakeRowsAfterMerge"] < n  # the first row groups were never decoded
 
 

@@ -80,14 +80,15 @@ def _disjoint(files: list[DataFileMeta], key_of: KeyOf) -> bool:
     return all(key_of(a.max_key) < key_of(b.min_key) for a, b in itertools.pairwise(ordered))
 
 
-def _is_int_key(schema: pa.Schema, key_names: Sequence[str]) -> bool:
+def is_int_key(schema: pa.Schema, key_names: Sequence[str]) -> bool:
+    """Whether the key is one integer column of ``schema`` (the fast paths' case)."""
     return len(key_names) == 1 and pa.types.is_integer(schema.field(key_names[0]).type)
 
 
 def _count_at_most(batch: pa.Table, key_names: Sequence[str], bound: pa.Table) -> int:
     """Rows of key-sorted ``batch`` whose key is <= the key of one-row ``bound`` (lexicographic,
     Arrow's order: numbers by value, strings and binary bytewise)."""
-    if _is_int_key(batch.schema, key_names):
+    if is_int_key(batch.schema, key_names):
         keys = batch.column(key_names[0]).to_numpy()
         return int(np.searchsorted(keys, bound.column(key_names[0]).to_numpy()[0], side="right"))
     mask: pa.ChunkedArray | pa.Array | None = None
@@ -106,7 +107,7 @@ def _count_at_most(batch: pa.Table, key_names: Sequence[str], bound: pa.Table) -
 def _min_last_key(batches: Sequence[pa.Table], key_names: Sequence[str]) -> pa.Table:
     """The smallest last key of ``batches`` (non-empty, key-sorted), as a one-row table."""
     lasts = pa.concat_tables([b.select(list(key_names)).slice(b.num_rows - 1, 1) for b in batches])
-    if _is_int_key(lasts.schema, key_names):
+    if is_int_key(lasts.schema, key_names):
         i = int(np.argmin(lasts.column(key_names[0]).to_numpy()))
     else:
         i = pc.sort_indices(lasts, sort_keys=[(k, "ascending") for k in key_names])[0].as_py()

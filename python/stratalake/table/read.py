@@ -19,6 +19,7 @@ from stratalake.lsm.levels import KeyOf, key_decoder
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
 from stratalake.lsm.merge_reader import (
     dv_keep_mask,
+    is_int_key,
     key_complete_chunks,
     key_complete_parts,
     merge_sorted_runs,
@@ -41,7 +42,6 @@ from stratalake.merge.projection import merge_columns, project
 from stratalake.merge.sort import count_distinct_keys
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.table.scan import Split
-from stratalake.types import to_arrow
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -186,7 +186,7 @@ class TableRead:
         columns = merge_columns(ctx, [])  # the key and sequence-field columns
         index = {f.file_name: i for i, f in enumerate(split.files)}
         key_names = list(ctx.key_names)
-        int_key = len(key_names) == 1 and pa.types.is_integer(to_arrow(self.table.schema().field(key_names[0]).type))
+        int_key = is_int_key(self.table.arrow_schema(), key_names)
         # No retractions and the runs' order is merge order: the key column alone decides.
         keys_only = ordered and int_key and all(f.delete_row_count == 0 for f in split.files)
 
@@ -253,7 +253,7 @@ class TableRead:
         if not split.needs_merge:
             return sum(kv.num_rows for kv in _chain(keys_of(f) for f in split.files))
         runs = [_chain(keys_of(f) for f in run) for run in sorted_runs(split.files, self._key_of())]
-        if len(key_names) == 1 and pa.types.is_integer(to_arrow(self.table.schema().field(key_names[0]).type)):
+        if is_int_key(self.table.arrow_schema(), key_names):
             # Each run holds a key once: the distinct keys are the records minus those a newer
             # run holds again.
             count = 0

@@ -29,7 +29,7 @@ from stratalake.exceptions import (
     TableNotFoundError,
     UnsupportedError,
 )
-from stratalake.spark import dml, procedures, source_options
+from stratalake.spark import dml, native_write, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
 from stratalake.table.cross_partition import owner_consistent_slices
@@ -215,6 +215,8 @@ def describe(
         "source_options": options,
         "write_cluster_columns": cluster if primary_keys else [],
         "write_distribution": write_distribution(table),
+        # Bucket-unaware append tables: written by Spark's Parquet writer (native_write.py).
+        "native_append": native_write.native_append_plan(table) if snapshot_id is None and tag is None else None,
         # Row-level DML: the request that names this table, and which statements it refuses.
         "identity": {"catalog": req["catalog"], "database": database, "table": name},
         "row_level": dml.row_level_rules(table),

@@ -47,8 +47,9 @@ from pyspark_stratalake import freeze_imports
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
-from stratalake.spark import dml, planning
+from stratalake.spark import dml, native_write, planning
 from stratalake.spark import source_options as keys
+from stratalake.spark.native_write import NativeFiles
 from stratalake.table.append_dml import ROW_ID_COLUMNS as _ROW_ID_COLUMNS
 from stratalake.table.append_read import AppendTableRead
 from stratalake.table.read import SUPERSEDED_FILE
@@ -385,9 +386,23 @@ class StrataLakeWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         table = load_table(self.options)
-        msgs = self._messages(messages)
+        native = [m for m in messages if isinstance(m, NativeFiles)]
+        if native:
+            # Files Spark's Parquet writer made (native_write.py): described from their footers.
+            try:
+                msgs = native_write.commit_messages(table, native)
+            except BaseException:
+                native_write.delete_files(table, native)
+                raise
+            self._commit(table, msgs)
+            return
+        self._commit(table, self._messages(messages), messages)
+
+    def _commit(
+        self, table: Table, msgs: list[Any], messages: list[WriterCommitMessage | None] | None = None
+    ) -> None:
         commit = table.new_commit(self.commit_user)
-        if self.options.get(keys.ROW_KIND_COLUMN) is not None and not table.schema().primary_keys:
+        if messages is not None and self.options.get(keys.ROW_KIND_COLUMN) is not None and not table.schema().primary_keys:
             from stratalake.table.append_dml import RowDeletes, apply_changes
 
             deletes = RowDeletes()
@@ -419,4 +434,6 @@ class StrataLakeWriter(DataSourceArrowWriter):
             raise
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        load_table(self.options).delete_uncommitted(self._messages(messages))
+        table = load_table(self.options)
+        native_write.delete_files(table, [m for m in messages if isinstance(m, NativeFiles)])
+        table.delete_uncommitted(self._messages(messages))

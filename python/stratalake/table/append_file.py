@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -27,7 +29,16 @@ from stratalake.spec.binary_row import EMPTY_ROW
 from stratalake.spec.manifest import DataFileMeta, FileSource, SimpleStats
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.stats import compute_stats
-from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, to_arrow
+from stratalake.types import (
+    ArrayType,
+    DataField,
+    DataType,
+    DecimalType,
+    MapType,
+    MultisetType,
+    RowType,
+    to_arrow,
+)
 
 _PARQUET_BUFFER = 1 << 20
 
@@ -262,3 +273,137 @@ def _min_max_pair(col: pa.ChunkedArray, dt: DataType) -> pa.Array:
     if pa.types.is_floating(t) and lo.is_valid and hi.is_valid and lo.as_py() > hi.as_py():
         return pa.nulls(2, type=t)
     return pa.array([lo, hi], type=t)
+
+
+def meta_of_parquet_file(
+    file_io: FileIO,
+    directory: str,
+    name: str,
+    schema: TableSchema,
+    options: CoreOptions,
+    first_sequence: int,
+    file_source: FileSource = FileSource.APPEND,
+) -> DataFileMeta:
+    """The level-0 manifest entry of an append data file another writer (Spark's Parquet writer)
+    made: its row count from the footer and its value statistics from the row groups' min, max
+    and null counts, folded as :class:`AppendFileWriter` folds chunks. A column whose row groups
+    lack min/max (parquet-mr omits values over 4 KiB, and a float column may hold NaN) is read
+    back batch by batch instead; nothing holds more than one batch."""
+    path = f"{directory}/{name}"
+    try:
+        parquet = pq.ParquetFile(file_io.open_input_file(path), buffer_size=_PARQUET_BUFFER)
+    except FileNotFoundError:
+        raise CorruptFileError(f"data file {path} is missing: its writer reported it") from None
+    except (OSError, pa.ArrowInvalid) as e:
+        raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
+    metadata = parquet.metadata
+    rows = metadata.num_rows
+    mode = options.stats_mode
+    value_stats = SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
+    if mode != "none":
+        value_stats = _footer_stats(parquet, schema, mode)
+    return DataFileMeta(
+        file_name=name,
+        file_size=file_io.file_size(path),
+        row_count=rows,
+        min_key=EMPTY_ROW,
+        max_key=EMPTY_ROW,
+        key_stats=EMPTY_KEY_STATS,
+        value_stats=value_stats,
+        min_sequence_number=first_sequence,
+        max_sequence_number=first_sequence + rows - 1,
+        schema_id=schema.id,
+        level=0,
+        extra_files=(),
+        creation_time=int(time.time() * 1000),
+        delete_row_count=0,
+        embedded_file_index=None,
+        file_source=int(file_source),
+        value_stats_cols=() if mode == "none" else None,
+    )
+
+
+def _footer_stats(parquet: pq.ParquetFile, schema: TableSchema, mode: str) -> SimpleStats:
+    physical = physical_schema(schema)
+    metadata = parquet.metadata
+    index = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
+    arrays: list[pa.Array] = []
+    null_counts: list[int] = []
+    rescan: list[int] = []
+    for i, f in enumerate(schema.fields):
+        target = physical.field(i).type
+        column = index.get(f.name)
+        lo: Any = None
+        hi: Any = None
+        nulls = 0
+        known = column is not None
+        for g in range(metadata.num_row_groups) if known else ():
+            chunk = metadata.row_group(g).column(column)
+            stats = chunk.statistics
+            if stats is None or not stats.has_null_count:
+                known = False
+                break
+            nulls += stats.null_count
+            if stats.null_count == chunk.num_values:
+                continue  # all null: no min/max to fold
+            group_lo, group_hi = _min_max_of(stats, f.type)
+            if group_lo is None or group_hi is None:
+                known = False
+                break
+            lo = group_lo if lo is None or group_lo < lo else lo
+            hi = group_hi if hi is None or group_hi > hi else hi
+        if isinstance(lo, float) and lo == 0.0:
+            lo = 0.0  # Parquet writes a zero minimum as -0.0; the rows' min_max gives 0.0
+        if isinstance(hi, float) and hi == 0.0:
+            hi = 0.0
+        if not known:
+            rescan.append(i)
+            arrays.append(pa.nulls(2, type=target))
+            null_counts.append(0)
+            continue
+        null_counts.append(nulls)
+        arrays.append(pa.array([lo, hi], type=target))
+    if rescan:
+        _rescan(parquet, schema, rescan, arrays, null_counts)
+    names = [f.name for f in schema.fields]
+    summary = _StatsSummary(names, [f.type for f in schema.fields])
+    summary.parts = [pa.Table.from_arrays(arrays, names=names)]
+    summary.null_counts = null_counts
+    return summary.stats(mode)
+
+
+def _min_max_of(stats: Any, dt: DataType) -> tuple[Any, Any]:
+    """A row group's min and max as Python values of ``dt``; (None, None) when unknown (no
+    min/max, NaN, or a physical form pyarrow does not convert)."""
+    if not stats.has_min_max:
+        return None, None
+    if isinstance(dt, DecimalType):
+        # Spark stores DECIMAL(p <= 18) as INT32/INT64 unscaled values, which pyarrow's
+        # statistics do not convert; wider ones are big-endian two's complement bytes.
+        def decimal(raw: Any) -> Decimal:
+            unscaled = raw if isinstance(raw, int) else int.from_bytes(raw, "big", signed=True)
+            return Decimal(unscaled).scaleb(-dt.scale)
+
+        return decimal(stats.min_raw), decimal(stats.max_raw)
+    try:
+        lo, hi = stats.min, stats.max
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        return None, None
+    if (isinstance(lo, float) and lo != lo) or (isinstance(hi, float) and hi != hi):
+        return None, None
+    return lo, hi
+
+
+def _rescan(
+    parquet: pq.ParquetFile, schema: TableSchema, columns: list[int], arrays: list[pa.Array], null_counts: list[int]
+) -> None:
+    """Min, max and null count of ``columns`` from the rows, one batch at a time."""
+    fields = [schema.fields[i] for i in columns]
+    summary = _StatsSummary([f.name for f in fields], [f.type for f in fields])
+    for batch in parquet.iter_batches(batch_size=DEFAULT_BATCH_ROWS, columns=[f.name for f in fields], use_threads=False):
+        summary.add(pa.Table.from_batches([batch]))
+    if not summary.parts:  # no rows
+        return
+    for j, i in enumerate(columns):
+        arrays[i] = _min_max_pair(summary.parts[0].column(j), fields[j].type)
+        null_counts[i] = summary.null_counts[j]

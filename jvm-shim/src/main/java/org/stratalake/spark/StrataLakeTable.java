@@ -59,6 +59,7 @@ public class StrataLakeTable
   private final List<String> primaryKeys;
   private final List<String> writeClusterColumns;
   private final JsonNode writeDistribution;
+  private final JsonNode nativeAppend;
   private final Map<String, String> properties;
   private final Map<String, String> sourceOptions;
   // Row-level DML: which table the bridge acts on, and why a statement is refused (null: allowed).
@@ -74,6 +75,7 @@ public class StrataLakeTable
     this.primaryKeys = StrataLakeCatalog.toList(meta.get("primary_keys"));
     this.writeClusterColumns = StrataLakeCatalog.toList(meta.get("write_cluster_columns"));
     this.writeDistribution = meta.get("write_distribution");
+    this.nativeAppend = meta.get("native_append");
     this.properties = StrataLakeCatalog.toMap(meta.get("properties"));
     this.sourceOptions = StrataLakeCatalog.toMap(meta.get("source_options"));
     this.identity = meta.get("identity");
@@ -316,6 +318,11 @@ public class StrataLakeTable
   /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
   JsonNode writeDistribution() {
     return writeDistribution;
+  }
+
+  /** Python's settings for writing this table with Spark's Parquet writer; null when it may not. */
+  JsonNode nativeAppend() {
+    return nativeAppend;
   }
 
   @Override

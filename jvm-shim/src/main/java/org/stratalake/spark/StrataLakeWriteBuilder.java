@@ -175,7 +175,13 @@ final class StrataLakeWriteBuilder
     if (!"append".equals(mode)) {
       python = ((SupportsTruncate) python).truncate();
     }
-    return new ClusteredWrite(python.build(), clustering(spec, assigners), afterCommit);
+    // Row-level DML sends change records (a row-kind column): never native.
+    NativeAppendWrite.Settings nativeWrite =
+        options.containsKey(RowLevelRewrite.ROW_KIND_OPTION)
+            ? null
+            : NativeAppendWrite.settings(table.nativeAppend(), info.schema());
+    return new ClusteredWrite(
+        python.build(), clustering(spec, assigners), afterCommit, nativeWrite);
   }
 
   /**
@@ -277,11 +283,18 @@ final class StrataLakeWriteBuilder
     private final Write delegate;
     private final Expression[] clustering;
     private final Runnable afterCommit; // null: nothing
+    // Batch writes of qualifying append tables: Spark's Parquet writer (null: Python's writer).
+    private final NativeAppendWrite.Settings nativeWrite;
 
-    ClusteredWrite(Write delegate, Expression[] clustering, Runnable afterCommit) {
+    ClusteredWrite(
+        Write delegate,
+        Expression[] clustering,
+        Runnable afterCommit,
+        NativeAppendWrite.Settings nativeWrite) {
       this.delegate = delegate;
       this.clustering = clustering;
       this.afterCommit = afterCommit;
+      this.nativeWrite = nativeWrite;
     }
 
     @Override
@@ -293,7 +306,9 @@ final class StrataLakeWriteBuilder
 
     @Override
     public SortOrder[] requiredOrdering() {
-      return new SortOrder[0];
+      // A native writer keeps one file open: rows sorted by partition, as Spark's file writes
+      // sort them (streaming micro-batches, written by Python, sort too; cheap at their size).
+      return nativeWrite == null ? new SortOrder[0] : NativeAppendWrite.ordering(nativeWrite);
     }
 
     @Override
@@ -304,6 +319,9 @@ final class StrataLakeWriteBuilder
     @Override
     public BatchWrite toBatch() {
       BatchWrite batch = delegate.toBatch();
+      if (nativeWrite != null) {
+        batch = NativeAppendWrite.batch(batch, nativeWrite);
+      }
       return afterCommit == null ? batch : new FollowedBatchWrite(batch, afterCommit);
     }
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import unicodedata
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 import pyarrow as pa
@@ -16,10 +16,26 @@ from stratalake.spec.binary_row import decode_row, encode_row
 from stratalake.spec.schema import TableSchema
 from stratalake.types import DataType
 
-# Characters Hive escapes in partition path values (as Paimon's PartitionPathUtils does).
-_HIVE_SAFE = "".join(
-    chr(c) for c in range(32, 127) if chr(c) not in '"#%\'*/:=?\\\x7f{[]^' and chr(c) != " "
-) + " "
+# Characters Paimon's PartitionPathUtils escapes in partition directory names, as %XX: control
+# characters and a few path and glob specials. Everything else, spaces and non-ASCII
+# characters included, is kept as it is.
+_ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset('"#%\'*/:=?\\\x7f{}[]^')
+
+
+def escape_path_name(text: str) -> str:
+    """``text`` as Paimon writes it in a partition directory name."""
+    if not any(c in _ESCAPED for c in text):
+        return text
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
+
+
+def _blank(text: str) -> bool:
+    """Empty or only whitespace as Java's ``Character.isWhitespace`` sees it (Paimon's test)."""
+    return all(
+        c in "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+        or (unicodedata.category(c) in ("Zs", "Zl", "Zp") and c not in "\xa0\u2007\u202f")
+        for c in text
+    )
 
 
 def _format_value(value: Any) -> str:
@@ -61,11 +77,15 @@ class PartitionCodec:
         return dict(zip(self.keys, self.from_bytes(data), strict=True))
 
     def path(self, values: Sequence[Any]) -> str:
-        """``k1=v1/k2=v2`` with Hive escaping; '' for an unpartitioned table."""
+        """``k1=v1/k2=v2`` as Paimon names partition directories: escaped as
+        :func:`escape_path_name`, null and empty or whitespace-only values as the default
+        partition name; '' for an unpartitioned table."""
         parts = []
         for key, value in zip(self.keys, values, strict=True):
-            text = self.default_name if value is None else _format_value(value)
-            parts.append(f"{quote(key, safe=_HIVE_SAFE)}={quote(text, safe=_HIVE_SAFE)}")
+            text = None if value is None else _format_value(value)
+            if text is None or _blank(text):
+                text = self.default_name
+            parts.append(f"{escape_path_name(key)}={escape_path_name(text)}")
         return "/".join(parts)
 
     def spec_to_values(self, spec: Mapping[str, Any], table: str) -> tuple[Any, ...]:

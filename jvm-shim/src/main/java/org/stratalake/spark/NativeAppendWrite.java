@@ -3,7 +3,6 @@ package org.stratalake.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.Serializable;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.time.LocalDate;
@@ -405,9 +404,10 @@ final class NativeAppendWrite {
   }
 
   /**
-   * {@code k1=v1/k2=v2}, each name and value escaped as Python's {@code PartitionCodec.path}
-   * does (Hive's unsafe characters and every non-ASCII byte as {@code %XX}); nulls as the
-   * table's default partition name.
+   * {@code k1=v1/k2=v2} as Paimon names partition directories (and Python's {@code
+   * PartitionCodec.path}): control characters and {@code "#%'*\/:=?\\{}[]^} and DEL escaped as
+   * {@code %XX}, everything else kept; null, empty and whitespace-only values as the table's
+   * default partition name.
    */
   static String partitionPath(Settings settings, Object[] values) {
     StringBuilder out = new StringBuilder();
@@ -416,13 +416,14 @@ final class NativeAppendWrite {
         out.append('/');
       }
       Object v = values[i];
-      String text;
-      if (v == null) {
+      String text = null;
+      if (v != null) {
+        text = settings.partitionTypes[i] instanceof DateType
+            ? LocalDate.ofEpochDay(((Number) v).longValue()).toString()
+            : v.toString(); // strings, integers, booleans ("true"/"false")
+      }
+      if (text == null || blank(text)) {
         text = settings.defaultPartition;
-      } else if (settings.partitionTypes[i] instanceof DateType) {
-        text = LocalDate.ofEpochDay(((Number) v).longValue()).toString();
-      } else {
-        text = v.toString(); // strings, integers, booleans ("true"/"false")
       }
       escape(settings.partitionKeys[i], out);
       out.append('=');
@@ -431,17 +432,24 @@ final class NativeAppendWrite {
     return out.toString();
   }
 
-  private static final String UNSAFE = "\"#%'*/:=?\\{[]^";
+  private static boolean blank(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      if (!Character.isWhitespace(text.charAt(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static final String ESCAPED = "\"#%'*/:=?\\\u007F{}[]^";
 
   private static void escape(String text, StringBuilder out) {
-    for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
-      int c = b & 0xff;
-      boolean safe = c >= 32 && c < 127 && UNSAFE.indexOf(c) < 0;
-      if (safe) {
-        out.append((char) c);
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c < 0x20 || ESCAPED.indexOf(c) >= 0) {
+        out.append('%').append(String.format("%02X", (int) c));
       } else {
-        out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-            .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+        out.append(c);
       }
     }
   }

@@ -1,0 +1,204 @@
+"""Bucket-unaware append tables written by Spark's own Parquet writer (NativeAppendWrite in the
+shim, spark/native_write.py): several tasks, awkward partition values, every overwrite mode, a
+failing task, and the tables read back by Spark, the Python API and pypaimon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+import stratalake
+from stratalake.lsm.data_file import bucket_dir
+from stratalake.spec.stats import compute_stats
+from stratalake.table.append_file import physical_schema
+from tests.interop.paimon_oracle import paimon_read
+from tests.spark.test_catalyst import conf
+
+SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"  # set by Spark's writer only
+
+COLUMNS = (
+    "id BIGINT, n INT, s STRING, f DOUBLE, d DATE, m DECIMAL(12, 2), ok BOOLEAN, raw BINARY, "
+    "t TINYINT, big DECIMAL(30, 4), p STRING, k INT"
+)
+# Partition values with spaces and non-ASCII characters (kept as they are in directory names).
+SOURCE = """
+SELECT id, CAST(id % 1000 AS INT) AS n,
+       CASE WHEN id % 11 = 0 THEN NULL ELSE concat('s-', id) END AS s,
+       CASE WHEN id % 13 = 0 THEN CAST('NaN' AS DOUBLE) ELSE id / 7.0 END AS f,
+       date_add(DATE'2021-03-01', CAST(id % 400 AS INT)) AS d,
+       CAST(id / 100.0 - 300 AS DECIMAL(12, 2)) AS m,
+       id % 3 = 0 AS ok,
+       CASE WHEN id % 2 = 0 THEN CAST(concat('b', id) AS BINARY) END AS raw,
+       CAST(id % 100 - 50 AS TINYINT) AS t,
+       CAST(id * 1234567.1234 AS DECIMAL(30, 4)) AS big,
+       element_at(array(NULL, 'plain', 'a b', 'ü-é', 'x y z'), CAST(id % 5 + 1 AS INT)) AS p,
+       CAST(id % 2 AS INT) AS k
+FROM range({start}, {end})
+"""
+
+
+def _source(spark: Any, start: int, end: int, tasks: int = 3) -> Any:
+    return spark.sql(SOURCE.format(start=start, end=end)).repartition(tasks)
+
+
+def _same_rows(spark: Any, a: Any, b: Any) -> None:
+    assert a.exceptAll(b).count() == 0 and b.exceptAll(a).count() == 0
+
+
+def _data_files(table: stratalake.Table) -> list[Path]:
+    return sorted(Path(table.location).rglob("data-*.parquet"))
+
+
+def _live_paths(table: stratalake.Table) -> set[Path]:
+    codec = table.partition_codec
+    snap = table.latest_snapshot()
+    out = set()
+    for e in table.live_entries(snap) if snap is not None else []:
+        directory = bucket_dir(table.location, codec.path(codec.from_bytes(e.partition)), e.bucket)
+        out.add(Path(f"{directory}/{e.file.file_name}"))
+    return out
+
+
+def _written_by_spark(path: Path) -> bool:
+    return SPARK_SCHEMA_KEY in (pq.ParquetFile(path).metadata.metadata or {})
+
+
+def test_multi_task_write_reads_back_everywhere(four_tasks: Any, db: str, warehouse: Path) -> None:
+    spark = four_tasks
+    name = db.split(".", 1)[1]
+    spark.sql(f"CREATE TABLE {db}.e ({COLUMNS}) PARTITIONED BY (p, k)")
+    first, second = _source(spark, 0, 120_000), _source(spark, 120_000, 150_000, tasks=2)
+    first.writeTo(f"{db}.e").append()
+    second.writeTo(f"{db}.e").append()
+    expected = first.unionByName(second)
+    _same_rows(spark, spark.table(f"{db}.e"), expected)
+
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.e")
+    files = _data_files(table)
+    assert files and all(_written_by_spark(f) for f in files)
+    assert set(files) == _live_paths(table)  # every file committed, nothing left over
+    # 10 partitions, written by several tasks each (file names carry the task writer's uuid)
+    dirs = {f.parent for f in files}
+    assert len(dirs) == 10
+    assert max(len({f.name.rsplit("-", 1)[0] for f in files if f.parent == d}) for d in dirs) >= 3
+    assert len([s.id for s in table.snapshot_manager.snapshots()]) == 2
+
+    # The manifest's statistics are what the Python writer would compute from the same rows.
+    schema = table.schema()
+    names, types = [f.name for f in schema.fields], [f.type for f in schema.fields]
+    codec = table.partition_codec
+    for e in table.live_entries(table.latest_snapshot()):
+        directory = bucket_dir(table.location, codec.path(codec.from_bytes(e.partition)), e.bucket)
+        rows = pq.ParquetFile(f"{directory}/{e.file.file_name}").read().cast(physical_schema(schema))
+        assert e.file.row_count == rows.num_rows
+        assert e.file.value_stats == compute_stats(rows, names, types, table.core_options.stats_mode)
+        assert e.file.max_sequence_number - e.file.min_sequence_number + 1 == rows.num_rows
+
+    # The Python API and pypaimon read the same rows.
+    py = table.read()
+    assert py.num_rows == 150_000 and sum(py.column("id").to_pylist()) == sum(range(150_000))
+    pa_rows = paimon_read(warehouse, f"{name}.e")
+    assert pa_rows.num_rows == 150_000
+    assert sorted(pa_rows.column("id").to_pylist()) == list(range(150_000))
+    by_p = {v: 0 for v in (None, "plain", "a b", "ü-é", "x y z")}
+    for v in pa_rows.column("p").to_pylist():
+        by_p[v] += 1
+    assert set(by_p.values()) == {30_000}
+    # Value-column pruning from the footer-derived statistics.
+    got = spark.sql(f"SELECT count(*), sum(n) FROM {db}.e WHERE id >= 140000 AND p = 'ü-é'").collect()
+    want = expected.where("id >= 140000 AND p = 'ü-é'").selectExpr("count(*)", "sum(n)").collect()
+    assert got == want
+
+
+def test_partition_directories_follow_paimon(spark: Any, db: str, warehouse: Path) -> None:
+    """Escaped characters, blank values and nulls: the directories Paimon's writer names (its
+    PartitionPathUtils), whichever writer wrote the rows."""
+    values = ["a/b", "x:y=%#", "  ", "", None, "ü{}", "tab\there"]
+    dirs = {"p=a%2Fb", "p=x%3Ay%3D%25%23", "p=__DEFAULT_PARTITION__", "p=ü%7B%7D", "p=tab%09here"}
+    name = db.split(".", 1)[1]
+    for native in ("true", "false"):
+        with conf(spark, stratalake__write__native__enabled=native):
+            spark.sql(f"CREATE TABLE {db}.d{native} (id BIGINT, p STRING) PARTITIONED BY (p)")
+            rows = [(i, values[i % len(values)]) for i in range(700)]
+            spark.createDataFrame(rows, "id BIGINT, p STRING").writeTo(f"{db}.d{native}").append()
+        table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.d{native}")
+        files = _data_files(table)
+        assert {f.parent.parent.name for f in files} == dirs
+        assert all(_written_by_spark(f) == (native == "true") for f in files)
+        got = spark.sql(f"SELECT p, count(*) FROM {db}.d{native} GROUP BY p").collect()
+        assert sorted(map(tuple, got), key=repr) == sorted(((v, 100) for v in values), key=repr)
+        assert table.read().num_rows == 700
+
+
+def test_overwrite_modes(four_tasks: Any, db: str, warehouse: Path) -> None:
+    spark = four_tasks
+    spark.sql(f"CREATE TABLE {db}.o (id BIGINT, v STRING, p STRING) PARTITIONED BY (p)")
+    spark.sql(
+        f"INSERT INTO {db}.o SELECT id, 'old', concat('p', id % 3) FROM range(30000) DISTRIBUTE BY id % 4"
+    )
+    # static partition: only p0 replaced
+    spark.sql(f"INSERT OVERWRITE {db}.o PARTITION (p = 'p0') SELECT id, 'new' FROM range(100) DISTRIBUTE BY id")
+    counts = dict(spark.sql(f"SELECT p, count(*) FROM {db}.o GROUP BY p").collect())
+    assert counts == {"p0": 100, "p1": 10000, "p2": 10000}
+    # dynamic: the partitions written (p1, p9) replaced, p0 and p2 kept
+    with conf(spark, spark__sql__sources__partitionOverwriteMode="dynamic"):
+        spark.sql(
+            f"INSERT OVERWRITE {db}.o SELECT id, 'dyn', CASE WHEN id < 50 THEN 'p1' ELSE 'p9' END "
+            "FROM range(80) DISTRIBUTE BY id"
+        )
+    rows = spark.sql(f"SELECT p, v, count(*) FROM {db}.o GROUP BY p, v ORDER BY p, v").collect()
+    assert [tuple(r) for r in rows] == [("p0", "new", 100), ("p1", "dyn", 50), ("p2", "old", 10000), ("p9", "dyn", 30)]
+    # the whole table
+    spark.sql(f"INSERT OVERWRITE {db}.o SELECT id, 'all', 'p5' FROM range(7)")
+    assert [tuple(r) for r in spark.sql(f"SELECT p, count(*) FROM {db}.o GROUP BY p").collect()] == [("p5", 7)]
+    name = db.split(".", 1)[1]
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.o")
+    assert all(_written_by_spark(f) for f in _live_paths(table))
+    assert paimon_read(warehouse, f"{name}.o").num_rows == 7
+
+
+def test_failed_task_leaves_the_table_unchanged(four_tasks: Any, db: str, warehouse: Path) -> None:
+    spark = four_tasks
+    spark.sql(f"CREATE TABLE {db}.f (id BIGINT, n INT NOT NULL, p STRING) PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {db}.f SELECT id, 1, concat('p', id % 2) FROM range(1000)")
+    name = db.split(".", 1)[1]
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.f")
+    before = set(_data_files(table))
+    snapshots = [s.id for s in table.snapshot_manager.snapshots()]
+    bad = (
+        f"INSERT INTO {db}.f SELECT id, CASE WHEN id = 99990 THEN NULL ELSE 1 END, concat('p', id % 2) "
+        "FROM range(100000) DISTRIBUTE BY id % 4"
+    )
+    with pytest.raises(Exception, match=r"(?i)null"):
+        spark.sql(bad)
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.f")
+    assert [s.id for s in table.snapshot_manager.snapshots()] == snapshots
+    assert set(_data_files(table)) == before  # the other tasks' files went with the job's abort
+    assert spark.sql(f"SELECT count(*) FROM {db}.f").collect()[0][0] == 1000
+
+
+def test_python_writer_when_off_or_not_eligible(four_tasks: Any, db: str, warehouse: Path) -> None:
+    spark = four_tasks
+    name = db.split(".", 1)[1]
+    catalog = stratalake.Catalog(str(warehouse))
+    with conf(spark, stratalake__write__native__enabled="false"):
+        spark.sql(f"CREATE TABLE {db}.off (id BIGINT, v STRING)")
+        spark.sql(f"INSERT INTO {db}.off SELECT id, 'x' FROM range(5000)")
+    # timestamps, fixed buckets and primary keys go through Python
+    spark.sql(f"CREATE TABLE {db}.ts (id BIGINT, at TIMESTAMP)")
+    spark.sql(f"INSERT INTO {db}.ts SELECT id, TIMESTAMP'2024-01-01 00:00:00' FROM range(5000)")
+    spark.sql(f"CREATE TABLE {db}.fixed (id BIGINT, v STRING) TBLPROPERTIES ('bucket' = '2', 'bucket-key' = 'id')")
+    spark.sql(f"INSERT INTO {db}.fixed SELECT id, 'x' FROM range(5000)")
+    for t in ("off", "ts", "fixed"):
+        table = catalog.get_table(f"{name}.{t}")
+        files = _data_files(table)
+        assert files and not any(_written_by_spark(f) for f in files), t
+        assert spark.sql(f"SELECT count(*) FROM {db}.{t}").collect()[0][0] == 5000
+    # CTAS goes native
+    spark.sql(f"CREATE TABLE {db}.ctas PARTITIONED BY (p) AS SELECT id, concat('p', id % 2) AS p FROM range(5000)")
+    files = _data_files(catalog.get_table(f"{name}.ctas"))
+    assert files and all(_written_by_spark(f) for f in files)
+    assert spark.sql(f"SELECT count(*), sum(id) FROM {db}.ctas").collect()[0] == (5000, sum(range(5000)))

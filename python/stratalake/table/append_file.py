@@ -134,27 +134,10 @@ class AppendFileWriter:
         self._writer = None
         path = f"{self.directory}/{self._name}"
         mode = self.options.stats_mode
-        value_stats = SimpleStats(EMPTY_ROW, EMPTY_ROW, ()) if mode == "none" else self._stats.stats(mode)
+        value_stats = None if mode == "none" else self._stats.stats(mode)
+        size = self.file_io.file_size(path)
         self.metas.append(
-            DataFileMeta(
-                file_name=self._name,
-                file_size=self.file_io.file_size(path),
-                row_count=self._rows,
-                min_key=EMPTY_ROW,
-                max_key=EMPTY_ROW,
-                key_stats=EMPTY_KEY_STATS,
-                value_stats=value_stats,
-                min_sequence_number=self._min_seq,
-                max_sequence_number=self.next_sequence - 1,
-                schema_id=self.schema.id,
-                level=0,
-                extra_files=(),
-                creation_time=int(time.time() * 1000),
-                delete_row_count=0,
-                embedded_file_index=None,
-                file_source=int(self.file_source),
-                value_stats_cols=() if mode == "none" else None,
-            )
+            _level0_meta(self._name, size, self._rows, value_stats, self._min_seq, self.schema.id, self.file_source)
         )
 
 
@@ -297,29 +280,40 @@ def meta_of_parquet_file(
     except (OSError, pa.ArrowInvalid) as e:
         raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
     metadata = parquet.metadata
-    rows = metadata.num_rows
     mode = options.stats_mode
-    value_stats = SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
-    if mode != "none":
-        value_stats = _footer_stats(parquet, schema, mode)
+    value_stats = None if mode == "none" else _footer_stats(parquet, schema, mode)
+    size = file_io.file_size(path)
+    return _level0_meta(name, size, metadata.num_rows, value_stats, first_sequence, schema.id, file_source)
+
+
+def _level0_meta(
+    name: str,
+    size: int,
+    rows: int,
+    value_stats: SimpleStats | None,
+    first_sequence: int,
+    schema_id: int,
+    file_source: FileSource,
+) -> DataFileMeta:
+    """An append file's level-0 entry; ``value_stats`` None: stats mode ``none`` (no columns)."""
     return DataFileMeta(
         file_name=name,
-        file_size=file_io.file_size(path),
+        file_size=size,
         row_count=rows,
         min_key=EMPTY_ROW,
         max_key=EMPTY_ROW,
         key_stats=EMPTY_KEY_STATS,
-        value_stats=value_stats,
+        value_stats=SimpleStats(EMPTY_ROW, EMPTY_ROW, ()) if value_stats is None else value_stats,
         min_sequence_number=first_sequence,
         max_sequence_number=first_sequence + rows - 1,
-        schema_id=schema.id,
+        schema_id=schema_id,
         level=0,
         extra_files=(),
         creation_time=int(time.time() * 1000),
         delete_row_count=0,
         embedded_file_index=None,
         file_source=int(file_source),
-        value_stats_cols=() if mode == "none" else None,
+        value_stats_cols=() if value_stats is None else None,
     )
 
 

@@ -456,8 +456,12 @@ final class NativeAppendWrite {
 
   /** The message as Python's {@code NativeFiles(files, schema_id)}: GLOBAL, the args, REDUCE. */
   private static byte[] pickle(Map<String, Object> message) throws IOException {
-    Pickler.registerCustomDeconstructor(Message.class, Message.DECONSTRUCTOR);
     return new Pickler(false).dumps(new Message(message));
+  }
+
+  static {
+    // Once per class loader: the pickler's registry is a plain static map.
+    Pickler.registerCustomDeconstructor(Message.class, Message.DECONSTRUCTOR);
   }
 
   private static final class Message {

@@ -202,3 +202,39 @@ def test_python_writer_when_off_or_not_eligible(four_tasks: Any, db: str, wareho
     files = _data_files(catalog.get_table(f"{name}.ctas"))
     assert files and all(_written_by_spark(f) for f in files)
     assert spark.sql(f"SELECT count(*), sum(id) FROM {db}.ctas").collect()[0] == (5000, sum(range(5000)))
+
+
+def test_table_pypaimon_wrote(four_tasks: Any, warehouse: Path) -> None:
+    """An append table pypaimon created and filled with Paimon's defaults: Spark's native insert
+    adds to its partitions, both read everything, and pypaimon appends again after it."""
+    import numpy as np
+    import pyarrow as pa
+
+    from tests.interop.paimon_oracle import paimon_create_table, paimon_write
+
+    spark = four_tasks
+    wh = str(warehouse)
+    ident = "native_paimon.events"
+    schema = pa.schema([("id", pa.int64()), ("user", pa.string()), ("amount", pa.float64()), ("dt", pa.string())])
+    paimon_create_table(wh, ident, schema, primary_keys=[], partition_keys=["dt"])
+    ids = np.arange(50_000)
+    first = pa.table(
+        {"id": ids, "user": [f"u{i % 97}" for i in ids], "amount": ids / 4, "dt": [f"d{i % 3}" for i in ids]},
+        schema=schema,
+    )
+    paimon_write(wh, ident, first)
+    assert "bucket" not in stratalake.Catalog(wh).get_table(ident).schema().options  # Paimon's default: -1
+    spark.sql(
+        f"INSERT INTO lake.{ident} SELECT id, concat('s', id % 13), id / 2.0, concat('d', id % 4) "
+        "FROM range(50000, 150000) DISTRIBUTE BY id % 4"
+    )
+    paimon_write(wh, ident, first.slice(0, 1000))
+    table = stratalake.Catalog(wh).get_table(ident)
+    spark_files = [f for f in _data_files(table) if _written_by_spark(f)]
+    assert len({f.parent for f in spark_files}) == 4  # d0..d3, one of them new
+    expected_ids = sorted([*range(150_000), *range(1000)])
+    got = paimon_read(wh, ident)
+    assert sorted(got.column("id").to_pylist()) == expected_ids
+    row = spark.sql(f"SELECT count(*), sum(id), count(DISTINCT dt) FROM lake.{ident}").collect()[0]
+    assert tuple(row) == (151_000, sum(expected_ids), 4)
+    assert spark.sql(f"SELECT count(*) FROM lake.{ident} WHERE dt = 'd3'").collect()[0][0] == 25_000

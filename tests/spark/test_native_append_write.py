@@ -238,3 +238,25 @@ def test_table_pypaimon_wrote(four_tasks: Any, warehouse: Path) -> None:
     row = spark.sql(f"SELECT count(*), sum(id), count(DISTINCT dt) FROM lake.{ident}").collect()[0]
     assert tuple(row) == (151_000, sum(expected_ids), 4)
     assert spark.sql(f"SELECT count(*) FROM lake.{ident} WHERE dt = 'd3'").collect()[0][0] == 25_000
+
+
+def test_files_roll_at_target_file_size(spark: Any, db: str, warehouse: Path) -> None:
+    """A task's rows of one partition become several files once each reaches target-file-size."""
+    name = db.split(".", 1)[1]
+    spark.sql(
+        f"CREATE TABLE {db}.r (id BIGINT, s STRING, p INT) PARTITIONED BY (p) "
+        "TBLPROPERTIES ('target-file-size' = '1 mb')"
+    )
+    spark.sql(
+        f"INSERT INTO {db}.r SELECT id, sha2(CAST(id AS STRING), 256), CAST(id % 2 AS INT) "
+        "FROM range(200000) DISTRIBUTE BY id % 2"
+    )
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.r")
+    entries = list(table.live_entries(table.latest_snapshot()))
+    assert len(entries) >= 6 and all(_written_by_spark(p) for p in _live_paths(table))
+    # every file but the last of its writer is near the target (rolled after reaching it)
+    assert max(e.file.file_size for e in entries) < 3 * 1024 * 1024
+    assert sum(e.file.row_count for e in entries) == 200_000
+    assert all(e.file.max_sequence_number - e.file.min_sequence_number + 1 == e.file.row_count for e in entries)
+    row = spark.sql(f"SELECT count(*), count(DISTINCT s), sum(id) FROM {db}.r").collect()[0]
+    assert tuple(row) == (200_000, 200_000, sum(range(200_000)))

@@ -260,3 +260,21 @@ def test_files_roll_at_target_file_size(spark: Any, db: str, warehouse: Path) ->
     assert all(e.file.max_sequence_number - e.file.min_sequence_number + 1 == e.file.row_count for e in entries)
     row = spark.sql(f"SELECT count(*), count(DISTINCT s), sum(id) FROM {db}.r").collect()[0]
     assert tuple(row) == (200_000, 200_000, sum(range(200_000)))
+
+
+def test_file_uri_warehouse(spark: Any, tmp_path: Path) -> None:
+    """A catalog whose warehouse is a file: URI: the JVM writes to the local path it names."""
+    from stratalake.spark.session import CATALOG_CLASS
+
+    warehouse = f"file://{tmp_path}/uri-wh"
+    spark.conf.set("spark.sql.catalog.urilake", CATALOG_CLASS)
+    spark.conf.set("spark.sql.catalog.urilake.warehouse", warehouse)
+    spark.sql("CREATE DATABASE urilake.db")
+    spark.sql("CREATE TABLE urilake.db.e (id BIGINT, p STRING) PARTITIONED BY (p)")
+    spark.sql("INSERT INTO urilake.db.e SELECT id, concat('p', id % 3) FROM range(30000) DISTRIBUTE BY id % 2")
+    assert spark.sql("SELECT count(*), sum(id) FROM urilake.db.e").collect()[0] == (30_000, sum(range(30_000)))
+    table = stratalake.Catalog(warehouse).get_table("db.e")
+    files = sorted(Path(f"{tmp_path}/uri-wh").rglob("data-*.parquet"))
+    assert len({f.parent for f in files}) == 3 and all(_written_by_spark(f) for f in files)
+    assert table.read().num_rows == 30_000
+    assert not Path("file:").exists()  # nothing written relative to the working directory

@@ -89,7 +89,8 @@ def native_append_plan(table: Table) -> dict[str, Any] | None:
     if not all(isinstance(t, _PARTITION_TYPES) for t in partition_types):
         return None
     return {
-        "location": table.location.rstrip("/"),
+        # A plain local path (a file: URI's path): the JVM writes through java.nio.
+        "location": table.file_io.to_fs_path(table.location).rstrip("/"),
         "schema_id": schema.id,
         "columns": [{"name": f.name, "nullable": f.type.nullable} for f in schema.fields],
         "partition_keys": list(schema.partition_keys),
@@ -137,7 +138,7 @@ def commit_messages(table: Table, messages: Sequence[NativeFiles]) -> list[Commi
             path = str(f["path"])
             directory = bucket_dir(table.location, codec.path(values), 0)
             name = path.rsplit("/", 1)[-1]
-            if path != f"{directory}/{name}":
+            if path != table.file_io.to_fs_path(f"{directory}/{name}"):
                 raise StrataLakeError(
                     f"table {table.identifier}: Spark wrote {path}, but a file of partition "
                     f"{dict(zip(codec.keys, values, strict=True))} belongs in {directory}; this is a "
@@ -159,7 +160,7 @@ def commit_messages(table: Table, messages: Sequence[NativeFiles]) -> list[Commi
 
 
 def delete_files(table: Table, messages: Sequence[NativeFiles]) -> None:
-    """Remove the shim's files of a failed or aborted write (never visible)."""
+    """Remove the shim's files of a failed or aborted write (never visible; local paths)."""
     for message in messages:
         for f in message.files:
             table.file_io.delete_quietly(str(f["path"]))

@@ -278,3 +278,25 @@ def test_file_uri_warehouse(spark: Any, tmp_path: Path) -> None:
     assert len({f.parent for f in files}) == 3 and all(_written_by_spark(f) for f in files)
     assert table.read().num_rows == 30_000
     assert not Path("file:").exists()  # nothing written relative to the working directory
+
+
+def test_date_boolean_and_integer_partitions(spark: Any, db: str, warehouse: Path) -> None:
+    """Typed partition values name the same directories whichever writer wrote them."""
+    name = db.split(".", 1)[1]
+    query = (
+        "SELECT id, date_add(DATE'1999-12-30', CAST(id % 3 AS INT)) AS d, id % 2 = 0 AS b, "
+        "CAST(id % 2 - 1 AS TINYINT) AS t FROM range(600)"
+    )
+    dirs = {}
+    for native in ("true", "false"):
+        with conf(spark, stratalake__write__native__enabled=native):
+            spark.sql(f"CREATE TABLE {db}.typed{native} (id BIGINT, d DATE, b BOOLEAN, t TINYINT) PARTITIONED BY (d, b, t)")
+            spark.sql(f"INSERT INTO {db}.typed{native} {query}")
+        table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.typed{native}")
+        files = _data_files(table)
+        assert all(_written_by_spark(f) == (native == "true") for f in files)
+        dirs[native] = {str(f.parent.relative_to(table.location)) for f in files}
+        got = spark.sql(f"SELECT d, b, t, count(*) FROM {db}.typed{native} GROUP BY d, b, t").collect()
+        assert sorted(map(tuple, got)) == sorted(map(tuple, spark.sql(f"SELECT d, b, t, count(*) FROM ({query}) GROUP BY d, b, t").collect()))
+    assert dirs["true"] == dirs["false"]
+    assert "d=1999-12-31/b=false/t=0/bucket-0" in dirs["true"]

@@ -4,6 +4,7 @@ failing task, and the tables read back by Spark, the Python API and pypaimon."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -160,24 +161,72 @@ def test_overwrite_modes(four_tasks: Any, db: str, warehouse: Path) -> None:
     assert paimon_read(warehouse, f"{name}.o").num_rows == 7
 
 
-def test_failed_task_leaves_the_table_unchanged(four_tasks: Any, db: str, warehouse: Path) -> None:
+@pytest.mark.parametrize(
+    ("native", "ddl"),
+    [
+        ("true", "(id BIGINT, n INT NOT NULL, p STRING) PARTITIONED BY (p)"),
+        ("false", "(id BIGINT, n INT NOT NULL, p STRING) PARTITIONED BY (p)"),
+        # a bucketed primary-key table holding data, 4 tasks into 3 buckets x 2 partitions
+        ("true", "(id BIGINT, n INT NOT NULL, p STRING, PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) "
+         "TBLPROPERTIES ('bucket' = '3')"),
+    ],
+)  # fmt: skip
+def test_failed_task_leaves_the_table_unchanged(
+    four_tasks: Any, db: str, warehouse: Path, native: str, ddl: str
+) -> None:
+    """A task fails late (a NOT NULL violation) while the others have written their files: no
+    snapshot, and the job's abort removes every file, whichever writer wrote them (Spark hands
+    the abort a null message for the failed task, which Python's abort cannot take)."""
     spark = four_tasks
-    spark.sql(f"CREATE TABLE {db}.f (id BIGINT, n INT NOT NULL, p STRING) PARTITIONED BY (p)")
-    spark.sql(f"INSERT INTO {db}.f SELECT id, 1, concat('p', id % 2) FROM range(1000)")
     name = db.split(".", 1)[1]
-    table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.f")
-    before = set(_data_files(table))
-    snapshots = [s.id for s in table.snapshot_manager.snapshots()]
-    bad = (
-        f"INSERT INTO {db}.f SELECT id, CASE WHEN id = 99990 THEN NULL ELSE 1 END, concat('p', id % 2) "
-        "FROM range(100000) DISTRIBUTE BY id % 4"
-    )
-    with pytest.raises(Exception, match=r"(?i)null"):
-        spark.sql(bad)
+    with conf(spark, stratalake__write__native__enabled=native):
+        spark.sql(f"CREATE TABLE {db}.f {ddl}")
+        spark.sql(f"INSERT INTO {db}.f SELECT id, 1, concat('p', id % 2) FROM range(1000)")
+        table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.f")
+        before = set(_data_files(table))
+        snapshots = [s.id for s in table.snapshot_manager.snapshots()]
+        bad = (
+            f"INSERT INTO {db}.f SELECT id, CASE WHEN id = 99990 THEN NULL ELSE 1 END, concat('p', id % 2) "
+            "FROM range(100000) DISTRIBUTE BY id % 4"
+        )
+        with pytest.raises(Exception, match=r"(?i)null"):
+            spark.sql(bad)
     table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.f")
     assert [s.id for s in table.snapshot_manager.snapshots()] == snapshots
-    assert set(_data_files(table)) == before  # the other tasks' files went with the job's abort
+    left = set(_data_files(table)) - before
+    if native == "true":
+        # The JVM writers delete their files when their task fails or is killed; the job's abort
+        # deletes those of the tasks that had finished.
+        assert not left, sorted(left)
+    else:
+        # A Python task still running when the job aborts may finish its files after the abort
+        # (Spark kills its worker, nothing deletes them): unreferenced, and orphan removal takes them.
+        removed = table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 1000)
+        assert {Path(table.file_io.to_fs_path(p)) for p in removed} >= left
+        assert set(_data_files(table)) == before
     assert spark.sql(f"SELECT count(*) FROM {db}.f").collect()[0][0] == 1000
+
+
+def test_small_files_are_compacted_after_native_writes(spark: Any, db: str, warehouse: Path) -> None:
+    """Native writers do not compact; a commit that leaves files the append compaction would pick
+    is followed by it (a COMPACT snapshot), unless the table is write-only."""
+    name = db.split(".", 1)[1]
+    opts = "'compaction.max.file-num' = '4'"
+    spark.sql(f"CREATE TABLE {db}.c (id BIGINT, p STRING) PARTITIONED BY (p) TBLPROPERTIES ({opts})")
+    spark.sql(f"CREATE TABLE {db}.w (id BIGINT, p STRING) PARTITIONED BY (p) TBLPROPERTIES ({opts}, 'write-only' = 'true')")
+    for i in range(5):
+        for t in ("c", "w"):
+            spark.sql(f"INSERT INTO {db}.{t} SELECT id, 'x' FROM range({i * 100}, {(i + 1) * 100}) DISTRIBUTE BY 1")
+    catalog = stratalake.Catalog(str(warehouse))
+    compacted = catalog.get_table(f"{name}.c")
+    kinds = [s.commit_kind.name for s in compacted.snapshot_manager.snapshots()]
+    assert kinds == ["APPEND"] * 4 + ["COMPACT", "APPEND"], kinds
+    assert len(_live_paths(compacted)) == 2  # the compacted four, then the fifth insert
+    left = catalog.get_table(f"{name}.w")
+    assert len(_live_paths(left)) == 5
+    assert all(_written_by_spark(f) for f in _live_paths(left))
+    for t in ("c", "w"):
+        assert spark.sql(f"SELECT count(*), sum(id) FROM {db}.{t}").collect()[0] == (500, sum(range(500)))
 
 
 def test_python_writer_when_off_or_not_eligible(four_tasks: Any, db: str, warehouse: Path) -> None:

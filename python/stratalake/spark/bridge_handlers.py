@@ -571,6 +571,14 @@ def dynamic_assigners(req: Request) -> int:
     return owner_consistent_assigners(table, int(req["num_assigners"]))
 
 
+def compaction_due(req: Request) -> bool:
+    """After a native append write: whether the table's small-file compaction has files to merge."""
+    from stratalake.table.append_compact import compaction_due as due
+
+    table = catalog(req["catalog"]).get_table(_ident(req))
+    return not table.schema().primary_keys and due(table)
+
+
 # ---- scans (org.stratalake.spark.StrataLakeScan) ---------------------------------------------
 
 
@@ -638,6 +646,7 @@ HANDLERS: dict[str, Handler] = {
     "classify_filters": classify_filters,
     "aggregate_partitions": aggregate_partitions,
     "dynamic_assigners": dynamic_assigners,
+    "compaction_due": compaction_due,
 }
 
 

@@ -70,6 +70,20 @@ def pick_files(
     return None
 
 
+def compaction_due(table: Table) -> bool:
+    """Whether some (partition, bucket) of the latest snapshot holds files :func:`pick_files`
+    would compact (never for ``write-only`` tables). Metadata only."""
+    if table.core_options.get_bool("write-only"):
+        return False
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return False
+    buckets: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    for e in table.live_entries(snapshot):
+        buckets.setdefault((e.partition, e.bucket), []).append(e.file)
+    return any(pick_files(table, files) is not None for files in buckets.values())
+
+
 def rewrite(
     table: Table,
     partition_values: tuple[Any, ...],

@@ -217,11 +217,7 @@ final class NativeAppendWrite {
 
     @Override
     public void abort(WriterCommitMessage[] messages) {
-      // Python deletes the files the messages list; a failed task (null) deleted its own.
-      python.abort(
-          java.util.Arrays.stream(messages)
-              .filter(java.util.Objects::nonNull)
-              .toArray(WriterCommitMessage[]::new));
+      python.abort(messages); // Python deletes the files the messages list
     }
   }
 

@@ -315,6 +315,17 @@ public class StrataLakeTable
     StrataLakeProcedure.run(req);
   }
 
+  /**
+   * After a native append write: {@code CALL sys.compact(table, 'minor')} as a distributed job
+   * when some bucket holds small files the append compaction would pick (Python's {@code
+   * compaction_due}), else nothing.
+   */
+  void compactIfDue() {
+    if (PythonBridge.call("compaction_due", identity.deepCopy()).asBoolean(false)) {
+      compactLevel0();
+    }
+  }
+
   /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
   JsonNode writeDistribution() {
     return writeDistribution;

@@ -181,7 +181,7 @@ final class StrataLakeWriteBuilder
             ? null
             : NativeAppendWrite.settings(table.nativeAppend(), info.schema());
     return new ClusteredWrite(
-        python.build(), clustering(spec, assigners), afterCommit, nativeWrite);
+        python.build(), clustering(spec, assigners), afterCommit, nativeWrite, table::compactIfDue);
   }
 
   /**
@@ -285,16 +285,19 @@ final class StrataLakeWriteBuilder
     private final Runnable afterCommit; // null: nothing
     // Batch writes of qualifying append tables: Spark's Parquet writer (null: Python's writer).
     private final NativeAppendWrite.Settings nativeWrite;
+    private final Runnable afterNativeCommit;
 
     ClusteredWrite(
         Write delegate,
         Expression[] clustering,
         Runnable afterCommit,
-        NativeAppendWrite.Settings nativeWrite) {
+        NativeAppendWrite.Settings nativeWrite,
+        Runnable afterNativeCommit) {
       this.delegate = delegate;
       this.clustering = clustering;
       this.afterCommit = afterCommit;
       this.nativeWrite = nativeWrite;
+      this.afterNativeCommit = afterNativeCommit;
     }
 
     @Override
@@ -319,16 +322,20 @@ final class StrataLakeWriteBuilder
     @Override
     public BatchWrite toBatch() {
       BatchWrite batch = delegate.toBatch();
+      Runnable after = afterCommit;
       if (nativeWrite != null) {
         batch = NativeAppendWrite.batch(batch, nativeWrite);
+        // Python's writers compacted the small files they wrote; the native writer's commit is
+        // followed by the table's small-file compaction when one is due (as Paimon's dedicated
+        // compaction of unaware-bucket tables does).
+        after = afterNativeCommit;
       }
-      return afterCommit == null ? batch : new FollowedBatchWrite(batch, afterCommit);
+      return new GuardedBatchWrite(batch, after);
     }
 
     @Override
     public StreamingWrite toStreaming() {
-      StreamingWrite streaming = delegate.toStreaming();
-      return afterCommit == null ? streaming : new FollowedStreamingWrite(streaming, afterCommit);
+      return new GuardedStreamingWrite(delegate.toStreaming(), afterCommit);
     }
 
     @Override
@@ -353,6 +360,9 @@ final class StrataLakeWriteBuilder
    * delete committed files; the level-0 files wait for the next compaction instead.
    */
   private static void runAfterCommit(Runnable afterCommit) {
+    if (afterCommit == null) {
+      return;
+    }
     try {
       afterCommit.run();
     } catch (RuntimeException e) {
@@ -361,12 +371,26 @@ final class StrataLakeWriteBuilder
     }
   }
 
-  /** A batch write whose successful commit is followed by {@code afterCommit}. */
-  private static final class FollowedBatchWrite implements BatchWrite {
+  /**
+   * Spark's messages without the null ones of failed tasks, which deleted their own files:
+   * Spark's Python write fails on a null message, and its abort then never deletes the files
+   * of the tasks that did succeed.
+   */
+  static WriterCommitMessage[] nonNull(WriterCommitMessage[] messages) {
+    return java.util.Arrays.stream(messages)
+        .filter(java.util.Objects::nonNull)
+        .toArray(WriterCommitMessage[]::new);
+  }
+
+  /**
+   * Every batch write: its abort hands Python only real messages ({@link #nonNull}); a
+   * successful commit is followed by {@code afterCommit} (null: nothing).
+   */
+  private static final class GuardedBatchWrite implements BatchWrite {
     private final BatchWrite delegate;
     private final Runnable afterCommit;
 
-    FollowedBatchWrite(BatchWrite delegate, Runnable afterCommit) {
+    GuardedBatchWrite(BatchWrite delegate, Runnable afterCommit) {
       this.delegate = delegate;
       this.afterCommit = afterCommit;
     }
@@ -400,16 +424,16 @@ final class StrataLakeWriteBuilder
 
     @Override
     public void abort(WriterCommitMessage[] messages) {
-      delegate.abort(messages);
+      delegate.abort(nonNull(messages));
     }
   }
 
-  /** A streaming write whose every successful epoch commit is followed by {@code afterCommit}. */
-  private static final class FollowedStreamingWrite implements StreamingWrite {
+  /** Every streaming write, guarded as {@link GuardedBatchWrite} is, per epoch. */
+  private static final class GuardedStreamingWrite implements StreamingWrite {
     private final StreamingWrite delegate;
     private final Runnable afterCommit;
 
-    FollowedStreamingWrite(StreamingWrite delegate, Runnable afterCommit) {
+    GuardedStreamingWrite(StreamingWrite delegate, Runnable afterCommit) {
       this.delegate = delegate;
       this.afterCommit = afterCommit;
     }
@@ -432,7 +456,7 @@ final class StrataLakeWriteBuilder
 
     @Override
     public void abort(long epochId, WriterCommitMessage[] messages) {
-      delegate.abort(epochId, messages);
+      delegate.abort(epochId, nonNull(messages));
     }
   }
 

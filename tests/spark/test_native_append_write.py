@@ -349,3 +349,33 @@ def test_date_boolean_and_integer_partitions(spark: Any, db: str, warehouse: Pat
         assert sorted(map(tuple, got)) == sorted(map(tuple, spark.sql(f"SELECT d, b, t, count(*) FROM ({query}) GROUP BY d, b, t").collect()))
     assert dirs["true"] == dirs["false"]
     assert "d=1999-12-31/b=false/t=0/bucket-0" in dirs["true"]
+
+
+def test_lifecycle_of_a_natively_written_table(spark: Any, db: str, warehouse: Path) -> None:
+    """RTAS, tags, time travel by tag, rollback, snapshot expiry and orphan removal through
+    Spark on an append table whose files Spark's writer made."""
+    name = db.split(".", 1)[1]
+    ident = f"{name}.life"
+    spark.sql(f"CREATE TABLE {db}.life PARTITIONED BY (p) AS SELECT id, concat('p', id % 2) AS p FROM range(1000)")
+    spark.sql(f"INSERT INTO {db}.life SELECT id, 'p9' FROM range(1000, 1500)")
+    assert spark.sql(f"CALL lake.sys.create_tag('{ident}', 'two')").collect() == [(True,)]
+    spark.sql(f"INSERT INTO {db}.life SELECT id, 'p9' FROM range(1500, 1700)")
+    assert spark.sql(f"SELECT count(*) FROM {db}.life VERSION AS OF 'two'").collect()[0][0] == 1500
+    spark.sql(f"CALL lake.sys.rollback(table => '{ident}', version => 'two')").collect()
+    assert spark.sql(f"SELECT count(*), sum(id) FROM {db}.life").collect()[0] == (1500, sum(range(1500)))
+    spark.sql(f"INSERT INTO {db}.life SELECT id, 'p8' FROM range(1500, 1600)")
+    spark.sql(f"CALL lake.sys.expire_snapshots(table => '{ident}', retain_max => 1)").collect()
+    table = stratalake.Catalog(str(warehouse)).get_table(ident)
+    assert len(list(table.snapshot_manager.snapshots())) == 1
+    # the rolled-back insert's files are referenced by nothing now: orphans
+    older = int(time.time() * 1000) + 1000
+    removed = spark.sql(f"CALL lake.sys.remove_orphan_files(table => '{ident}', older_than => '{older}')").collect()
+    assert removed, "the rolled-back insert's files are orphans"
+    assert all(_written_by_spark(f) for f in _live_paths(table))
+    assert spark.sql(f"SELECT count(*), sum(id) FROM {db}.life").collect()[0] == (1600, sum(range(1600)))
+    assert spark.sql(f"SELECT count(*) FROM {db}.life VERSION AS OF 'two'").collect()[0][0] == 1500
+    # RTAS replaces the table's rows in one snapshot, written natively as well
+    spark.sql(f"CREATE OR REPLACE TABLE {db}.life PARTITIONED BY (p) AS SELECT id, 'p0' AS p FROM range(10)")
+    table = stratalake.Catalog(str(warehouse)).get_table(ident)
+    assert spark.sql(f"SELECT count(*) FROM {db}.life").collect()[0][0] == 10
+    assert all(_written_by_spark(f) for f in _live_paths(table))

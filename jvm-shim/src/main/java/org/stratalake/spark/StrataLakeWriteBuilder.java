@@ -335,7 +335,10 @@ final class StrataLakeWriteBuilder
 
     @Override
     public StreamingWrite toStreaming() {
-      return new GuardedStreamingWrite(delegate.toStreaming(), afterCommit);
+      // Streaming aborts keep Spark's messages as they are: a stopped query's epoch may have
+      // been committed by Python when Spark aborts it, and its files must then stay.
+      StreamingWrite streaming = delegate.toStreaming();
+      return afterCommit == null ? streaming : new FollowedStreamingWrite(streaming, afterCommit);
     }
 
     @Override
@@ -428,12 +431,12 @@ final class StrataLakeWriteBuilder
     }
   }
 
-  /** Every streaming write, guarded as {@link GuardedBatchWrite} is, per epoch. */
-  private static final class GuardedStreamingWrite implements StreamingWrite {
+  /** A streaming write whose every successful epoch commit is followed by {@code afterCommit}. */
+  private static final class FollowedStreamingWrite implements StreamingWrite {
     private final StreamingWrite delegate;
     private final Runnable afterCommit;
 
-    GuardedStreamingWrite(StreamingWrite delegate, Runnable afterCommit) {
+    FollowedStreamingWrite(StreamingWrite delegate, Runnable afterCommit) {
       this.delegate = delegate;
       this.afterCommit = afterCommit;
     }
@@ -456,7 +459,7 @@ final class StrataLakeWriteBuilder
 
     @Override
     public void abort(long epochId, WriterCommitMessage[] messages) {
-      delegate.abort(epochId, nonNull(messages));
+      delegate.abort(epochId, messages);
     }
   }
 

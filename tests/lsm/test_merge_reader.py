@@ -19,8 +19,10 @@ from stratalake.lsm.deletion_vector import DeletionVector, DeletionVectorsMainta
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
 from stratalake.lsm.merge_reader import (
     dv_keep_mask,
+    int_key_parts,
     key_complete_chunks,
     merge_sorted_runs,
+    replaced_in_newer_parts,
     slices,
     sorted_runs,
 )
@@ -170,6 +172,38 @@ def test_chunks_are_key_complete_and_ordered() -> None:
         max_rows = max(max_rows, chunk.num_rows)
     assert max_rows <= 3 * 256
     assert len(seen) == len(set(np.concatenate([r.column("k").to_numpy() for r in runs]).tolist()))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    runs=st.lists(st.lists(st.integers(-50, 50), max_size=40, unique=True), min_size=1, max_size=4),
+    batch=st.integers(1, 9),
+)
+def test_int_key_parts_against_a_model(runs: list[list[int]], batch: int) -> None:
+    """Every record comes back once, at its file position, in key-complete chunks, and the
+    replaced ones are exactly the records of keys a newer run holds (batches down to 1 row)."""
+
+    def batches(r: int, keys: list[int]) -> list[tuple[np.ndarray, int, int]]:
+        arr = np.array(sorted(keys), dtype=np.int64)
+        return [(arr[i : i + batch], r, i) for i in range(0, len(arr), batch)] or [(arr, r, 0)]
+
+    seen: list[tuple[int, int, int]] = []
+    replaced: set[tuple[int, int]] = set()
+    last = None
+    for parts in int_key_parts([batches(r, keys) for r, keys in enumerate(runs)]):
+        assert [p[1] for p in parts] == sorted(p[1] for p in parts)  # oldest run first
+        keys = set(np.concatenate([p[0] for p in parts]).tolist())
+        assert last is None or min(keys) > last  # in key order, no key in two chunks
+        last = max(keys)
+        assert all(len(p[0]) <= batch for p in parts)
+        for keys_, run, start in parts:
+            seen += [(run, start + i, int(k)) for i, k in enumerate(keys_)]
+        for (_, run, start), hits in zip(parts, replaced_in_newer_parts([p[0] for p in parts]), strict=True):
+            replaced |= {(run, start + int(h)) for h in hits}
+    expected = [(r, i, k) for r, keys in enumerate(runs) for i, k in enumerate(sorted(keys))]
+    assert sorted(seen) == sorted(expected)
+    newest = {k: r for r, keys in enumerate(runs) for k in keys}
+    assert replaced == {(r, i) for r, i, k in expected if newest[k] != r}
 
 
 def test_dv_keep_mask() -> None:

@@ -159,6 +159,51 @@ def key_complete_parts(runs: Sequence[RunBatches], key_names: Sequence[str]) -> 
         yield parts
 
 
+IntKeyBatch = tuple[np.ndarray, int, int]
+"""A batch of one integer key column as (key-sorted keys, file index, position of the first key
+in that file): what :func:`int_key_parts` streams when the merge needs nothing but the keys."""
+
+
+def int_key_parts(runs: Sequence[Iterable[IntKeyBatch]]) -> Iterator[list[IntKeyBatch]]:
+    """:func:`key_complete_parts` for runs of a single integer key column read as numpy arrays
+    (oldest run first): chunks in which every key's records are all present, each as the parts of
+    the runs that hold rows of it, oldest first, each part a slice of one batch with its file and
+    position updated. No Arrow tables, no position columns: the count and the superseded-row
+    paths only need keys and where they are."""
+    iters = [iter(r) for r in runs]
+    current: list[IntKeyBatch | None] = [None] * len(iters)
+
+    def advance(i: int) -> None:
+        for b in iters[i]:
+            if len(b[0]):
+                current[i] = b
+                return
+        current[i] = None
+
+    for i in range(len(iters)):
+        advance(i)
+    while True:
+        live = [(i, b) for i, b in enumerate(current) if b is not None]
+        if not live:
+            return
+        if len(live) == 1:
+            i, batch = live[0]
+            yield [batch]
+            advance(i)
+            continue
+        bound = min(b[0][-1] for _, b in live)
+        parts: list[IntKeyBatch] = []
+        for i, (keys, file, start) in live:
+            n = int(np.searchsorted(keys, bound, side="right"))
+            if n == len(keys):
+                parts.append((keys, file, start))
+                advance(i)
+            elif n:
+                parts.append((keys[:n], file, start))
+                current[i] = (keys[n:], file, start + n)
+        yield parts
+
+
 def replaced_in_newer_parts(keys: Sequence[np.ndarray]) -> list[np.ndarray]:
     """For the key columns of a chunk's parts (from :func:`key_complete_parts`: oldest run first,
     each key-sorted and holding a key at most once), the positions in each part of the keys a

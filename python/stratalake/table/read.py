@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,10 +19,11 @@ from stratalake.lsm.deletion_vector import read_deletion_vector
 from stratalake.lsm.levels import KeyOf, key_decoder
 from stratalake.lsm.lookup import LookupMergeFunction, with_level
 from stratalake.lsm.merge_reader import (
+    IntKeyBatch,
     dv_keep_mask,
+    int_key_parts,
     is_int_key,
     key_complete_chunks,
-    key_complete_parts,
     merge_sorted_runs,
     replaced_in_newer_parts,
     runs_in_sequence_order,
@@ -190,6 +192,29 @@ class TableRead:
         # No retractions and the runs' order is merge order: the key column alone decides.
         keys_only = ordered and int_key and all(f.delete_row_count == 0 for f in split.files)
 
+        schema = superseded_schema()
+        if keys_only:
+            # A record is superseded exactly when a newer run holds its key.
+            def numbered_keys(f: DataFileMeta) -> Iterator[IntKeyBatch]:
+                start = 0
+                file = index[f.file_name]
+                for kv in self._file_batches(split, f, key_names, False, filtered=False, system_columns=False):
+                    keys = kv.column(key_names[0]).to_numpy()
+                    yield keys, file, start
+                    start += len(keys)
+
+            key_runs = [itertools.chain.from_iterable(numbered_keys(f) for f in run) for run in file_runs]
+            for parts in int_key_parts(key_runs):
+                if len(parts) == 1:
+                    continue
+                replaced = replaced_in_newer_parts([keys for keys, _, _ in parts])
+                for (_, file, start), hits in zip(parts, replaced, strict=True):
+                    if hits.size:
+                        files = pa.repeat(pa.scalar(file, pa.int32()), hits.size)
+                        out = pa.table([files, pa.array((hits + start).astype(np.int32))], schema=schema)
+                        yield from out.to_batches(max_chunksize=self.batch_rows)
+            return
+
         def positions(f: DataFileMeta) -> Iterator[pa.Table]:
             start = 0
             file_id = pa.scalar(index[f.file_name], pa.int32())
@@ -199,31 +224,16 @@ class TableRead:
                 columns,
                 levels=False,
                 filtered=False,
-                system_columns=not keys_only,
                 sequence_numbers=not ordered,
             )
             for kv in batches:
                 n = kv.num_rows
                 kv = kv.append_column(SUPERSEDED_FILE, pa.repeat(file_id, n))
-                kv = kv.append_column(SUPERSEDED_POS, pa.array(np.arange(start, start + n, dtype=np.int64)))
+                kv = kv.append_column(SUPERSEDED_POS, pa.array(np.arange(start, start + n, dtype=np.int32)))
                 start += n
                 yield kv
 
         runs = [_chain(positions(f) for f in run) for run in file_runs]
-        schema = superseded_schema()
-        if keys_only:
-            # A record is superseded exactly when a newer run holds its key.
-            for parts in key_complete_parts(runs, key_names):
-                if len(parts) == 1:
-                    continue
-                keys = [part.column(key_names[0]).to_numpy() for _, part in parts]
-                for (_, part), hits in zip(parts, replaced_in_newer_parts(keys), strict=True):
-                    if hits.size:
-                        first = int(part.column(SUPERSEDED_POS)[0].as_py())
-                        files = pa.repeat(part.column(SUPERSEDED_FILE)[0], hits.size)
-                        out = pa.table([files, pa.array(hits + first)], schema=schema)
-                        yield from out.to_batches(max_chunksize=self.batch_rows)
-            return
         for chunk in key_complete_chunks(runs, key_names):
             rows = picked_rows(chunk, ctx, mf, ordered, live_only=True)
             assert rows is not None
@@ -252,15 +262,20 @@ class TableRead:
 
         if not split.needs_merge:
             return sum(kv.num_rows for kv in _chain(keys_of(f) for f in split.files))
-        runs = [_chain(keys_of(f) for f in run) for run in sorted_runs(split.files, self._key_of())]
+        file_runs = sorted_runs(split.files, self._key_of())
         if is_int_key(self.table.arrow_schema(), key_names):
             # Each run holds a key once: the distinct keys are the records minus those a newer
             # run holds again.
+            key_runs = [
+                ((kv.column(key_names[0]).to_numpy(), 0, 0) for kv in _chain(keys_of(f) for f in run))
+                for run in file_runs
+            ]
             count = 0
-            for parts in key_complete_parts(runs, key_names):
-                keys = [part.column(key_names[0]).to_numpy() for _, part in parts]
+            for parts in int_key_parts(key_runs):
+                keys = [k for k, _, _ in parts]
                 count += sum(len(k) for k in keys) - sum(h.size for h in replaced_in_newer_parts(keys))
             return count
+        runs = [_chain(keys_of(f) for f in run) for run in file_runs]
         return sum(count_distinct_keys(chunk, key_names) for chunk in key_complete_chunks(runs, key_names))
 
     def read_split_table(self, split: Split) -> pa.Table:
@@ -378,7 +393,7 @@ SUPERSEDED_POS = "_stratalake_pos"
 
 def superseded_schema() -> pa.Schema:
     """The schema of :meth:`TableRead.superseded_positions` batches."""
-    return pa.schema([pa.field(SUPERSEDED_FILE, pa.int32(), False), pa.field(SUPERSEDED_POS, pa.int64(), False)])
+    return pa.schema([pa.field(SUPERSEDED_FILE, pa.int32(), False), pa.field(SUPERSEDED_POS, pa.int32(), False)])
 
 
 __all__ = ["SEQUENCE_NUMBER", "SUPERSEDED_FILE", "SUPERSEDED_POS", "VALUE_KIND", "TableRead", "superseded_schema"]

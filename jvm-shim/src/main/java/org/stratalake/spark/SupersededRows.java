@@ -22,7 +22,7 @@ final class SupersededRows {
       new StructType(
           new StructField[] {
             DataTypes.createStructField("_stratalake_file", DataTypes.IntegerType, false),
-            DataTypes.createStructField("_stratalake_pos", DataTypes.LongType, false)
+            DataTypes.createStructField("_stratalake_pos", DataTypes.IntegerType, false)
           });
 
   private SupersededRows() {}
@@ -38,21 +38,32 @@ final class SupersededRows {
     // (the runner's row counts are not the scan's output rows: count them nowhere)
     MergedBatchReader reader =
         new MergedBatchReader(python, split.superseded, ScanMetrics.scratch());
+    int[] run = new int[0];
     try {
       while (reader.next()) {
         ColumnarBatch batch = reader.get();
         ColumnVector file = batch.column(0);
         ColumnVector pos = batch.column(1);
-        for (int i = 0, n = batch.numRows(); i < n; i++) {
+        int n = batch.numRows();
+        if (run.length < n) {
+          run = new int[n];
+        }
+        // Consecutive rows of one file are added at once (addN is cheaper than add per row).
+        int i = 0;
+        while (i < n) {
           int f = file.getInt(i);
           if (f < 0 || f >= files) {
             throw new IllegalStateException(
                 "stratalake: superseded row of file " + f + " in a split of " + files + " files");
           }
+          int k = 0;
+          while (i < n && file.getInt(i) == f) {
+            run[k++] = pos.getInt(i++);
+          }
           if (out[f] == null) {
             out[f] = new RoaringBitmap();
           }
-          out[f].add((int) pos.getLong(i));
+          out[f].addN(run, 0, k);
         }
       }
     } finally {

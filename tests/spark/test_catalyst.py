@@ -6,6 +6,7 @@ Every plan check comes with a result check against the same query with the optim
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -188,6 +189,18 @@ def test_count_star_pushed_partially_when_some_splits_merge(spark: Any, db: str,
         assert "COUNT(*)" in plan or "LocalTableScan" in plan
     else:
         assert "splits from metadata" in plan and "merged in Python" in plan, plan
+        # The splits that need a merge are counted in one task per task slot (local[2]: 2), plus
+        # one task for the rows counted from metadata; not one per default parallelism (4).
+        merged = int(re.search(r"(\d+) merged in Python", plan).group(1))  # type: ignore[union-attr]
+        tracker = spark.sparkContext.statusTracker()
+        spark.sparkContext.setJobGroup("count-tasks", "count")
+        try:
+            assert df.collect()[0][0] == len(model)
+        finally:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        stages = [s for j in tracker.getJobIdsForGroup("count-tasks") for s in tracker.getJobInfo(j).stageIds]
+        tasks = [tracker.getStageInfo(s).numTasks for s in stages if tracker.getStageInfo(s) is not None]
+        assert merged >= 2 and min(2, merged) + 1 in tasks, (merged, tasks)
     assert df.collect()[0][0] == len(model)
     assert spark.sql(f"SELECT count(id) FROM {name}").collect()[0][0] == len(model)
     grouped = {r[0]: r[1] for r in spark.sql(f"SELECT p, count(*) FROM {name} GROUP BY p").collect()}

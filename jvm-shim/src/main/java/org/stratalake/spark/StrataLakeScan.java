@@ -90,6 +90,25 @@ final class StrataLakeScan
     this.limit = limit;
   }
 
+  /**
+   * How many tasks the cluster runs at once right now (Spark's own measure for barrier stages);
+   * the default parallelism when that is unknown (no executor yet, or an API change).
+   */
+  static int taskSlots() {
+    org.apache.spark.SparkContext sc =
+        org.apache.spark.sql.classic.SparkSession$.MODULE$.active().sparkContext();
+    try {
+      int slots =
+          sc.maxNumConcurrentTasks(sc.resourceProfileManager().defaultResourceProfile());
+      if (slots > 0) {
+        return slots;
+      }
+    } catch (RuntimeException | LinkageError e) {
+      // (an internal API: fall back rather than fail the scan)
+    }
+    return sc.defaultParallelism();
+  }
+
   /** The Python planner's answer for the current pushdowns (one bridge call, then cached). */
   private JsonNode plan() {
     if (plan == null) {
@@ -106,7 +125,10 @@ final class StrataLakeScan
       if (countOnly) {
         req.remove("columns");
         req.put("count", true);
-        // (splits that need a merge are packed into about one COUNT(*) task per core)
+        // Splits that need a merge are packed into one COUNT(*) task per task slot: each task
+        // returns one number, and every further task per slot only adds Spark's per-task cost
+        // (measured: 20M rows in 32 splits, 2 slots: 0.33 s in 2 tasks, 0.38 s in 4).
+        req.put("parallelism", taskSlots());
       }
       req.set("filters", filters);
       req.set("runtime_filters", runtimeFilters);

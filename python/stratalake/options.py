@@ -183,6 +183,12 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "file.compression": _Spec(str, "zstd", "compression codec of data files (e.g. zstd, snappy, lz4, none)"),
     "file.compression.per.level": _Spec(parse_level_map, "", "compression per LSM level, e.g. '0:lz4'"),
     "file.compression.zstd-level": _Spec(_parse_int, "1", "zstd level of Parquet and Avro data files"),
+    "parquet.delta-keys": _Spec(
+        _parse_bool,
+        "true",
+        "Parquet key-value files store integer keys and sequence numbers DELTA_BINARY_PACKED "
+        "(false: PLAIN, for readers without that encoding, e.g. Java Paimon <= 1.0)",
+    ),
     "changelog-file.format": _Spec(str, None, "format of changelog files (default: as data files)"),
     "changelog-file.compression": _Spec(str, None, "compression of changelog files (default: as data files)"),
     "metadata.stats-mode": _Spec(str, "truncate(16)", "none, counts, full or truncate(N)"),
@@ -396,6 +402,10 @@ class CoreOptions(Mapping[str, str]):
     @property
     def zstd_level(self) -> int:
         return int(self._parsed("file.compression.zstd-level"))
+
+    @property
+    def parquet_delta_keys(self) -> bool:
+        return bool(self._parsed("parquet.delta-keys"))
 
     def format_for_level(self, level: int, changelog: bool = False) -> str:
         """Format of a new data file of ``level`` (or changelog file written at ``level``), as

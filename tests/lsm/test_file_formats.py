@@ -376,11 +376,14 @@ def test_sliced_nested_columns_written_in_pieces(tmp_path: Path, fmt: str) -> No
     )
 
 
-@pytest.mark.parametrize("key_type", ["TINYINT", "SMALLINT", "INT", "BIGINT"])
-def test_integer_keys_and_sequence_numbers_are_delta_encoded(tmp_path: Path, key_type: str) -> None:
+@pytest.mark.parametrize(
+    ("key_type", "delta"), [("TINYINT", True), ("SMALLINT", True), ("INT", True), ("BIGINT", True), ("BIGINT", False)]
+)
+def test_integer_keys_and_sequence_numbers_are_delta_encoded(tmp_path: Path, key_type: str, delta: bool) -> None:
     """Parquet key-value files store integer key columns (their ``_KEY_`` copy and the value
     column) and sequence numbers DELTA_BINARY_PACKED: a file is sorted by key, so they pack into
-    few bits and decode fast. Other columns keep their encodings; the rows read back."""
+    few bits and decode fast. Other columns keep their encodings; the rows read back. With
+    ``'parquet.delta-keys' = 'false'`` no column is delta-encoded (readers of PLAIN only)."""
     import pyarrow.parquet as pq
 
     cat = stratalake.Catalog(str(tmp_path / "wh"))
@@ -389,7 +392,7 @@ def test_integer_keys_and_sequence_numbers_are_delta_encoded(tmp_path: Path, key
         "db.t",
         schema=[("k", f"{key_type} NOT NULL"), ("s", "STRING NOT NULL"), ("v", "BIGINT")],
         primary_key=["k", "s"],
-        options={"bucket": "1"},
+        options={"bucket": "1", "parquet.delta-keys": str(delta).lower()},
     )
     rows = pa.Table.from_pylist(
         [{"k": k, "s": f"s{k % 3}", "v": k * 7} for k in range(-100, 100)], schema=t.arrow_schema()
@@ -399,7 +402,13 @@ def test_integer_keys_and_sequence_numbers_are_delta_encoded(tmp_path: Path, key
     md = pq.ParquetFile(file_path(t, meta.file_name)).metadata.row_group(0)
     encodings = {md.column(i).path_in_schema: set(md.column(i).encodings) for i in range(md.num_columns)}
     for name in ("_KEY_k", "k", "_SEQUENCE_NUMBER"):
-        assert "DELTA_BINARY_PACKED" in encodings[name], name
+        assert ("DELTA_BINARY_PACKED" in encodings[name]) == delta, name
+    t.write(rows)
+    t.compact(full=True)  # two runs merged: compaction writes through the same option
+    (meta,) = live_files(t)
+    md = pq.ParquetFile(file_path(t, meta.file_name)).metadata.row_group(0)
+    encodings = {md.column(i).path_in_schema: set(md.column(i).encodings) for i in range(md.num_columns)}
+    assert ("DELTA_BINARY_PACKED" in encodings["_KEY_k"]) == delta
     for name in ("_KEY_s", "s", "v"):
         assert "DELTA_BINARY_PACKED" not in encodings[name], name
     assert sorted(t.read().to_pylist(), key=lambda r: (r["k"], r["s"])) == sorted(

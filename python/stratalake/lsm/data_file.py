@@ -94,7 +94,9 @@ class DataFileWriter:
         path = f"{self.directory}/{name}"
         self.file_io.mkdirs(self.directory)
         compression = self.options.compression_for_level(level, is_changelog)
-        file_format(fmt).write(self.file_io, path, physical, compression, self.options.zstd_level)
+        file_format(fmt).write(
+            self.file_io, path, physical, compression, self.options.zstd_level, self.options.parquet_delta_keys
+        )
         size = self.file_io.file_size(path)
         key_types = [schema.field(k).type for k in key_names]
         field_types = [f.type for f in schema.fields]
@@ -481,7 +483,12 @@ class _OpenFile:
         compression = base.options.compression_for_level(owner.level, owner.is_changelog)
         physical = base._physical_table(first.slice(0, 0))
         self.writer = file_format(fmt).open_writer(
-            base.file_io, self.path, physical.schema, compression, base.options.zstd_level
+            base.file_io,
+            self.path,
+            physical.schema,
+            compression,
+            base.options.zstd_level,
+            base.options.parquet_delta_keys,
         )
         self.rows = 0
         self.retracts = 0

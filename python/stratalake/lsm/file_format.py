@@ -90,14 +90,27 @@ class FileFormat(Protocol):
     name: str
 
     def open_writer(
-        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int = 1
+        self,
+        file_io: FileIO,
+        path: str,
+        schema: pa.Schema,
+        compression: str,
+        zstd_level: int = 1,
+        delta_keys: bool = True,
     ) -> FormatWriter:
         """Start a file at ``path`` holding rows of ``schema``, compressed with ``compression``
-        (Paimon's codec names: zstd, snappy, lz4, gzip/zlib/deflate, none...)."""
+        (Paimon's codec names: zstd, snappy, lz4, gzip/zlib/deflate, none...). ``delta_keys``:
+        Parquet only, see :func:`delta_encoded_columns` (option ``parquet.delta-keys``)."""
         ...
 
     def write(
-        self, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int = 1
+        self,
+        file_io: FileIO,
+        path: str,
+        table: pa.Table,
+        compression: str,
+        zstd_level: int = 1,
+        delta_keys: bool = True,
     ) -> None:
         """Write ``table`` as one file at ``path``."""
         ...
@@ -256,14 +269,14 @@ class _ParquetReader:
 
 class _ParquetWriter:
     def __init__(
-        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int
+        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int, delta_keys: bool
     ) -> None:
         validate_compression(PARQUET, compression)
         self.path = path
         self._codec = _PARQUET_CODECS[compression.strip().lower()]
         self._zstd_level = zstd_level
         self._schema = schema
-        self._delta = delta_encoded_columns(schema)
+        self._delta = delta_encoded_columns(schema) if delta_keys else {}
         self._sink = file_io.open_output_stream(path)
         self._writer: pq.ParquetWriter | None = None
 
@@ -307,14 +320,26 @@ class _Parquet:
     name = PARQUET
 
     def open_writer(
-        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int = 1
+        self,
+        file_io: FileIO,
+        path: str,
+        schema: pa.Schema,
+        compression: str,
+        zstd_level: int = 1,
+        delta_keys: bool = True,
     ) -> FormatWriter:
-        return _ParquetWriter(file_io, path, schema, compression, zstd_level)
+        return _ParquetWriter(file_io, path, schema, compression, zstd_level, delta_keys)
 
     def write(
-        self, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int = 1
+        self,
+        file_io: FileIO,
+        path: str,
+        table: pa.Table,
+        compression: str,
+        zstd_level: int = 1,
+        delta_keys: bool = True,
     ) -> None:
-        _write_whole(self, file_io, path, table, compression, zstd_level)
+        _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
 
     def open(self, file_io: FileIO, path: str) -> FormatReader:
         return _ParquetReader(file_io, path)
@@ -420,14 +445,26 @@ class _Orc:
     name = ORC
 
     def open_writer(
-        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int = 1
+        self,
+        file_io: FileIO,
+        path: str,
+        schema: pa.Schema,
+        compression: str,
+        zstd_level: int = 1,
+        delta_keys: bool = True,
     ) -> FormatWriter:
         return _OrcWriter(file_io, path, schema, compression)
 
     def write(
-        self, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int = 1
+        self,
+        file_io: FileIO,
+        path: str,
+        table: pa.Table,
+        compression: str,
+        zstd_level: int = 1,
+        delta_keys: bool = True,
     ) -> None:
-        _write_whole(self, file_io, path, table, compression, zstd_level)
+        _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
 
     def open(self, file_io: FileIO, path: str) -> FormatReader:
         return _OrcReader(file_io, path)
@@ -793,23 +830,41 @@ class _Avro:
     name = AVRO
 
     def open_writer(
-        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int = 1
+        self,
+        file_io: FileIO,
+        path: str,
+        schema: pa.Schema,
+        compression: str,
+        zstd_level: int = 1,
+        delta_keys: bool = True,
     ) -> FormatWriter:
         return _AvroWriter(file_io, path, schema, compression, zstd_level)
 
     def write(
-        self, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int = 1
+        self,
+        file_io: FileIO,
+        path: str,
+        table: pa.Table,
+        compression: str,
+        zstd_level: int = 1,
+        delta_keys: bool = True,
     ) -> None:
-        _write_whole(self, file_io, path, table, compression, zstd_level)
+        _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
 
     def open(self, file_io: FileIO, path: str) -> FormatReader:
         return _AvroReader(file_io, path)
 
 
 def _write_whole(
-    fmt: FileFormat, file_io: FileIO, path: str, table: pa.Table, compression: str, zstd_level: int
+    fmt: FileFormat,
+    file_io: FileIO,
+    path: str,
+    table: pa.Table,
+    compression: str,
+    zstd_level: int,
+    delta_keys: bool,
 ) -> None:
-    writer = fmt.open_writer(file_io, path, table.schema, compression, zstd_level)
+    writer = fmt.open_writer(file_io, path, table.schema, compression, zstd_level, delta_keys)
     try:
         writer.write(table)
     except BaseException:

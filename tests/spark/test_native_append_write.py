@@ -134,6 +134,36 @@ def test_partition_directories_follow_paimon(spark: Any, db: str, warehouse: Pat
         assert table.read().num_rows == 700
 
 
+def test_column_encodings_follow_the_python_writer(four_tasks: Any, db: str, warehouse: Path) -> None:
+    """Both writers of append files choose dictionary encoding of strings alike, from the first
+    rows: a string column with few distinct values is dictionary-encoded, a string column of
+    distinct values and numbers are not (parquet-mr's default would start every column with a
+    dictionary and abandon it mid-file). Also for a task of fewer rows than the sample."""
+    spark = four_tasks
+    spark.sql(f"CREATE TABLE {db}.enc (id BIGINT, few STRING, many STRING, flag BOOLEAN, x DOUBLE, p STRING) "
+              "PARTITIONED BY (p)")  # fmt: skip
+    select = (
+        "SELECT id, concat('k', id % 5), concat('v', id), id % 2 = 0, id * 0.5, concat('p', id % 2) "
+        "FROM range({}) DISTRIBUTE BY id % 4"
+    )
+    spark.sql(f"INSERT INTO {db}.enc " + select.format(60_000))
+    spark.sql(f"INSERT INTO {db}.enc " + select.format(40))  # tasks of about 10 rows
+    name = db.split(".", 1)[1]
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{name}.enc")
+    files = sorted(_live_paths(table))
+    assert files and all(_written_by_spark(f) for f in files)
+    for f in files:
+        md = pq.ParquetFile(f).metadata
+        rg = md.row_group(0)
+        encodings = {rg.column(i).path_in_schema: set(rg.column(i).encodings) for i in range(rg.num_columns)}
+        dictionary = {c for c, e in encodings.items() if e & {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}}
+        if md.num_rows >= 1000:
+            assert dictionary == {"few", "p"}, (f, encodings)
+        else:  # a handful of rows: a quarter of them or fewer distinct values only for few/p
+            assert {"id", "x"}.isdisjoint(dictionary), (f, encodings)
+    assert spark.sql(f"SELECT count(*), count(DISTINCT many) FROM {db}.enc").collect()[0] == (60_040, 60_000)
+
+
 def test_overwrite_modes(four_tasks: Any, db: str, warehouse: Path) -> None:
     spark = four_tasks
     spark.sql(f"CREATE TABLE {db}.o (id BIGINT, v STRING, p STRING) PARTITIONED BY (p)")

@@ -8,8 +8,10 @@ import java.nio.file.Paths;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import net.razorvine.pickle.IObjectDeconstructor;
 import net.razorvine.pickle.Pickler;
@@ -35,11 +37,13 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetWriteSupport;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMessage;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DateType;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
@@ -243,6 +247,8 @@ final class NativeAppendWrite {
    */
   private static final class Writer implements DataWriter<InternalRow> {
     private static final int SIZE_CHECK_ROWS = 4096;
+    /** Rows the column encodings are chosen from (as the Python writer samples its first rows). */
+    private static final int SAMPLE_ROWS = 4096;
     private final Settings settings;
     private final Configuration conf;
     private final String uuid = UUID.randomUUID().toString();
@@ -254,6 +260,10 @@ final class NativeAppendWrite {
     private Object[] currentPartition; // null: no file open
     private Map<String, Object> currentFile;
     private long currentRows;
+    /** The first rows, until {@link #chooseEncodings} ran; then null. */
+    private List<InternalRow> sample = new ArrayList<>();
+    /** Per column, whether it is dictionary-encoded; null until chosen. */
+    private Map<String, Boolean> dictionary;
 
     Writer(Settings settings) {
       this.settings = settings;
@@ -273,6 +283,55 @@ final class NativeAppendWrite {
 
     @Override
     public void write(InternalRow row) throws IOException {
+      if (dictionary == null) {
+        // (rows reuse buffers: keep copies until the encodings are chosen)
+        sample.add(row.copy());
+        if (sample.size() >= SAMPLE_ROWS) {
+          chooseEncodings();
+        }
+        return;
+      }
+      writeRow(row);
+    }
+
+    /**
+     * Dictionary encoding for the string and binary columns the Python writer would
+     * dictionary-encode (few distinct values among the task's first rows); every other column
+     * without a dictionary. parquet-mr's default (a dictionary for every column, abandoned once it
+     * outgrows its page) writes the first pages of high-cardinality columns dictionary-encoded
+     * and the rest plain: wasted work, and files whose native reads feed Spark's generated scan
+     * code two vector states (BENCHMARKS.md, 2026-11-24 05:18 UTC). Both writers of append files
+     * encode alike this way.
+     */
+    private void chooseEncodings() throws IOException {
+      StructType schema = (StructType) DataType.fromJson(settings.schemaJson);
+      dictionary = new HashMap<>();
+      int n = sample.size();
+      for (int c = 0; c < schema.fields().length; c++) {
+        DataType type = schema.fields()[c].dataType();
+        boolean dict = false; // (parquet-mr bit-packs booleans: no dictionary to choose)
+        if (type instanceof StringType || type instanceof BinaryType) {
+          Set<Object> distinct = new HashSet<>();
+          for (InternalRow r : sample) {
+            if (!r.isNullAt(c)) {
+              distinct.add(
+                  type instanceof StringType
+                      ? r.getUTF8String(c)
+                      : java.nio.ByteBuffer.wrap(r.getBinary(c)));
+            }
+          }
+          dict = distinct.size() <= Math.max(n / 4, 1);
+        }
+        dictionary.put(schema.fields()[c].name(), dict);
+      }
+      List<InternalRow> rows = sample;
+      sample = null;
+      for (InternalRow r : rows) {
+        writeRow(r);
+      }
+    }
+
+    private void writeRow(InternalRow row) throws IOException {
       if (currentPartition == null || !samePartition(row)) {
         closeFile();
         openFile(row);
@@ -318,12 +377,16 @@ final class NativeAppendWrite {
       Files.createDirectories(Paths.get(directory));
       String path = directory + "/data-" + uuid + "-" + (counter++) + ".parquet";
       paths.add(path);
-      current = new Builder(new LocalOutputFile(Paths.get(path)))
-          .withConf(conf)
-          .withWriteMode(ParquetFileWriter.Mode.CREATE)
-          .withCompressionCodec(CompressionCodecName.valueOf(settings.compression))
-          .withRowGroupSize(settings.rowGroupSize)
-          .build();
+      Builder builder =
+          new Builder(new LocalOutputFile(Paths.get(path)))
+              .withConf(conf)
+              .withWriteMode(ParquetFileWriter.Mode.CREATE)
+              .withCompressionCodec(CompressionCodecName.valueOf(settings.compression))
+              .withRowGroupSize(settings.rowGroupSize);
+      for (Map.Entry<String, Boolean> e : dictionary.entrySet()) {
+        builder = builder.withDictionaryEncoding(e.getKey(), e.getValue());
+      }
+      current = builder.build();
       currentPartition = partition;
       currentRows = 0;
       currentFile = new HashMap<>();
@@ -355,6 +418,9 @@ final class NativeAppendWrite {
 
     @Override
     public WriterCommitMessage commit() throws IOException {
+      if (dictionary == null) {
+        chooseEncodings();
+      }
       closeFile();
       Map<String, Object> message = new HashMap<>();
       message.put("files", files);

@@ -298,10 +298,10 @@ final class NativeAppendWrite {
      * Dictionary encoding for the string and binary columns the Python writer would
      * dictionary-encode (few distinct values among the task's first rows); every other column
      * without a dictionary. parquet-mr's default (a dictionary for every column, abandoned once it
-     * outgrows its page) writes the first pages of high-cardinality columns dictionary-encoded
-     * and the rest plain: wasted work, and files whose native reads feed Spark's generated scan
-     * code two vector states (BENCHMARKS.md, 2026-11-24 05:18 UTC). Both writers of append files
-     * encode alike this way.
+     * outgrows its page) builds a dictionary for high-cardinality columns only to abandon it,
+     * leaving their first pages dictionary-encoded and the rest plain. Both writers of append
+     * files encode alike this way. (Measured: no change to the speed of the load or of scans,
+     * BENCHMARKS.md 2026-11-24 06:38 UTC.)
      */
     private void chooseEncodings() throws IOException {
       StructType schema = (StructType) DataType.fromJson(settings.schemaJson);

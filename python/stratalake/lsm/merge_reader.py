@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -114,17 +115,24 @@ def _min_last_key(batches: Sequence[pa.Table], key_names: Sequence[str]) -> pa.T
     return lasts.slice(i, 1)
 
 
-def key_complete_parts(runs: Sequence[RunBatches], key_names: Sequence[str]) -> Iterator[list[tuple[int, pa.Table]]]:
-    """Chunks of the rows of ``runs`` (given oldest first) such that every key's records are all in
-    one chunk, each chunk as its parts: (run index, that run's rows of the chunk, a slice of one of
-    its batches), oldest run first; chunks come in key order. Each chunk holds at most one batch's
-    worth of rows per run."""
+B = TypeVar("B")
+
+
+def _complete_parts(
+    runs: Sequence[Iterable[B]],
+    size: Callable[[B], int],
+    counts: Callable[[list[B]], list[int]],
+    split: Callable[[B, int], tuple[B, B]],
+) -> Iterator[list[tuple[int, B]]]:
+    """The k-way step shared by :func:`key_complete_parts` and :func:`int_key_parts`, over any
+    batch type: ``counts`` gives, for the runs' current batches, how many leading rows of each
+    are at most the smallest last key among them; ``split`` cuts a batch after that many rows."""
     iters = [iter(r) for r in runs]
-    current: list[pa.Table | None] = [None] * len(iters)
+    current: list[B | None] = [None] * len(iters)
 
     def advance(i: int) -> None:
         for b in iters[i]:
-            if b.num_rows:
+            if size(b):
                 current[i] = b
                 return
         current[i] = None
@@ -132,31 +140,36 @@ def key_complete_parts(runs: Sequence[RunBatches], key_names: Sequence[str]) -> 
     for i in range(len(iters)):
         advance(i)
     while True:
-        live = [i for i, b in enumerate(current) if b is not None]
+        live = [(i, b) for i, b in enumerate(current) if b is not None]
         if not live:
             return
         if len(live) == 1:
             # One run left: its batches hold each key once and are complete as they are.
-            i = live[0]
-            batch = current[i]
-            assert batch is not None
-            yield [(i, batch)]
-            advance(i)
+            yield [live[0]]
+            advance(live[0][0])
             continue
-        batches = [b for b in current if b is not None]
-        bound = _min_last_key(batches, key_names)
-        parts = []
-        for i in live:
-            b = current[i]
-            assert b is not None
-            n = _count_at_most(b, key_names, bound)
-            if n == b.num_rows:
+        parts: list[tuple[int, B]] = []
+        for (i, b), n in zip(live, counts([b for _, b in live]), strict=True):
+            if n == size(b):
                 parts.append((i, b))
                 advance(i)
             elif n:
-                parts.append((i, b.slice(0, n)))
-                current[i] = b.slice(n)
+                head, current[i] = split(b, n)
+                parts.append((i, head))
         yield parts
+
+
+def key_complete_parts(runs: Sequence[RunBatches], key_names: Sequence[str]) -> Iterator[list[tuple[int, pa.Table]]]:
+    """Chunks of the rows of ``runs`` (given oldest first) such that every key's records are all in
+    one chunk, each chunk as its parts: (run index, that run's rows of the chunk, a slice of one of
+    its batches), oldest run first; chunks come in key order. Each chunk holds at most one batch's
+    worth of rows per run."""
+
+    def counts(batches: list[pa.Table]) -> list[int]:
+        bound = _min_last_key(batches, key_names)
+        return [_count_at_most(b, key_names, bound) for b in batches]
+
+    return _complete_parts(runs, lambda b: b.num_rows, counts, lambda b, n: (b.slice(0, n), b.slice(n)))
 
 
 IntKeyBatch = tuple[np.ndarray, int, int]
@@ -170,38 +183,17 @@ def int_key_parts(runs: Sequence[Iterable[IntKeyBatch]]) -> Iterator[list[IntKey
     the runs that hold rows of it, oldest first, each part a slice of one batch with its file and
     position updated. No Arrow tables, no position columns: the count and the superseded-row
     paths only need keys and where they are."""
-    iters = [iter(r) for r in runs]
-    current: list[IntKeyBatch | None] = [None] * len(iters)
 
-    def advance(i: int) -> None:
-        for b in iters[i]:
-            if len(b[0]):
-                current[i] = b
-                return
-        current[i] = None
+    def counts(batches: list[IntKeyBatch]) -> list[int]:
+        bound = min(keys[-1] for keys, _, _ in batches)
+        return [int(np.searchsorted(keys, bound, side="right")) for keys, _, _ in batches]
 
-    for i in range(len(iters)):
-        advance(i)
-    while True:
-        live = [(i, b) for i, b in enumerate(current) if b is not None]
-        if not live:
-            return
-        if len(live) == 1:
-            i, batch = live[0]
-            yield [batch]
-            advance(i)
-            continue
-        bound = min(b[0][-1] for _, b in live)
-        parts: list[IntKeyBatch] = []
-        for i, (keys, file, start) in live:
-            n = int(np.searchsorted(keys, bound, side="right"))
-            if n == len(keys):
-                parts.append((keys, file, start))
-                advance(i)
-            elif n:
-                parts.append((keys[:n], file, start))
-                current[i] = (keys[n:], file, start + n)
-        yield parts
+    def split(b: IntKeyBatch, n: int) -> tuple[IntKeyBatch, IntKeyBatch]:
+        keys, file, start = b
+        return (keys[:n], file, start), (keys[n:], file, start + n)
+
+    for parts in _complete_parts(runs, lambda b: len(b[0]), counts, split):
+        yield [b for _, b in parts]
 
 
 def replaced_in_newer_parts(keys: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -4,7 +4,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JAR    := python/stratalake/jars/stratalake-spark-shim.jar
-JAVA_SOURCES := $(shell find jvm-shim/src -name '*.java' 2>/dev/null)
+JAVA_SOURCES := $(shell find jvm-shim/src -name '*.java' -o -name '*.scala' 2>/dev/null)
 WAREHOUSE ?= ./warehouse
 PYTEST_ARGS ?=
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).

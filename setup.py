@@ -35,7 +35,7 @@ class ShimBuildError(RuntimeError):
 def _stale() -> bool:
     if not JAR.exists():
         return True
-    inputs = [SHIM / "build.sh", *(SHIM / "src").rglob("*.java")] if (SHIM / "src").exists() else []
+    inputs = [SHIM / "build.sh", *(SHIM / "src").rglob("*.java"), *(SHIM / "src").rglob("*.scala")] if (SHIM / "src").exists() else []
     return any(p.stat().st_mtime > JAR.stat().st_mtime for p in inputs)
 
 

@@ -19,8 +19,14 @@ classes="$(mktemp -d)"
 trap 'rm -rf "$classes"' EXIT
 
 find "$here/src/main/java" -name '*.java' > "$classes/sources.txt"
-javac --release 17 -nowarn -encoding UTF-8 -cp "$jars/*" -d "$classes" @"$classes/sources.txt"
-rm "$classes/sources.txt"
+find "$here/src/main/scala" -name '*.scala' > "$classes/scala.txt"
+# The few Scala classes first, with Scala's compiler from the same wheel (a mixed compile: scalac
+# reads the Java sources for their types and emits only the Scala classes), then the Java.
+scala_jars="$(ls "$jars"/scala-compiler-*.jar "$jars"/scala-library-*.jar "$jars"/scala-reflect-*.jar | tr '\n' ':')"
+java -cp "$scala_jars" scala.tools.nsc.Main -release 17 -nowarn -encoding UTF-8 -cp "$jars/*" \
+  -d "$classes" @"$classes/scala.txt" @"$classes/sources.txt"
+javac --release 17 -nowarn -encoding UTF-8 -cp "$jars/*:$classes" -d "$classes" @"$classes/sources.txt"
+rm "$classes/sources.txt" "$classes/scala.txt"
 mkdir -p "$(dirname "$out")"
 # Build beside the target and rename: a running JVM keeps reading the old file (its own inode).
 jar --create --file "$out.tmp.$$" -C "$classes" .

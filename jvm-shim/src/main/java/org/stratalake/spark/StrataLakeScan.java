@@ -39,6 +39,7 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition
 import org.apache.spark.sql.execution.datasources.v2.python.PythonScan;
 import org.apache.spark.sql.internal.connector.PredicateUtils;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -140,6 +141,40 @@ final class StrataLakeScan
       plan = PythonBridge.call("plan_scan", req);
     }
     return plan;
+  }
+
+  /**
+   * The one column-vector class every batch of this scan has, or null when its batches mix kinds
+   * ({@link TypedBatchScanExec} reports it to Spark's code generator): Spark's on- or off-heap
+   * vectors when every split is read natively whole (no deletion vector, no superseded rows:
+   * {@code NativeBatchReader} hands the Parquet reader's batches over as they are), Arrow vectors
+   * when every split is merged in Python ({@link MergedBatchReader}).
+   */
+  String vectorClass() {
+    if (countOnly || plan().get("splits").isEmpty()) {
+      return null;
+    }
+    boolean plain = true;
+    boolean merged = true;
+    for (JsonNode s : plan().get("splits")) {
+      JsonNode files = s.get("native_files");
+      if (files == null || files.isNull()) {
+        plain = false;
+        continue;
+      }
+      merged = false;
+      plain &= !s.has("superseded_partition");
+      for (JsonNode f : files) {
+        plain &= !f.has("deletion") || f.get("deletion").isNull();
+      }
+    }
+    if (plain) {
+      return (SQLConf.get().offHeapColumnVectorEnabled()
+              ? org.apache.spark.sql.execution.vectorized.OffHeapColumnVector.class
+              : org.apache.spark.sql.execution.vectorized.OnHeapColumnVector.class)
+          .getName();
+    }
+    return merged ? org.apache.spark.sql.vectorized.ArrowColumnVector.class.getName() : null;
   }
 
   @Override

@@ -13,7 +13,8 @@ import scala.runtime.BoxedUnit;
  * Entry point for
  * {@code spark.sql.extensions=org.stratalake.spark.StrataLakeSparkSessionExtensions}: installs
  * the parser that accepts Flink/Paimon style {@code WITH (...)} table options, and the rewrite of
- * row-level DML into change records ({@link RowLevelRewrite}).
+ * row-level DML into change records ({@link RowLevelRewrite}), and the scan node that names its
+ * column-vector class to Spark's code generator ({@link TypedScans}).
  */
 public class StrataLakeSparkSessionExtensions
     extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -22,6 +23,7 @@ public class StrataLakeSparkSessionExtensions
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     extensions.injectParser(new ParserBuilder());
     extensions.injectPreCBORule(new RuleBuilder());
+    extensions.injectColumnar(new ColumnarBuilder());
     return BoxedUnit.UNIT;
   }
 
@@ -30,6 +32,14 @@ public class StrataLakeSparkSessionExtensions
     @Override
     public Rule<LogicalPlan> apply(SparkSession session) {
       return new RowLevelRewrite();
+    }
+  }
+
+  private static final class ColumnarBuilder
+      extends AbstractFunction1<SparkSession, org.apache.spark.sql.execution.ColumnarRule> {
+    @Override
+    public org.apache.spark.sql.execution.ColumnarRule apply(SparkSession session) {
+      return new TypedScans();
     }
   }
 

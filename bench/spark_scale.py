@@ -20,7 +20,9 @@ partitions, AQE on: several tasks per statement). In the same session and run:
   ``scan aggregate`` again.
 
 Peak resident memory of the Python workers (summed over processes) and of the JVM is sampled every
-0.2 s per statement. The session is warmed first (Python workers started by a merged and a native
+0.2 s per statement. Each statement also records the CPU time of its Spark tasks (median over its
+runs; Spark's status store), reported as a ratio next to the wall-time one: steadier than wall time
+on a shared machine, and a way to tell the work in tasks from the rest (driver, scheduling, waits). The session is warmed first (Python workers started by a merged and a native
 read). Each load (INSERT into fresh tables, Parquet writes, transfer floors) and each read runs 3
 times and its median is reported; the upsert and the compaction change the table, so they run
 once. One run, ratios: compare figures of the same run only.
@@ -135,22 +137,44 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
     spark.sparkContext.setLogLevel("ERROR")
     results: dict[str, Any] = {"rows": rows, "statements": {}}
 
+    def task_cpu() -> float:
+        """CPU seconds of every task of the session's completed stages so far (Spark's status
+        store): a statement's share is the difference around it. Steadier than wall time on a
+        shared machine, and blind to the driver and to waits (scheduling, the JIT, GC)."""
+        store = spark.sparkContext._jsc.sc().statusStore()
+        no_quantiles = spark.sparkContext._gateway.new_array(spark.sparkContext._jvm.double, 0)  # type: ignore[union-attr]
+        stages = store.stageList(None, False, False, no_quantiles, None).iterator()
+        total = 0
+        while stages.hasNext():
+            total += stages.next().executorCpuTime()
+        return total / 1e9
+
     def timed(label: str, fn: Callable[[int], Any], reps: int = 1) -> Any:
-        """Runs ``fn(rep)`` ``reps`` times; records the median time (and every time) and the
-        peak RSS over all of them; returns the first run's value."""
+        """Runs ``fn(rep)`` ``reps`` times; records the median time (and every time), the median
+        task CPU and the peak RSS over all of them; returns the first run's value."""
         times: list[float] = []
+        cpus: list[float] = []
         value: Any = None
         with RssSampler(os.getpid()) as rss:
             for rep in range(reps):
+                cpu = task_cpu()
                 start = time.perf_counter()
                 out = fn(rep)
                 times.append(time.perf_counter() - start)
+                time.sleep(0.2)  # (the status store hears of finished stages asynchronously)
+                cpus.append(task_cpu() - cpu)
                 value = out if rep == 0 else value
         elapsed = sorted(times)[len(times) // 2]
-        results["statements"][label] = {"seconds": elapsed, "runs": times, "peak_mib": dict(rss.peak)}
+        cpu_median = sorted(cpus)[len(cpus) // 2]
+        results["statements"][label] = {
+            "seconds": elapsed,
+            "runs": times,
+            "task_cpu_seconds": cpu_median,
+            "peak_mib": dict(rss.peak),
+        }
         print(
-            f"  {label}: {elapsed:.1f}s (runs {', '.join(f'{t:.1f}' for t in times)})  "
-            f"peak MiB {json.dumps({k: round(v) for k, v in rss.peak.items()})}",
+            f"  {label}: {elapsed:.1f}s (runs {', '.join(f'{t:.1f}' for t in times)}; task CPU "
+            f"{cpu_median:.2f}s)  peak MiB {json.dumps({k: round(v) for k, v in rss.peak.items()})}",
             flush=True,
         )
         return value
@@ -369,11 +393,14 @@ def goals(payload: dict[str, Any]) -> list[Goal]:
             continue
         s, p = _seconds(res, f"{stmt}: stratalake"), _seconds(res, f"{FLOORS.get(stmt, stmt)}: parquet")
         ratio = s / p
+        cpu_s = res["statements"][f"{stmt}: stratalake"].get("task_cpu_seconds")
+        cpu_p = res["statements"][f"{FLOORS.get(stmt, stmt)}: parquet"].get("task_cpu_seconds")
+        cpu = f"; task CPU {cpu_s / cpu_p:.2f}x" if cpu_s and cpu_p else ""
         out.append(
             Goal(
                 "14 spark scale",
                 f"{label} ({res['rows']:,} rows)",
-                f"{ratio:.2f}x ({s:.1f}s vs {p:.1f}s)",
+                f"{ratio:.2f}x ({s:.1f}s vs {p:.1f}s{cpu})",
                 f"<= {target}x" if target else "(report)",
                 ("met" if ratio <= target else "MISSED") if target else "report",
             )

@@ -22,7 +22,9 @@ partitions, AQE on: several tasks per statement). In the same session and run:
 Peak resident memory of the Python workers (summed over processes) and of the JVM is sampled every
 0.2 s per statement. Each statement also records the CPU time of its Spark tasks (median over its
 runs; Spark's status store), reported as a ratio next to the wall-time one: steadier than wall time
-on a shared machine, and a way to tell the work in tasks from the rest (driver, scheduling, waits). The session is warmed first (Python workers started by a merged and a native
+on a shared machine, and a way to tell the work in tasks from the rest (driver, scheduling, waits).
+It counts the JVM's task threads only, not the Python workers they wait for: compare it only
+between statements that run in the JVM alone (native scans and Spark's Parquet). The session is warmed first (Python workers started by a merged and a native
 read). Each load (INSERT into fresh tables, Parquet writes, transfer floors) and each read runs 3
 times and its median is reported; the upsert and the compaction change the table, so they run
 once. One run, ratios: compare figures of the same run only.
@@ -138,9 +140,8 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
     results: dict[str, Any] = {"rows": rows, "statements": {}}
 
     def task_cpu() -> float:
-        """CPU seconds of every task of the session's completed stages so far (Spark's status
-        store): a statement's share is the difference around it. Steadier than wall time on a
-        shared machine, and blind to the driver and to waits (scheduling, the JIT, GC)."""
+        """CPU seconds of the JVM task threads of the session's completed stages so far (Spark's
+        status store; not the Python workers'): a statement's share is the difference around it."""
         store = spark.sparkContext._jsc.sc().statusStore()
         no_quantiles = spark.sparkContext._gateway.new_array(spark.sparkContext._jvm.double, 0)  # type: ignore[union-attr]
         stages = store.stageList(None, False, False, no_quantiles, None).iterator()

@@ -197,7 +197,8 @@ def test_generated_code_names_the_vector_class(spark: Any, db: str) -> None:
     """A scan whose batches all have one vector kind names it to Spark's code generator, as Spark's
     file source does, so its whole-stage code is a class of its own rather than one shared with
     every stratalake scan of the same query shape (whose JIT state other vector kinds spoil):
-    on-heap (or off-heap) vectors when every split is read natively whole, Arrow vectors when
+    on-heap (or off-heap) vectors when every split is read natively whole, views of kept rows when
+    every split is read natively and some file has deleted or superseded rows, Arrow vectors when
     every split is merged in Python; scans that mix kinds keep the generic code. Each case runs
     for real and agrees with the Python reader."""
     t = f"{db}.vt"
@@ -215,8 +216,9 @@ def test_generated_code_names_the_vector_class(spark: Any, db: str) -> None:
     onheap = "org.apache.spark.sql.execution.vectorized.OnHeapColumnVector"
     offheap = "org.apache.spark.sql.execution.vectorized.OffHeapColumnVector"
     generic = {"org.apache.spark.sql.vectorized.ColumnVector"}
-    # Two sorted runs per bucket: read natively after a key merge (views of kept rows: generic).
-    assert same(spark, agg)[0] == expected and vector_casts(spark, agg) == generic
+    views = {"org.stratalake.spark.SelectedColumnVector"}
+    # Two sorted runs per bucket: read natively after a key merge, as views of the kept rows.
+    assert same(spark, agg)[0] == expected and vector_casts(spark, agg) == views
     # The same merged in Python: Arrow vectors only.
     spark.conf.set("stratalake.read.native-merge.enabled", "false")
     try:
@@ -231,6 +233,9 @@ def test_generated_code_names_the_vector_class(spark: Any, db: str) -> None:
         assert got == expected and splits(plan) == (2, 2) and vector_casts(spark, agg) == generic
     finally:
         spark.conf.unset("stratalake.read.native-merge.enabled")
+    # With the key merge: whole files next to key-merged ones, every batch a view (some of all rows).
+    got, plan = same(spark, agg)
+    assert got == expected and splits(plan) == (4, 0) and vector_casts(spark, agg) == views
     # All compacted: Spark's own vectors, on or off heap as the session sets them.
     spark.sql(f"CALL lake.sys.compact(table => '{t.split('.', 1)[1]}', compact_strategy => 'full')")
     assert same(spark, agg)[0] == expected and vector_casts(spark, agg) == {onheap}
@@ -239,6 +244,17 @@ def test_generated_code_names_the_vector_class(spark: Any, db: str) -> None:
         assert same(spark, agg)[0] == expected and vector_casts(spark, agg) == {offheap}
     finally:
         spark.conf.unset("spark.sql.columnVector.offheap.enabled")
+    # Deletion vectors: views too, whether a batch lost rows or not.
+    spark.sql(
+        f"""CREATE TABLE {t}_dv (k BIGINT, b STRING, PRIMARY KEY (k) NOT ENFORCED)
+            TBLPROPERTIES ('bucket' = '2', 'deletion-vectors.enabled' = 'true')"""
+    )
+    spark.sql(f"INSERT INTO {t}_dv SELECT id, concat('b', id) FROM range(20000)")
+    spark.sql(f"DELETE FROM {t}_dv WHERE k < 3000 OR k % 97 = 0")
+    dv = f"SELECT count(*), sum(length(b)) FROM {t}_dv"
+    live = [k for k in range(20000) if not (k < 3000 or k % 97 == 0)]
+    assert same(spark, dv)[0] == [(len(live), sum(len(f"b{k}") for k in live))]
+    assert vector_casts(spark, dv) == views
     # A join whose filter may reach the scan at run time (then re-planned: generic code) reads right.
     join = f"SELECT sum(length(x.b)) FROM {t} x JOIN (SELECT 'p1' AS p) y ON x.p = y.p"
     assert same(spark, join)[0] == [(sum(1 if i % 3 == 0 else len(f"b{i}") for i in range(1, 5000, 2)),)]

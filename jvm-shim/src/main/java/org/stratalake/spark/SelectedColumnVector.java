@@ -13,8 +13,11 @@ import org.apache.spark.unsafe.types.UTF8String;
  * one index lookup per value read. The source belongs to the Parquet reader, which reuses it for
  * its next batch, so a view is valid exactly as long as the batch it was made from, and closing
  * it frees nothing.
+ *
+ * <p>Public because a scan whose every batch comes as such views names this class to Spark's code
+ * generator ({@code TypedBatchScanExec}), whose generated code then casts to it.
  */
-final class SelectedColumnVector extends ColumnVector {
+public final class SelectedColumnVector extends ColumnVector {
   private final ColumnVector source;
   private final int[] keep;
   private final int rows;

@@ -238,6 +238,10 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
     private ColumnarBatch value;
     private ColumnarBatch copy;
     private int[] keep;
+    /** Whether every batch goes out as a view (the scan has deleted or superseded rows). */
+    private final boolean views;
+    /** 0, 1, 2, ...: the positions of a view of every row. */
+    private int[] identity;
 
     NativeBatchReader(
         FilePartitionReaderFactory parquet,
@@ -245,6 +249,8 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
         RoaringBitmap[] superseded,
         StrataLakeInputPartition split) {
       super(parquet, unfiltered, superseded, split);
+      // (the scan makes the unfiltered reader exactly when some file has deleted or superseded rows)
+      this.views = unfiltered != null;
     }
 
     @Override
@@ -258,6 +264,19 @@ final class StrataLakeReaderFactory implements PartitionReaderFactory {
       long start = position;
       position += n;
       if (deleted == null || deleted.rangeCardinality(start, start + n) == 0) {
+        if (views && n > 0) {
+          // A scan that has any deleted rows hands Spark views only (here of every row), so its
+          // batches are of one kind (StrataLakeScan.vectorClass).
+          if (identity == null || identity.length < n) {
+            identity = new int[n];
+            for (int i = 0; i < n; i++) {
+              identity[i] = i;
+            }
+          }
+          copy = DeletionVectors.select(batch, identity, n);
+          value = copy;
+          return true;
+        }
         value = batch;
         return n > 0;
       }

@@ -145,30 +145,35 @@ final class StrataLakeScan
 
   /**
    * The one column-vector class every batch of this scan has, or null when its batches mix kinds
-   * ({@link TypedBatchScanExec} reports it to Spark's code generator): Spark's on- or off-heap
-   * vectors when every split is read natively whole (no deletion vector, no superseded rows:
-   * {@code NativeBatchReader} hands the Parquet reader's batches over as they are), Arrow vectors
-   * when every split is merged in Python ({@link MergedBatchReader}).
+   * ({@link TypedBatchScanExec} reports it to Spark's code generator): when every split is read
+   * natively, Spark's on- or off-heap vectors if no file has deleted or superseded rows (the
+   * Parquet reader's batches go out as they are), else views of kept rows ({@link
+   * SelectedColumnVector}: {@code NativeBatchReader} then hands out every batch as a view); Arrow
+   * vectors when every split is merged in Python ({@link MergedBatchReader}).
    */
   String vectorClass() {
     if (countOnly || plan().get("splits").isEmpty()) {
       return null;
     }
-    boolean plain = true;
+    boolean allNative = true;
     boolean merged = true;
+    boolean views = false;
     for (JsonNode s : plan().get("splits")) {
       JsonNode files = s.get("native_files");
       if (files == null || files.isNull()) {
-        plain = false;
+        allNative = false;
         continue;
       }
       merged = false;
-      plain &= !s.has("superseded_partition");
+      views |= s.has("superseded_partition");
       for (JsonNode f : files) {
-        plain &= !f.has("deletion") || f.get("deletion").isNull();
+        views |= f.has("deletion") && !f.get("deletion").isNull();
       }
     }
-    if (plain) {
+    if (allNative && views) {
+      return SelectedColumnVector.class.getName();
+    }
+    if (allNative) {
       return (SQLConf.get().offHeapColumnVectorEnabled()
               ? org.apache.spark.sql.execution.vectorized.OffHeapColumnVector.class
               : org.apache.spark.sql.execution.vectorized.OnHeapColumnVector.class)

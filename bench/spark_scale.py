@@ -17,7 +17,7 @@ partitions, AQE on: several tasks per statement). In the same session and run:
 - ``count`` / ``scan aggregate`` (``sum(length(b)), sum(c), max(a)``) before compaction (2 sorted
   runs per bucket), vs Spark's Parquet scan of the merged rows (written once with the same layout);
 - ``full compaction``: ``CALL sys.compact(compact_strategy => 'full')``, then ``count`` and
-  ``scan aggregate`` again.
+  ``scan aggregate`` again, and ``value filter`` (``count(*) WHERE a % 7 = 0``, issue 17).
 
 Peak resident memory of the Python workers (summed over processes) and of the JVM is sampled every
 0.2 s per statement. Each statement also records the CPU time of its Spark tasks (median over its
@@ -249,7 +249,10 @@ def _worker(rows: int, work: Path) -> dict[str, Any]:
                     "CALL lake.sys.compact(table => 'db.t', compact_strategy => 'full')"
                 ).collect(),
             )
-        for stmt, sql in (("count", "SELECT count(*) FROM {}"), ("scan aggregate", agg)):
+        stmts = [("count", "SELECT count(*) FROM {}"), ("scan aggregate", agg)]
+        if phase == "after compaction":
+            stmts.append(("value filter", "SELECT count(*) FROM {} WHERE a % 7 = 0"))
+        for stmt, sql in stmts:
             ours = timed(
                 f"{stmt} {phase}: stratalake",
                 lambda rep, s=sql: spark.sql(s.format("lake.db.t")).collect(),
@@ -373,6 +376,7 @@ RATIOS: list[tuple[str, str, float | None]] = [
     ),
     ("count(*) after full compaction vs Parquet", "count after compaction", 1.0),
     ("full-scan aggregate after full compaction vs Parquet", "scan aggregate after compaction", 1.2),
+    ("value-column filter (count(*) WHERE a % 7 = 0) after full compaction vs Parquet", "value filter after compaction", 1.2),
     ("deletion-vector table after updates of 10% of the keys: scan vs Parquet", "scan aggregate deletion vectors", 1.3),
     ("SELECT on a 10-row table vs Parquet (medians of 7)", "select 10-row table", 1.6),
 ]

@@ -57,10 +57,22 @@ def build(peer: str, commits: Commits) -> dict[str, Any]:
     return _builds[key]
 
 
+#: the decode floor's name among the read results (``measure_reads(..., decode_floor=True)``)
+DECODE_FLOOR = "pyarrow-decode"
+
+
 def measure_reads(
-    peers: list[str], commits: Commits, reps: int, warmups: int, expect: dict[str, int]
+    peers: list[str],
+    commits: Commits,
+    reps: int,
+    warmups: int,
+    expect: dict[str, int],
+    decode_floor: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """Build ``commits`` with every peer, then time their merged reads interleaved (see repeat_many)."""
+    """Build ``commits`` with every peer, then time their merged reads interleaved (see repeat_many).
+
+    With ``decode_floor``, also pyarrow's decode of stratalake's own live data files without any
+    merge (worker op ``decode``), timed in the same rounds, as :data:`DECODE_FLOOR`."""
     builds: dict[str, dict[str, Any]] = {}
     specs: list[dict[str, Any]] = []
     for peer in peers:
@@ -79,11 +91,16 @@ def measure_reads(
                 "expect": expect,
             }
         )
+    names = list(peers)
+    if decode_floor and "stratalake" in builds and "error" not in builds["stratalake"]:
+        specs.append({"op": "decode", "peer": DECODE_FLOOR, "location": location("stratalake", commits)})
+        builds[DECODE_FLOOR] = builds["stratalake"]
+        names.append(DECODE_FLOOR)
     results: dict[str, dict[str, Any]] = {p: b for p, b in builds.items() if "error" in b}
     for spec, summary in zip(specs, repeat_many(specs, reps, warmups), strict=True):
         summary["build"] = builds[spec["peer"]]
         results[spec["peer"]] = summary
-    return {p: results[p] for p in peers}
+    return {p: results[p] for p in names if p in results}
 
 
 def guarded(fn: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -6,6 +6,8 @@ Ops (``spec["op"]``):
 - ``build``: the same writes, untimed except as a whole, then checks the layout (files per bucket); the
   table stays for ``read`` measurements.
 - ``read``: times one merged read of a built table to an Arrow table and checks its digest.
+- ``decode``: the decode floor of that read: pyarrow reads the same live data files of a built
+  stratalake table (the schema's columns), with no merge at all, into one Arrow table.
 - ``fold``: workload 5's merge-engine kernels (see ``bench/merge_engines.py``).
 - ``spark``: workload 4, all statements in one Spark session (see ``bench/spark_sql.py``).
 - ``streaming_build`` / ``streaming``: workload 6, one big bucket's streaming read, in-memory read
@@ -147,6 +149,26 @@ def op_read(spec: dict[str, Any], rec: Recorder) -> None:
     rec.info.update(peer.info())
 
 
+def op_decode(spec: dict[str, Any], rec: Recorder) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import stratalake
+    from bench.data import SCHEMA
+    from bench.peers import TABLE
+
+    # Listing the live files (the table's own metadata) is not part of the floor: not timed.
+    files = stratalake.Catalog(spec["location"]).get_table(TABLE).system_table("files")
+    paths = files.column("file_path").to_pylist()
+    pq.read_table(paths[0], columns=SCHEMA.names)  # imports and one-off setup, untimed
+    with rec.phase("read"):
+        result = pa.concat_tables([pq.read_table(f, columns=SCHEMA.names) for f in paths])
+    want = sum(files.column("record_count").to_pylist())
+    if result.num_rows != want:
+        raise AssertionError(f"decode floor read {result.num_rows} rows of {want}")
+    rec.info.update({"files": len(paths), "rows": result.num_rows})
+
+
 def _load(module: str, fn: str) -> Callable[[dict[str, Any], Recorder], None]:
     import importlib
 
@@ -157,6 +179,7 @@ OPS: dict[str, Callable[[dict[str, Any], Recorder], None]] = {
     "write": op_write,
     "build": op_build,
     "read": op_read,
+    "decode": op_decode,
     "fold": lambda spec, rec: _load("bench.merge_engines", "op_fold")(spec, rec),
     "spark": lambda spec, rec: _load("bench.spark_sql", "op_spark")(spec, rec),
     "streaming_build": lambda spec, rec: _load("bench.streaming_merge", "op_build")(spec, rec),

@@ -165,10 +165,7 @@ final class StrataLakeScan
         continue;
       }
       merged = false;
-      views |= s.has("superseded_partition");
-      for (JsonNode f : files) {
-        views |= f.has("deletion") && !f.get("deletion").isNull();
-      }
+      views |= hasSupersededRows(s) || hasDeletionVector(s);
     }
     if (allNative && views) {
       return SelectedColumnVector.class.getName();
@@ -180,6 +177,21 @@ final class StrataLakeScan
           .getName();
     }
     return merged ? org.apache.spark.sql.vectorized.ArrowColumnVector.class.getName() : null;
+  }
+
+  /** Whether a planned split is read natively minus rows a key merge in Python supersedes. */
+  private static boolean hasSupersededRows(JsonNode split) {
+    return split.has("superseded_partition");
+  }
+
+  /** Whether a native file of a planned split has a deletion vector. */
+  private static boolean hasDeletionVector(JsonNode split) {
+    for (JsonNode f : split.path("native_files")) {
+      if (f.has("deletion") && !f.get("deletion").isNull()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
@@ -470,10 +482,8 @@ final class StrataLakeScan
       boolean deletions = false;
       boolean superseded = false;
       for (JsonNode s : splits) {
-        superseded |= s.has("superseded_partition");
-        for (JsonNode f : s.path("native_files")) {
-          deletions |= f.has("deletion") && !f.get("deletion").isNull();
-        }
+        superseded |= hasSupersededRows(s);
+        deletions |= hasDeletionVector(s);
       }
       FilePartitionReaderFactory parquet =
           nativeSplits > 0 ? NativeParquet.readerFactory(readSchema, pushedV1Filters()) : null;

@@ -59,7 +59,21 @@ class CorruptFileError(StrataLakeError):
 
 
 class CommitConflictError(StrataLakeError):
-    """A commit conflicts with a concurrent commit and cannot be retried."""
+    """A commit conflicts with a concurrent commit and cannot be retried. Nothing was committed."""
+
+
+class CommitStateUnknownError(StrataLakeError):
+    """Whether a commit happened cannot be told: the snapshot file may have been published (an
+    object store's PUT whose answer was lost, a read-back that failed too).
+
+    Nothing is cleaned up, since the files may be referenced by a published snapshot; leftovers of
+    a commit that did not happen are removed by ``remove_orphan_files``. The message names the
+    commit user and says how to check (the table's ``$snapshots``)."""
+
+    def __init__(self, message: str, commit_user: str | None = None, snapshot_id: int | None = None) -> None:
+        super().__init__(message)
+        self.commit_user = commit_user
+        self.snapshot_id = snapshot_id
 
 
 class MergeError(StrataLakeError):

@@ -27,9 +27,15 @@ import pyarrow.fs as pafs
 
 from stratalake.exceptions import InvalidOptionError, UnsupportedError
 
-__all__ = ["FileIO", "FileStatus", "LocalFileIO", "s3_filesystem_kwargs"]
+__all__ = ["FileIO", "FileStatus", "LocalFileIO", "WriteOutcomeUnknownError", "s3_filesystem_kwargs"]
 
 _S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+
+
+class WriteOutcomeUnknownError(OSError):
+    """A write that may or may not have taken effect (an object store's request whose answer was
+    lost). Raised by :meth:`FileIO.try_create_atomic`; the committer resolves it by reading the
+    file back (``table/snapshot_manager.py``). Any other error of that call means "not created"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +207,9 @@ class FileIO:
         Readers never see a partial file and of concurrent callers exactly one succeeds. Object
         stores need a conditional PUT (``If-None-Match: *``) that pyarrow 19 cannot send:
         :class:`~stratalake.io.s3.S3FileIO` sends it through boto3; other filesystems refuse.
+
+        Outcomes: True (created by this call), False (the file exists and is not this call's),
+        :class:`WriteOutcomeUnknownError` (it cannot tell), any other exception (not created).
         """
         raise UnsupportedError(
             f"atomic create-if-absent is not supported on {self._fs.type_name} ({path}); "
@@ -337,10 +346,15 @@ class LocalFileIO(FileIO):
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
             return False
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except Exception:
+            # A torn file is no commit: remove it, so that the id stays free ("not created").
+            _unlink_quietly(target)
+            raise
         return True
 
 

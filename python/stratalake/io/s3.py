@@ -6,6 +6,12 @@ since 2024, MinIO, moto, ...) through ``boto3`` (the optional dependency ``strat
 the store creates the object only if no object has that key, and answers 412 otherwise. pyarrow
 (19) cannot send that header, which is why this one call goes through boto3.
 
+An answer can be lost after the store acted (a timeout on the response): botocore then retries
+and the retry gets 412 for the object its own first attempt created. So a 412 is checked by
+reading the object back (the snapshot's bytes are unique to its commit), and a request whose
+fate is unknown (a 5xx, a connection error) raises
+:class:`~stratalake.io.fileio.WriteOutcomeUnknownError` for the committer to resolve.
+
 A store that silently ignores the header would let both writers win. So before the first commit
 through a bucket, :class:`S3FileIO` probes it: it creates a probe object conditionally twice and
 requires the second attempt to be refused; a store that accepts it is rejected with
@@ -24,7 +30,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from stratalake.exceptions import UnsupportedError
-from stratalake.io.fileio import FileIO, s3_filesystem_kwargs
+from stratalake.io.fileio import FileIO, WriteOutcomeUnknownError, s3_filesystem_kwargs
 
 __all__ = ["S3FileIO", "s3_client_kwargs"]
 
@@ -135,7 +141,8 @@ class S3FileIO(FileIO):
                 code = str(e.response.get("Error", {}).get("Code", ""))
                 status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
                 if status == 412 or code == "PreconditionFailed":
-                    return False
+                    # Maybe our own earlier attempt (botocore retried after a lost answer).
+                    return self._holds(path, data)
                 if status == 409 or code == "ConditionalRequestConflict":
                     time.sleep(min(0.05 * 2**attempt, 1.0))
                     continue
@@ -144,10 +151,28 @@ class S3FileIO(FileIO):
                         f"the object store of {path} does not support conditional writes "
                         "(If-None-Match); commits cannot be made safe there"
                     ) from e
+                if status >= 500 or not status:
+                    raise WriteOutcomeUnknownError(
+                        f"conditional PUT of {path} failed: {code or status}: {e}; it may have been applied"
+                    ) from e
                 raise OSError(f"conditional PUT of {path} failed: {code or status}: {e}") from e
             except errors.BotoCoreError as e:
-                raise OSError(f"conditional PUT of {path} failed: {e}") from e
+                # Timeouts and broken connections: the store may have applied the PUT.
+                raise WriteOutcomeUnknownError(f"conditional PUT of {path} failed: {e}; it may have been applied") from e
         raise OSError(f"conditional PUT of {path} kept conflicting with concurrent writes; retry the commit")
+
+    def _holds(self, path: str, data: bytes) -> bool:
+        """Whether ``path`` holds exactly ``data`` (False if it is missing or differs); a failed
+        read leaves the outcome unknown."""
+        try:
+            return self.read_bytes(path) == data
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            raise WriteOutcomeUnknownError(
+                f"conditional PUT of {path} was refused (412) and the object could not be read back "
+                f"to tell whether an earlier attempt of this commit created it: {e}"
+            ) from e
 
     def _ensure_conditional_create(self, bucket: str, directory: str) -> None:
         """Refuse stores that ignore ``If-None-Match`` (they would let two commits both win)."""
@@ -157,7 +182,7 @@ class S3FileIO(FileIO):
                 return
         # Named like a temp file (``.<name>.tmp``) so that orphan removal reclaims a leftover.
         probe = f"{directory}/.stratalake-conditional-put-probe-{uuid.uuid4().hex}.tmp".lstrip("/")
-        where = f"s3://{bucket}/{probe}"
+        where = f"{self._uri_prefix}{bucket}/{probe}"
         try:
             if not self._put_if_absent(bucket, probe, b"1", where):
                 raise OSError(f"probe object {where} existed before it was created")

@@ -149,10 +149,11 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
         return {"job": {"options": options}}
     messages = [pickle.loads(base64.b64decode(r)) for r in state["job_results"]]
     if messages:
+        commit = table.new_commit(str(uuid.uuid4()))
         try:
-            table.new_commit(str(uuid.uuid4())).commit(messages)
+            commit.commit(messages)
         except BaseException:
-            table.delete_uncommitted(messages)
+            commit.abort(messages)  # removes the outputs only if known not committed
             raise
     return COMPACT.rows([[True]])
 

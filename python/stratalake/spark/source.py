@@ -411,6 +411,8 @@ class StrataLakeWriter(DataSourceArrowWriter):
                     deletes.merge(m.deletes)
             apply_changes(table, deletes, msgs, self.commit_user)  # removes its files on failure
             return
+        # commit.abort deletes the files only when the commit is known not to have happened (the
+        # shim does not send Spark's abort to Python once a commit began: see StrataLakeWriteBuilder).
         try:
             if self.mode == "append":
                 commit.commit(msgs)
@@ -430,10 +432,12 @@ class StrataLakeWriter(DataSourceArrowWriter):
             else:
                 raise InvalidOptionError(f"unknown stratalake write mode {self.mode!r}")
         except BaseException:
-            table.delete_uncommitted(msgs)
+            commit.abort(msgs)
             raise
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Spark aborts a job whose tasks failed (no commit began: the files are known not
+        committed). The shim does not call this once ``commit`` began: the commit decides then."""
         table = load_table(self.options)
         native_write.delete_files(table, [m for m in messages if isinstance(m, NativeFiles)])
         table.delete_uncommitted(self._messages(messages))

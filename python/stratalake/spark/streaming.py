@@ -24,8 +24,10 @@ from a checkpoint), so a batch Spark replays after a failure is recognised and n
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
+import logging
 import pickle
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -65,6 +67,9 @@ from stratalake.table.changelog_read import (
     read_changelog_entry,
     snapshot_changelog_entries,
 )
+from stratalake.table.index_manifest import live_index_entries
+
+_LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from stratalake.spec.manifest import ManifestEntry
@@ -492,15 +497,64 @@ class StrataLakeStreamWriter(DataSourceStreamArrowWriter):
         table = load_table(self.options)
         msgs = self._messages(messages)
         commit = table.new_commit(self.commit_user)
-        if commit.committed_snapshot(batchId) is not None:
+        done = commit.committed_snapshot(batchId)
+        if done is not None:
             # Spark replays a batch whose commit it did not record: the first run's snapshot stands.
-            table.delete_uncommitted(msgs)
+            # The replay's own files go, never one the first run's snapshot references.
+            table.delete_uncommitted(_not_committed_by(table, done, msgs))
             return
         try:
             commit.commit(msgs, commit_identifier=batchId)
         except BaseException:
-            table.delete_uncommitted(msgs)
+            commit.abort(msgs)  # deletes them only if the batch is known not committed
             raise
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        load_table(self.options).delete_uncommitted(self._messages(messages))
+        """Files of a batch that is known not committed go. A stopped query's batch may have been
+        committed by Python when Spark aborts it: its files stay (and so when that is unknown)."""
+        table = load_table(self.options)
+        msgs = self._messages(messages)
+        try:
+            done = table.new_commit(self.commit_user).committed_snapshot(batchId)
+        except Exception as e:
+            _LOG.warning("table %s: batch %s aborted; its files are kept (cannot tell whether it committed: %s)", table.identifier, batchId, e)
+            return
+        if done is None:
+            table.delete_uncommitted(msgs)
+
+
+def _not_committed_by(table: Table, snapshot_id: int, msgs: list[Any]) -> list[Any]:
+    """``msgs`` without every file that the batch's snapshots (``snapshot_id``: its newest; a
+    batch commits an APPEND and maybe a COMPACT snapshot) added. A replay's tasks wrote new
+    files; this keeps the first run's safe should the same messages come again."""
+    newest = table.snapshot(snapshot_id)
+    snaps = [newest]
+    with contextlib.suppress(SnapshotNotFoundError):
+        before = table.snapshot(snapshot_id - 1)
+        if (before.commit_user, before.commit_identifier) == (newest.commit_user, newest.commit_identifier):
+            snaps.append(before)
+    mio = table.manifest_io
+    added = {
+        e.file.file_name
+        for snap in snaps
+        for lst in (snap.delta_manifest_list, snap.changelog_manifest_list)
+        if lst is not None
+        for m in mio.read_list(lst)
+        for e in mio.read_entries(m.file_name)
+    }
+    index = {e.file_name for snap in snaps for e in live_index_entries(table, snap)}
+
+    def keep(files: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(f for f in files if f.file_name not in added)
+
+    return [
+        replace(
+            m,
+            new_files=keep(m.new_files),
+            changelog_files=keep(m.changelog_files),
+            compact_after=keep(m.compact_after),
+            compact_changelog_files=keep(m.compact_changelog_files),
+            index_files_added=tuple(e for e in m.index_files_added if e.file_name not in index),
+        )
+        for m in msgs
+    ]

@@ -210,18 +210,24 @@ def apply_changes(
 ) -> int | None:
     """Commit a statement's deleted positions and its inserted files (``inserts``, already
     written) as one snapshot; returns its id (None when nothing changed). On any failure the new
-    files are deleted and the table is unchanged."""
+    files are deleted and the table is unchanged (the commit itself keeps them when it cannot
+    tell whether it happened, see ``TableCommit.commit``)."""
     written: list[str] = []
     try:
         messages = list(inserts) + _delete_messages(table, deletes, written)
-        if not any(not m.is_empty() for m in messages):
-            return None
-        required = set(deletes.positions)
-        return table.new_commit(commit_user).commit_row_level(messages, required)
     except BaseException:
         for path in written:
             table.file_io.delete_quietly(path)
         table.delete_uncommitted(list(inserts))
+        raise
+    if not any(not m.is_empty() for m in messages):
+        return None
+    required = set(deletes.positions)
+    commit = table.new_commit(commit_user)
+    try:
+        return commit.commit_row_level(messages, required)
+    except BaseException:
+        commit.abort(messages)  # only if the commit is known not to have happened
         raise
 
 

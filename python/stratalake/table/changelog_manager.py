@@ -65,8 +65,15 @@ class ChangelogManager:
         """Write (or rewrite, when a crashed expiration is resumed) the changelog of ``snapshot``."""
         self.file_io.write_bytes(self.changelog_path(snapshot.id), snapshot.to_json().encode())
 
-    def delete(self, changelog_id: int) -> None:
-        self.file_io.delete_quietly(self.changelog_path(changelog_id))
+    def delete(self, changelog_id: int) -> bool:
+        """Delete one changelog file; False if it is (or may be) still there."""
+        path = self.changelog_path(changelog_id)
+        if self.file_io.delete_quietly(path):
+            return True
+        try:
+            return not self.file_io.exists(path)
+        except OSError:
+            return False
 
     def commit_hint(self, name: str, changelog_id: int) -> None:
         """Best-effort LATEST/EARLIEST hint, for Java readers; this package always lists."""

@@ -177,14 +177,40 @@ def _expire_until(table: Table, cfg: ExpireConfig, earliest: int, end: int) -> i
         cm.commit(snap)
     if new_changelogs:
         cm.commit_hint("LATEST", new_changelogs[-1].id)
+    gone = 0
     for snap in expiring:  # oldest first: the snapshots left are always contiguous
-        table.file_io.delete_quietly(sm.snapshot_path(snap.id))
+        if not _delete_snapshot_file(table, snap.id):
+            break  # it stays, and with it every newer one: their files must stay too
         sm.forget(snap.id)
-    sm.commit_hint("EARLIEST", end)
+        gone += 1
+    if gone < len(expiring):
+        stayed = expiring[gone:]
+        keep.update(collector.snapshots(stayed, strict=True))
+        candidates = collector.snapshots(expiring[:gone], strict=False)
+        _log.warning(
+            "table %s: expiration stopped at snapshot %s, whose file could not be deleted; the "
+            "next expiration continues from there",
+            table.identifier,
+            stayed[0].id,
+        )
+    sm.commit_hint("EARLIEST", end if gone == len(expiring) else expiring[gone].id)
+    if not gone:
+        return 0
 
     keep.update(collector.snapshots(table.tag_manager.tagged_snapshots(), strict=True))
     delete_files(table, candidates.minus(keep))
-    return len(expiring)
+    return gone
+
+
+def _delete_snapshot_file(table: Table, snapshot_id: int) -> bool:
+    """Delete one expiring snapshot file; False if it is (or may be) still there."""
+    path = table.snapshot_manager.snapshot_path(snapshot_id)
+    if table.file_io.delete_quietly(path):
+        return True
+    try:
+        return not table.file_io.exists(path)  # already gone (a concurrent expiration)
+    except OSError:
+        return False
 
 
 # -- long-lived changelogs ---------------------------------------------------------------------------
@@ -213,12 +239,20 @@ def expire_changelogs(table: Table, config: ExpireConfig | None = None, now_ms: 
     collector = ReferenceCollector(table)
     candidates = collector.changelogs(expiring, strict=False)
     keep = retained_references(table, None, [c for c in changelogs if c.id >= end])
-    for c in expiring:
-        cm.delete(c.id)
-    cm.commit_hint("EARLIEST", end)
+    gone = 0
+    for c in expiring:  # oldest first; one that stays keeps its files (and the newer ones)
+        if not cm.delete(c.id):
+            break
+        gone += 1
+    if gone < len(expiring):
+        keep.update(collector.changelogs(expiring[gone:], strict=True))
+        candidates = collector.changelogs(expiring[:gone], strict=False)
+    cm.commit_hint("EARLIEST", end if gone == len(expiring) else expiring[gone].id)
+    if not gone:
+        return 0
     keep.update(collector.snapshots(table.tag_manager.tagged_snapshots(), strict=True))
     delete_files(table, candidates.minus(keep))
-    return len(expiring)
+    return gone
 
 
 def expire_after_commit(table: Table) -> None:
@@ -239,8 +273,15 @@ def expire_after_commit(table: Table) -> None:
         from stratalake.table.tags import expire_tags  # tags imports this module
 
         expire_tags(table)
-    except (StrataLakeError, OSError) as e:
-        _log.warning("table %s: expiration after commit failed: %s", table.identifier, e)
+    except Exception as e:
+        _log.warning(
+            "table %s: the commit succeeded, but expiration after it failed (the next commit or "
+            "expire_snapshots tries again): %s: %s",
+            table.identifier,
+            type(e).__name__,
+            e,
+            exc_info=not isinstance(e, (StrataLakeError, OSError)),
+        )
 
 
 # -- shared by expiration, tag deletion and orphan removal -----------------------------------------

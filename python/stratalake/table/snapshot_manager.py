@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from stratalake.exceptions import CommitConflictError, CorruptFileError, SnapshotNotFoundError
-from stratalake.io import FileIO, LocalFileIO
+from stratalake.exceptions import (
+    CommitConflictError,
+    CommitStateUnknownError,
+    CorruptFileError,
+    SnapshotNotFoundError,
+)
+from stratalake.io import FileIO, LocalFileIO, WriteOutcomeUnknownError
 from stratalake.spec.snapshot import Snapshot
 
 _SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
 # How far the clock of an object store may be behind this machine's (see ``_resurrected``).
 _CLOCK_SKEW_MS = 30_000
+# Rounds of reading back a snapshot whose create had an unknown outcome (about 1.5 s in all).
+_RESOLVE_ATTEMPTS = 5
+_LOG = logging.getLogger(__name__)
 
 
 class SnapshotManager:
@@ -74,7 +83,12 @@ class SnapshotManager:
         path = self.snapshot_path(snapshot_id)
         try:
             text = self.file_io.read_text(path)
-        except (FileNotFoundError, OSError):
+        except OSError as e:
+            # Only a file that is not there is "not found": any other read error propagates, since
+            # callers (expiration's keep-set, a commit's base) would otherwise take a snapshot
+            # that could not be read for one that does not exist, and delete the files it uses.
+            if not isinstance(e, FileNotFoundError) and self.file_io.exists(path):
+                raise
             earliest, latest = self.earliest_snapshot_id(), self.latest_snapshot_id()
             if latest is None:
                 raise SnapshotNotFoundError(
@@ -125,7 +139,16 @@ class SnapshotManager:
         return found
 
     def try_commit(self, snapshot: Snapshot) -> bool:
-        """Atomically create ``snapshot-<id>`` if absent; False if another writer won the id.
+        """Atomically create ``snapshot-<id>`` if absent. A commit has three outcomes:
+
+        - True: published, the commit happened (nothing after it may delete its files);
+        - False, or any exception but :class:`CommitStateUnknownError`: it did not happen (False:
+          another writer holds the id, retry on the new latest snapshot);
+        - :class:`CommitStateUnknownError`: it cannot be told, so nothing may be cleaned up.
+
+        A create whose outcome the filesystem could not tell (an object store's lost answer) is
+        resolved by reading the file back: the snapshot's bytes are unique to this commit
+        (commit user, manifest list names), so equal bytes mean it is ours.
 
         Expiration deletes snapshot files, so a committer whose base went stale could find an
         *expired* id free and "win" it: its commit would vanish below the newer snapshots. So the
@@ -133,24 +156,99 @@ class SnapshotManager:
         below newer ones afterwards is withdrawn with :class:`CommitConflictError`.
         """
         path = self.snapshot_path(snapshot.id)
+        data = snapshot.to_json().encode()
         started_ms = int(time.time() * 1000)
+
         # A missing predecessor means newer snapshots exist: the caller re-reads and retries.
-        if not self.file_io.try_create_atomic(
-            path, snapshot.to_json().encode(), lambda: self._predecessor_exists(snapshot.id)
-        ):
+        def predecessor() -> bool:
+            return self._predecessor_exists(snapshot.id)
+
+        try:
+            created = self.file_io.try_create_atomic(path, data, predecessor)
+        except WriteOutcomeUnknownError as e:
+            created = self._resolve(snapshot, data, predecessor, e)
+        if not created:
             return False
-        if self._resurrected(snapshot.id, started_ms):
-            self.file_io.delete_quietly(path)
-            raise CommitConflictError(
-                f"table {self.table_name}: snapshot {snapshot.id} had already been committed and "
-                "expired while this commit was prepared on an older snapshot; the commit was "
-                "withdrawn and the table is unchanged. Retry the write."
-            )
+        self._confirm(snapshot, started_ms)
         self._cache[snapshot.id] = snapshot
-        self.commit_hint("LATEST", snapshot.id)
-        if snapshot.id == 1 or self._read_hint("EARLIEST") is None:
-            self.commit_hint("EARLIEST", self.earliest_snapshot_id() or snapshot.id)
+        # Hints are only hints (readers verify them): nothing about them may fail a commit.
+        try:
+            self.commit_hint("LATEST", snapshot.id)
+            if snapshot.id == 1 or self._read_hint("EARLIEST") is None:
+                self.commit_hint("EARLIEST", self.earliest_snapshot_id() or snapshot.id)
+        except Exception as e:
+            _LOG.warning("table %s: snapshot %s committed, but its hint was not updated: %s", self.table_name, snapshot.id, e)
         return True
+
+    def _resolve(
+        self,
+        snapshot: Snapshot,
+        data: bytes,
+        precondition: Callable[[], bool],
+        error: BaseException,
+    ) -> bool:
+        """Decide a create whose outcome is unknown: True if the file holds our bytes, False if
+        it holds another commit's (or newer snapshots exist and ours is absent). An absent file
+        is created again with the same bytes (the store then takes it, or refuses it because an
+        earlier attempt of ours, or another writer, got there first: the next round reads it)."""
+        path = self.snapshot_path(snapshot.id)
+        last: BaseException = error
+        for attempt in range(_RESOLVE_ATTEMPTS):
+            time.sleep(min(0.05 * 2**attempt, 1.0))
+            try:
+                if self.file_io.exists(path):
+                    return self.file_io.read_bytes(path) == data
+                if not precondition():
+                    return False  # newer snapshots exist and ours is not there
+                if self.file_io.try_create_atomic(path, data, precondition):
+                    return True
+            except FileNotFoundError as e:  # deleted between the two calls: look again
+                last = e
+            except OSError as e:  # WriteOutcomeUnknownError included
+                last = e
+        raise self.unknown_outcome(snapshot.id, snapshot.commit_user, last)
+
+    def unknown_outcome(self, snapshot_id: int, commit_user: str | None, error: BaseException) -> CommitStateUnknownError:
+        """The error of a commit whose outcome cannot be told, saying how to check it."""
+        who = f"commit user {commit_user}" if commit_user else "this commit"
+        return CommitStateUnknownError(
+            f"table {self.table_name}: cannot tell whether snapshot {snapshot_id} was committed ({error}). "
+            f"Check the table's snapshots (SELECT * FROM <table>$snapshots, or Table.system_table"
+            f"('snapshots')) for {who}. Its files were kept: if it did not commit, "
+            "remove_orphan_files reclaims them. Re-running a primary-key write is safe (the same "
+            "rows upsert the same keys); re-running an append write after a commit that did land "
+            "adds its rows twice.",
+            commit_user,
+            snapshot_id,
+        )
+
+    def _confirm(self, snapshot: Snapshot, started_ms: int) -> None:
+        """After the create: withdraw a snapshot that sits below newer ones (see ``_resurrected``)
+        with :class:`CommitConflictError` (not committed); a check that cannot run, or a
+        withdrawal that fails, leaves the outcome unknown."""
+        path = self.snapshot_path(snapshot.id)
+        last: BaseException | None = None
+        for attempt in range(_RESOLVE_ATTEMPTS):
+            try:
+                resurrected = self._resurrected(snapshot.id, started_ms)
+                break
+            except OSError as e:
+                last = e
+                time.sleep(min(0.05 * 2**attempt, 1.0))
+        else:
+            assert last is not None
+            raise self.unknown_outcome(snapshot.id, snapshot.commit_user, last)
+        if not resurrected:
+            return
+        if not self.file_io.delete_quietly(path) and self.file_io.exists(path):
+            raise self.unknown_outcome(
+                snapshot.id, snapshot.commit_user, OSError(f"{path} sits below newer snapshots and could not be withdrawn")
+            )
+        raise CommitConflictError(
+            f"table {self.table_name}: snapshot {snapshot.id} had already been committed and "
+            "expired while this commit was prepared on an older snapshot; the commit was "
+            "withdrawn and the table is unchanged. Retry the write."
+        )
 
     def _predecessor_exists(self, snapshot_id: int) -> bool:
         # Expiration deletes oldest first and always keeps the latest: an expired id implies an

@@ -201,10 +201,11 @@ class Table:
         messages = compact(self, full=full, partitions=partitions)
         if not messages:
             return None
+        commit = self.new_commit()
         try:
-            return self.new_commit().commit(messages)
+            return commit.commit(messages)
         except BaseException:
-            self.delete_uncommitted(messages)
+            commit.abort(messages)  # removes the outputs only if known not committed
             raise
 
     def delete_uncommitted(self, messages: Sequence[CommitMessage]) -> None:

@@ -41,17 +41,19 @@ class BaseTableWrite(ABC):
     ) -> int | None:
         """Flush and commit everything written as one snapshot; returns its id."""
         messages = self.prepare_commit()
+        # From here the messages hold the files (abort() no longer lists them).
+        self._committed = True
+        commit = self.table.new_commit(self.commit_user)
         try:
-            snapshot_id = self.table.new_commit(self.commit_user).commit(
+            snapshot_id = commit.commit(
                 messages,
                 overwrite=overwrite,
                 overwrite_partitions=overwrite_partitions,
                 commit_identifier=commit_identifier,
             )
         except BaseException:
-            self.table.delete_uncommitted(messages)
+            commit.abort(messages)  # deletes them only if the commit is known not to have happened
             raise
-        self._committed = True
         return snapshot_id
 
     def __enter__(self) -> Self:

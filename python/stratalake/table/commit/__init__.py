@@ -7,6 +7,6 @@ manifest list bounded), ``message`` (:class:`CommitMessage`).
 
 from stratalake.table.commit.conflicts import InvalidCommitError
 from stratalake.table.commit.message import CommitMessage
-from stratalake.table.commit.protocol import TableCommit
+from stratalake.table.commit.protocol import CommitOutcome, TableCommit
 
-__all__ = ["CommitMessage", "InvalidCommitError", "TableCommit"]
+__all__ = ["CommitMessage", "CommitOutcome", "InvalidCommitError", "TableCommit"]

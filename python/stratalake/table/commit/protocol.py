@@ -7,17 +7,19 @@ on a lost race, start over from the new latest snapshot.
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
+from stratalake.exceptions import CommitConflictError, CommitStateUnknownError, SnapshotNotFoundError
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.spec.manifest import (
     DataFileMeta,
@@ -39,6 +41,14 @@ if TYPE_CHECKING:
     from stratalake.table.table import Table
 
 _LOG = logging.getLogger(__name__)
+
+
+class CommitOutcome(enum.Enum):
+    """What is known about a commit: it happened, it did not, or it cannot be told."""
+
+    COMMITTED = "committed"
+    NOT_COMMITTED = "not committed"
+    UNKNOWN = "unknown"
 
 
 @dataclass
@@ -69,6 +79,10 @@ class TableCommit:
     def __init__(self, table: Table, commit_user: str | None = None) -> None:
         self.table = table
         self.commit_user = commit_user or str(uuid.uuid4())
+        self._published: list[int] = []  # snapshots this commit call published
+        self._in_flight: int | None = None  # the snapshot id being published right now
+        #: The outcome of the last :meth:`commit` / :meth:`commit_row_level` call.
+        self.outcome = CommitOutcome.NOT_COMMITTED
 
     def commit(
         self,
@@ -82,8 +96,24 @@ class TableCommit:
         ``overwrite=True`` replaces the whole table, or only ``overwrite_partitions`` when given
         (a list of partition specs such as ``{"dt": "2024-01-01"}``). A streaming writer passes a
         ``commit_identifier``; a commit already recorded for (commit user, identifier) is skipped.
+
+        A commit has three outcomes, kept in :attr:`outcome`: committed, not committed, unknown.
+        When it raises, the caller calls :meth:`abort` (or retries), which deletes the messages'
+        files only when the commit is known not to have happened: never when the outcome is
+        unknown (:class:`~stratalake.exceptions.CommitStateUnknownError`) or when the data was
+        committed and a later step was interrupted (the error then carries a note saying so).
         """
         msgs = [m for m in messages if m is not None]
+        with self._outcome_of():
+            return self._commit(msgs, overwrite, overwrite_partitions, commit_identifier)
+
+    def _commit(
+        self,
+        msgs: list[CommitMessage],
+        overwrite: bool,
+        overwrite_partitions: Sequence[dict[str, Any]] | None,
+        commit_identifier: int | None,
+    ) -> int | None:
         identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
         if commit_identifier is not None:
             done = self._find_committed(identifier)
@@ -141,7 +171,7 @@ class TableCommit:
             )
         if compact or index_added or index_deleted:
             try:
-                last = self._commit_with_retry(
+                compacted = self._commit_with_retry(
                     lambda live: _Plan(
                         CommitKind.COMPACT,
                         compact,
@@ -154,22 +184,77 @@ class TableCommit:
                     identifier,
                     check_deletes=True,
                 )
-            except CommitConflictError:
+                last = compacted if compacted is not None else last
+            except Exception as e:
                 if last is None:
-                    raise  # nothing is committed: the caller removes the files
-                # The data is committed; only a writer's own compaction lost a race (e.g. with a
-                # compaction job). Compaction is optional, so drop it instead of failing the write.
-                self.table.delete_uncommitted([replace(m, new_files=(), changelog_files=()) for m in msgs])
+                    raise  # nothing is committed: the caller's abort() removes the files
+                # The data is committed (snapshot `last`); only the writer's own compaction failed:
+                # it lost a race (e.g. with a compaction job), or its manifests could not be
+                # written. Compaction is optional: drop it instead of failing the write. Its
+                # outputs go only when its snapshot is known not to exist.
+                if not isinstance(e, CommitStateUnknownError):
+                    self._delete_quietly([replace(m, new_files=(), changelog_files=()) for m in msgs])
                 _LOG.warning(
-                    "table %s: compaction after snapshot %s was abandoned: a concurrent commit "
-                    "removed some of its input files",
+                    "table %s: the data is committed as snapshot %s; the compaction after it was "
+                    "abandoned (%s: %s); its input files stay until the next compaction",
                     self.table.identifier,
                     last,
+                    type(e).__name__,
+                    e,
                 )
         if last is not None:
             # As Paimon's committer: expire once a new snapshot exists (skipped when write-only).
             expire_after_commit(self.table)
         return last if last is not None else self.table.snapshot_manager.latest_snapshot_id()
+
+    @contextlib.contextmanager
+    def _outcome_of(self) -> Iterator[None]:
+        """Record the outcome of one commit call (see :attr:`outcome`); errors raised after the
+        data was published, or while publishing, get a note that says so."""
+        self._published = []
+        self._in_flight = None
+        self.outcome = CommitOutcome.NOT_COMMITTED
+        try:
+            yield
+        except BaseException as e:
+            if self._published:
+                self.outcome = CommitOutcome.COMMITTED
+                e.add_note(
+                    f"table {self.table.identifier}: the data IS committed (snapshot "
+                    f"{self._published[0]}); only a step after the commit failed. Do not re-run "
+                    "the write; remove_orphan_files reclaims any leftover."
+                )
+            elif isinstance(e, CommitStateUnknownError):
+                self.outcome = CommitOutcome.UNKNOWN  # its message says what to check
+            elif self._in_flight is not None:
+                # Interrupted (KeyboardInterrupt, SystemExit) while publishing: unknown.
+                self.outcome = CommitOutcome.UNKNOWN
+                e.add_note(str(self.table.snapshot_manager.unknown_outcome(self._in_flight, self.commit_user, e)))
+            raise
+        self.outcome = CommitOutcome.COMMITTED
+
+    def abort(self, messages: Sequence[CommitMessage | None]) -> bool:
+        """Delete the files of ``messages`` after a failed :meth:`commit`, if and only if that
+        commit is known not to have happened (:attr:`outcome` ``NOT_COMMITTED``); returns whether
+        it deleted them. After a commit that landed, or whose outcome is unknown, the files are
+        kept (they may be referenced; ``remove_orphan_files`` reclaims what is not)."""
+        if self.outcome is not CommitOutcome.NOT_COMMITTED:
+            _LOG.warning(
+                "table %s: the files of commit user %s are kept (commit outcome: %s)",
+                self.table.identifier,
+                self.commit_user,
+                self.outcome.value,
+            )
+            return False
+        self._delete_quietly([m for m in messages if m is not None])
+        return True
+
+    def _delete_quietly(self, msgs: Sequence[CommitMessage]) -> None:
+        """Delete the files of a commit known not to have happened; a failure only leaves orphans."""
+        try:
+            self.table.delete_uncommitted(msgs)
+        except Exception as e:
+            _LOG.warning("table %s: could not remove the files of a failed commit (%s); remove_orphan_files reclaims them", self.table.identifier, e)
 
     def commit_row_level(self, messages: Sequence[CommitMessage], required_files: Collection[str] = ()) -> int | None:
         """Commit a row-level statement of an append table (``table/append_dml.py``) as ONE
@@ -179,6 +264,10 @@ class TableCommit:
         rewritten file or one of ``required_files`` (files whose rows it deletes) is no longer
         live, or a touched bucket's vectors are not the ones the statement started from."""
         msgs = [m for m in messages if m is not None]
+        with self._outcome_of():
+            return self._commit_row_level(msgs, required_files)
+
+    def _commit_row_level(self, msgs: list[CommitMessage], required_files: Collection[str]) -> int | None:
         conflicts.check_messages(self.table, msgs)
         delta = [self._entry(FileKind.ADD, m, f) for m in msgs for f in m.new_files]
         delta += [self._entry(FileKind.DELETE, m, f) for m in msgs for f in m.compact_before]
@@ -320,16 +409,35 @@ class TableCommit:
             conflicts.check_hash_index(table, plan.index_added, index_live)
             conflicts.check_sorted_runs(table, live, [plan.delta, then])
             written: list[str] = []
-            snapshot = self._build(latest, base_metas, plan, identifier, written, index_live)
-            if sm.try_commit(snapshot):
+            try:
+                snapshot = self._build(latest, base_metas, plan, identifier, written, index_live)
+            except BaseException:
+                self._delete_paths(written)  # manifests of a snapshot never published
+                raise
+            self._in_flight = snapshot.id
+            try:
+                created = sm.try_commit(snapshot)
+            except CommitStateUnknownError:
+                raise  # its manifests may be referenced: keep them
+            except Exception:
+                self._in_flight = None
+                self._delete_paths(written)
+                raise
+            if created:
+                self._published.append(snapshot.id)
+                self._in_flight = None
                 return snapshot.id
-            for path in written:  # lost the race: our lists are based on a stale snapshot
-                table.file_io.delete_quietly(path)
+            self._in_flight = None
+            self._delete_paths(written)  # lost the race: our lists are based on a stale snapshot
             time.sleep(min(0.01 * (2**attempt), 1.0) * (0.5 + random.random()))
         raise CommitConflictError(
             f"table {table.identifier}: commit failed after {retries} retries because other "
             "writers kept committing; retry the write or raise 'commit.max-retries'"
         )
+
+    def _delete_paths(self, paths: Sequence[str]) -> None:
+        for path in paths:
+            self.table.file_io.delete_quietly(path)
 
     def _all_metas(self, latest: Snapshot | None) -> list[ManifestFileMeta]:
         if latest is None:

@@ -337,8 +337,7 @@ final class StrataLakeWriteBuilder
     public StreamingWrite toStreaming() {
       // Streaming aborts keep Spark's messages as they are: a stopped query's epoch may have
       // been committed by Python when Spark aborts it, and its files must then stay.
-      StreamingWrite streaming = delegate.toStreaming();
-      return afterCommit == null ? streaming : new FollowedStreamingWrite(streaming, afterCommit);
+      return new FollowedStreamingWrite(delegate.toStreaming(), afterCommit);
     }
 
     @Override
@@ -388,10 +387,16 @@ final class StrataLakeWriteBuilder
   /**
    * Every batch write: its abort hands Python only real messages ({@link #nonNull}); a
    * successful commit is followed by {@code afterCommit} (null: nothing).
+   *
+   * <p>A commit has three outcomes: committed, not committed, unknown. Once Python's commit has
+   * begun it owns the files (it deletes them only when it knows it did not commit), so an abort
+   * Spark sends after a failed commit must not reach Python: it would delete files a published
+   * snapshot may reference (as Iceberg's writers keep theirs on an unknown commit state).
    */
   private static final class GuardedBatchWrite implements BatchWrite {
     private final BatchWrite delegate;
     private final Runnable afterCommit;
+    private volatile boolean commitBegun;
 
     GuardedBatchWrite(BatchWrite delegate, Runnable afterCommit) {
       this.delegate = delegate;
@@ -415,26 +420,38 @@ final class StrataLakeWriteBuilder
 
     @Override
     public void commit(WriterCommitMessage[] messages) {
+      commitBegun = true;
       delegate.commit(messages);
       runAfterCommit(afterCommit);
     }
 
     @Override
     public void commit(WriterCommitMessage[] messages, WriteSummary summary) {
+      commitBegun = true;
       delegate.commit(messages, summary);
       runAfterCommit(afterCommit);
     }
 
     @Override
     public void abort(WriterCommitMessage[] messages) {
+      if (commitBegun) {
+        LOG.warn("stratalake: the write's commit failed; its files are left to the commit, which"
+            + " removed them if it knows it did not commit (otherwise remove_orphan_files does)");
+        return;
+      }
       delegate.abort(nonNull(messages));
     }
   }
 
-  /** A streaming write whose every successful epoch commit is followed by {@code afterCommit}. */
+  /**
+   * A streaming write whose every successful epoch commit is followed by {@code afterCommit}
+   * (null: nothing). An epoch whose commit began is not aborted through Python (see
+   * {@link GuardedBatchWrite}); Python's abort also keeps an epoch it finds committed.
+   */
   private static final class FollowedStreamingWrite implements StreamingWrite {
     private final StreamingWrite delegate;
     private final Runnable afterCommit;
+    private final java.util.Set<Long> begunEpochs = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     FollowedStreamingWrite(StreamingWrite delegate, Runnable afterCommit) {
       this.delegate = delegate;
@@ -453,12 +470,18 @@ final class StrataLakeWriteBuilder
 
     @Override
     public void commit(long epochId, WriterCommitMessage[] messages) {
+      begunEpochs.add(epochId);
       delegate.commit(epochId, messages);
       runAfterCommit(afterCommit);
     }
 
     @Override
     public void abort(long epochId, WriterCommitMessage[] messages) {
+      if (begunEpochs.contains(epochId)) {
+        LOG.warn("stratalake: epoch " + epochId + " failed after its commit began; its files are"
+            + " left to the commit (remove_orphan_files reclaims any leftover)");
+        return;
+      }
       delegate.abort(epochId, messages);
     }
   }

@@ -79,6 +79,11 @@ class FileIO:
     ['snapshot-1']
     """
 
+    #: How long a committer waits after creating a snapshot before it checks that the file still
+    #: holds its commit (``SnapshotManager.try_commit``): the window in which another engine's
+    #: exists-then-rename publish can replace it.
+    publish_settle_ms = 5
+
     def __init__(self, filesystem: pafs.FileSystem, uri_prefix: str = "") -> None:
         # ``uri_prefix`` is what a URI has in front of the filesystem path: "s3://" for S3
         # ("s3://b/k" -> "b/k"), "hdfs://nn:8020" for HDFS ("hdfs://nn:8020/a" -> "/a").

@@ -75,10 +75,14 @@ class SnapshotManager:
         ids = self._list_ids()
         return ids[0] if ids else None
 
-    def snapshot(self, snapshot_id: int) -> Snapshot:
-        """Read snapshot ``snapshot_id``; :class:`SnapshotNotFoundError` if missing or expired."""
+    def snapshot(self, snapshot_id: int, fresh: bool = False) -> Snapshot:
+        """Read snapshot ``snapshot_id``; :class:`SnapshotNotFoundError` if missing or expired.
+
+        ``fresh`` reads the file even when it is cached: a commit builds on the snapshot as it is
+        on disk, since another engine's writer may have replaced a file (see ``try_commit``).
+        """
         cached = self._cache.get(snapshot_id)
-        if cached is not None:
+        if cached is not None and not fresh:
             return cached
         path = self.snapshot_path(snapshot_id)
         try:
@@ -105,9 +109,9 @@ class SnapshotManager:
         self._cache[snapshot_id] = snap
         return snap
 
-    def latest_snapshot(self) -> Snapshot | None:
+    def latest_snapshot(self, fresh: bool = False) -> Snapshot | None:
         latest = self.latest_snapshot_id()
-        return None if latest is None else self.snapshot(latest)
+        return None if latest is None else self.snapshot(latest, fresh)
 
     def snapshots(self) -> Iterator[Snapshot]:
         """Every retained snapshot, oldest first."""
@@ -169,6 +173,8 @@ class SnapshotManager:
             created = self._resolve(snapshot, data, predecessor, e)
         if not created:
             return False
+        if not self._still_ours(snapshot, data):
+            return False  # another engine's writer replaced it: a lost race, retried on top of theirs
         self._confirm(snapshot, started_ms)
         self._cache[snapshot.id] = snapshot
         # Hints are only hints (readers verify them): nothing about them may fail a commit.
@@ -221,6 +227,38 @@ class SnapshotManager:
             commit_user,
             snapshot_id,
         )
+
+    def _still_ours(self, snapshot: Snapshot, data: bytes) -> bool:
+        """Whether ``snapshot-<id>`` still holds this commit's bytes a moment after it was created.
+
+        Other engines' writers on filesystems without an atomic no-replace publish (Paimon Java's
+        local, HDFS and object-store FileIOs check ``exists`` and then rename) can replace the
+        file within that window: their rename lands a few milliseconds after the check. Reporting
+        such a commit would lose it, and building on it would drop their files. The delay is
+        :attr:`FileIO.publish_settle_ms`; a replacement later than that needs the catalog lock
+        (README: concurrent writers of different engines).
+        """
+        path = self.snapshot_path(snapshot.id)
+        time.sleep(self.file_io.publish_settle_ms / 1000)
+        last: BaseException | None = None
+        for attempt in range(_RESOLVE_ATTEMPTS):
+            try:
+                if self.file_io.read_bytes(path) == data:
+                    return True
+                _LOG.warning(
+                    "table %s: snapshot %s was replaced by another writer right after this commit "
+                    "published it (a writer without an atomic create, e.g. another engine's); "
+                    "committing again on top of it",
+                    self.table_name,
+                    snapshot.id,
+                )
+                self._cache.pop(snapshot.id, None)
+                return False
+            except OSError as e:
+                last = e
+                time.sleep(min(0.05 * 2**attempt, 1.0))
+        assert last is not None
+        raise self.unknown_outcome(snapshot.id, snapshot.commit_user, last)
 
     def _confirm(self, snapshot: Snapshot, started_ms: int) -> None:
         """After the create: withdraw a snapshot that sits below newer ones (see ``_resurrected``)

@@ -386,7 +386,7 @@ class TableCommit:
         retries = table.core_options.commit_max_retries
         keys_read: dict[str, pa.Table] = {}  # data files' keys read by the writer check, per path
         for attempt in range(retries + 1):
-            latest = sm.latest_snapshot()
+            latest = sm.latest_snapshot(fresh=True)  # as on disk, never a cached copy
             base_metas = self._all_metas(latest)
             live = self._live(base_metas)
             plan = plan_for(live)

@@ -36,16 +36,24 @@ class InjectedFault(OSError):
 
 @dataclass
 class FaultPlan:
-    """Which operation fails, and how; records every operation it saw (kind, path)."""
+    """Which operations fail, and how; records every operation it saw (kind, path).
+
+    ``fail_at`` counts from :meth:`arm`; or ``after_publish = (n, offset)`` places it ``offset``
+    operations after the ``n``-th snapshot publish (0-based) of the statement. ``span`` makes
+    that many consecutive operations fail (a store that stays down).
+    """
 
     fail_at: int | None = None
     mode: str = "before"
     armed: bool = False
     ops: list[tuple[str, str]] = field(default_factory=list)
     fired: tuple[str, str] | None = None
+    span: int = 1
+    after_publish: tuple[int, int] | None = None
+    _publishes: int = 0
 
     def arm(self) -> None:
-        self.armed, self.ops, self.fired = True, [], None
+        self.armed, self.ops, self.fired, self._publishes = True, [], None, 0
 
     def disarm(self) -> None:
         self.armed = False
@@ -55,9 +63,15 @@ class FaultPlan:
             return act()
         k = len(self.ops)
         self.ops.append((kind, path))
-        if k != self.fail_at or self.fired is not None:
+        publish = self.after_publish is not None and kind == "publish" and "/snapshot/snapshot-" in path
+        if publish and self._publishes == self.after_publish[0] and self.fail_at is None:  # type: ignore[index]
+            self.fail_at = k + self.after_publish[1]  # type: ignore[index]
+        if publish:
+            self._publishes += 1
+        if self.fail_at is None or not self.fail_at <= k < self.fail_at + self.span:
             return act()
-        self.fired = (kind, path)
+        if self.fired is None:
+            self.fired = (kind, path)
         if self.mode == "exit_before":
             os._exit(EXIT_CODE)
         if self.mode == "before":
@@ -177,8 +191,14 @@ class FaultyFileIO(LocalFileIO):
         self.plan.run("write", path, lambda: LocalFileIO.write_bytes(self, path, data))
 
     def try_create_atomic(self, path: str, data: bytes, precondition: Callable[[], bool] | None = None) -> bool:
+        # The precondition's own operations come first, so that the publish is one operation
+        # (the create itself) and the ones after it are the commit's next steps.
+        ok = precondition is None or precondition()
         return self.plan.run(
-            "publish", path, lambda: LocalFileIO.try_create_atomic(self, path, data, precondition), unknown=True
+            "publish",
+            path,
+            lambda: LocalFileIO.try_create_atomic(self, path, data, None if ok else lambda: False),
+            unknown=True,
         )
 
     def rename(self, src: str, dst: str) -> bool:

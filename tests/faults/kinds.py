@@ -122,6 +122,18 @@ def _rollback(t: Table) -> Any:
     return t.rollback_to(1)
 
 
+def _four_writes(t: Table) -> None:
+    for i in range(4):
+        t.write(rows(range(i * 10, i * 10 + 15), f"w{i}"))
+
+
+def _expire_changelogs(t: Table) -> Any:
+    from stratalake.table.expire import ExpireConfig, expire_changelogs
+
+    cfg = ExpireConfig(changelog_retain_min=1, changelog_retain_max=1, changelog_time_retain_ms=0)
+    return expire_changelogs(t, cfg)
+
+
 def _orphan_setup(t: Table) -> None:
     _two_writes(t)
     # A failed writer's leftover: a data file no snapshot references.
@@ -167,6 +179,20 @@ KINDS: dict[str, Kind] = {
         ),
         Kind("streaming_batch", dict(PK), setup=_two_writes, run=_stream_batch),
         Kind("compact_job", dict(PK), setup=_two_writes, run=_compact),
+        Kind("append_compact", {"bucket": "-1"}, primary_key=(), setup=_four_writes, run=_compact),
+        Kind(
+            "expire_changelogs",
+            {
+                **PK,
+                "changelog-producer": "input",
+                "snapshot.num-retained.min": "1",
+                "snapshot.num-retained.max": "1",
+                "changelog.num-retained.min": "1",
+                "changelog.num-retained.max": "10",
+            },
+            setup=_four_writes,
+            run=_expire_changelogs,
+        ),
         Kind("expire", dict(PK), setup=_two_writes, run=_expire),
         Kind("delete_tag", dict(PK), setup=_tag_setup, run=_delete_tag, rerun=False),
         Kind("create_tag", dict(PK), setup=_two_writes, run=_create_tag, rerun=False),

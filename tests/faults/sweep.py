@@ -50,12 +50,14 @@ def sorted_rows(t: Table) -> list[tuple[Any, ...]]:
 
 
 # -- what metadata references -----------------------------------------------------------------
-def _snapshots_and_tags(t: Table) -> list[Snapshot]:
+def _snapshots_and_tags(t: Table) -> list[tuple[Snapshot, bool]]:
+    """Every retained snapshot, tag and long-lived changelog (all are snapshot documents), with
+    whether it is a long-lived changelog."""
     out = []
-    for d, prefix in (("snapshot", "snapshot-"), ("tag", "tag-")):
+    for d, prefix in (("snapshot", "snapshot-"), ("tag", "tag-"), ("changelog", "changelog-")):
         for st in t.file_io.list_status(f"{t.location}/{d}"):
             if st.name.startswith(prefix) and not st.name.endswith(".tmp"):
-                out.append(Snapshot.from_json(t.file_io.read_text(st.path), origin=st.path))
+                out.append((Snapshot.from_json(t.file_io.read_text(st.path), origin=st.path), d == "changelog"))
     return out
 
 
@@ -71,13 +73,21 @@ def referenced_files(t: Table, mentioned: set[str] | None = None) -> set[str]:
         part = codec.path(codec.from_bytes(partition))
         return f"{part + '/' if part else ''}bucket-{bucket}/{name}"
 
-    for snap in _snapshots_and_tags(t):
+    for snap, long_lived in _snapshots_and_tags(t):
         live: dict[tuple[bytes, int, str], bool] = {}
-        for lst, is_changelog in (
+        lists = [
             (snap.base_manifest_list, False),
             (snap.delta_manifest_list, False),
             (snap.changelog_manifest_list, True),
-        ):
+        ]
+        if long_lived:  # a long-lived changelog keeps only what a changelog read opens
+            if snap.changelog_manifest_list is not None:
+                lists = [(snap.changelog_manifest_list, True)]
+            elif snap.commit_kind.name == "APPEND":
+                lists = [(snap.delta_manifest_list, True)]  # (no producer: the APPEND's files)
+            else:
+                lists = []
+        for lst, is_changelog in lists:
             if lst is None:
                 continue
             out.add(f"manifest/{lst}")
@@ -94,7 +104,7 @@ def referenced_files(t: Table, mentioned: set[str] | None = None) -> set[str]:
                     else:
                         live.pop(key, None)
         out |= {data_path(*key) for key in live}
-        if snap.index_manifest is not None:
+        if snap.index_manifest is not None and not long_lived:
             out.add(f"manifest/{snap.index_manifest}")
             entries = mio.read_index(snap.index_manifest)
             gone = {e.file_name for e in entries if e.kind is FileKind.DELETE}

@@ -16,9 +16,10 @@ from typing import Any
 
 
 def _install(path: str) -> None:
+    from tests.faults.faulty_io import FaultPlan, FaultyFileIO
+
     from stratalake.table import Table
     from stratalake.table.commit import TableCommit
-    from tests.faults.faulty_io import FaultPlan, FaultyFileIO
 
     def faulty(method: Any) -> Any:
         def wrapper(self: TableCommit, *args: Any, **kwargs: Any) -> Any:

@@ -28,6 +28,7 @@ import pyarrow as pa
 from stratalake.exceptions import CorruptFileError, UnsupportedError
 from stratalake.io import FileIO
 from stratalake.spec.manifest import DeletionVectorRange, FileKind, IndexManifestEntry
+from stratalake.spec.names import check_file_name, check_no_external_path
 
 MAGIC = 1581511376
 """Magic of a 32-bit bitmap vector (Java ``BitmapDeletionVector.MAGIC_NUMBER``)."""
@@ -341,7 +342,8 @@ class DeletionVectorsMaintainer:
         base = tuple(e for e in entries if e.index_type == DELETION_VECTORS_INDEX)
         vectors: dict[str, DeletionVector] = {}
         for e in base:
-            path = e.external_path or f"{index_dir}/{e.file_name}"
+            check_no_external_path(e.external_path, e.file_name)
+            path = f"{index_dir}/{check_file_name(e.file_name, 'index file')}"
             vectors.update(decode_index_file(_INDEX_CACHE.read(file_io, path), e.dv_ranges or (), path))
         return DeletionVectorsMaintainer(index_dir, partition, bucket, vectors, base)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileStatus
+from stratalake.table.files import delete_in_table
 from stratalake.table.references import FileSet, ReferenceCollector
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def remove_orphan_files(table: Table, older_than_ms: int | None = None, dry_run:
     orphans.sort()
     if not dry_run:
         for path in orphans:
-            table.file_io.delete_quietly(path)
+            delete_in_table(table, path)
     return orphans
 
 

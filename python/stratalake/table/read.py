@@ -43,6 +43,7 @@ from stratalake.merge import (
 from stratalake.merge.projection import merge_columns, project
 from stratalake.merge.sort import count_distinct_keys
 from stratalake.spec.manifest import DataFileMeta
+from stratalake.table.files import data_file_path
 from stratalake.table.scan import Split
 
 if TYPE_CHECKING:
@@ -321,7 +322,7 @@ class TableRead:
         offset = 0
         batches = iter_kv_file(
             table.file_io,
-            f"{directory}/{f.file_name}",
+            data_file_path(directory, f),
             table.file_schema(f.schema_id),
             table.schema(),
             columns,

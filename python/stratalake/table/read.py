@@ -318,7 +318,7 @@ class TableRead:
             table.location, table.partition_codec.path(split.partition_values), split.bucket
         )
         deletion_file = split.deletion_file(f.file_name)
-        dv = read_deletion_vector(table.file_io, deletion_file) if deletion_file is not None else None
+        dv = read_deletion_vector(table.file_io, deletion_file, f.row_count) if deletion_file is not None else None
         offset = 0
         batches = iter_kv_file(
             table.file_io,

@@ -263,8 +263,17 @@ PATH_OPTIONS = frozenset(
 )
 # Any other key that reads like a path setting (".path", "-dir", ".location"...).
 _PATH_LIKE_KEY = re.compile(r"(^|[.-])(path|paths|dir|dirs|directory|location|external-paths?)$")
+# Credentials (s3.secret-key, fs.s3a.secret.key, fs.s3a.access.key, tokens, passwords): a table's
+# options are stored in its schema files and shown by t$options and SHOW TBLPROPERTIES, readable
+# by anyone who may read the table, so they belong to the catalog or the session instead.
+_CREDENTIAL_KEY = re.compile(r"secret|password|passwd|token|credential|access[-._]?key|private[-._]?key")
 # Options whose value becomes part of a file name (in Paimon's writers): confined to one name.
 FILE_NAME_OPTIONS = frozenset({"data-file.prefix", "changelog-file.prefix", "index-file.prefix"})
+
+
+def is_credential_key(key: str) -> bool:
+    """Whether option ``key`` names a credential (secret key, access key, token, password)."""
+    return _CREDENTIAL_KEY.search(key.strip().lower()) is not None
 
 
 def check_options(options: Mapping[str, str], table: str) -> None:
@@ -274,6 +283,13 @@ def check_options(options: Mapping[str, str], table: str) -> None:
     """
     for key, value in options.items():
         k = str(key).strip().lower()
+        if is_credential_key(k):
+            raise InvalidOptionError(
+                f"table {table}: option {key!r} is a credential and cannot be a table option (table "
+                "options are stored in the table's schema files and shown by t$options, readable by "
+                "anyone who may read the table); give it to the catalog instead (Catalog(warehouse, "
+                "options={...}) or spark.sql.catalog.<name>.<key> in the Spark session)"
+            )
         if k in PATH_OPTIONS or _PATH_LIKE_KEY.search(k):
             raise InvalidOptionError(
                 f"table {table}: option {key!r} would choose where the table's files go; a table's "

@@ -18,7 +18,7 @@ import os
 import posixpath
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,7 +46,8 @@ class FileStatus:
     name: str
     size: int
     mtime_ms: int
-    is_dir: bool
+    is_dir: bool  # as the filesystem reports it: a symbolic link to a directory is a directory
+    is_link: bool = False  # a symbolic link (local filesystems only; object stores have none)
 
 
 def _join(parent: str, name: str) -> str:
@@ -274,6 +275,16 @@ class LocalFileIO(FileIO):
             raise UnsupportedError(f"{path!r} is not a local path")
         return os.path.abspath(path)
 
+    def list_status(self, path: str) -> list[FileStatus]:
+        out = super().list_status(path)
+        if out:
+            # d_type from one scandir: no extra stat per entry.
+            with contextlib.suppress(OSError), os.scandir(self.to_fs_path(path)) as it:
+                links = {e.name for e in it if e.is_symlink()}
+                if links:
+                    out = [replace(s, is_link=True) if s.name in links else s for s in out]
+        return out
+
     def open_output_stream(self, path: str) -> pa.NativeFile:
         self._make_parent(path)
         return super().open_output_stream(path)
@@ -324,13 +335,16 @@ class LocalFileIO(FileIO):
     # ---------------------------------------------------------------- helpers
 
     def _make_parent(self, path: str) -> None:
-        os.makedirs(posixpath.dirname(self.to_fs_path(path)), exist_ok=True)
+        directory = posixpath.dirname(self.to_fs_path(path))
+        os.makedirs(directory, exist_ok=True)
+        _refuse_linked_directory(directory)
 
     @staticmethod
     def _write_temp(target: str, data: bytes) -> str:
         """Write ``data`` durably to a hidden temp file beside ``target`` (same filesystem)."""
         directory, name = os.path.split(target)
         os.makedirs(directory, exist_ok=True)
+        _refuse_linked_directory(directory)
         tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
@@ -361,6 +375,17 @@ class LocalFileIO(FileIO):
             _unlink_quietly(target)
             raise
         return True
+
+
+def _refuse_linked_directory(directory: str) -> None:
+    """Files are never written into a directory that is a symbolic link: inside a table (a
+    ``bucket-7 -> /elsewhere`` planted by someone who may write the table) it would lead the
+    writer, who may hold wider rights, outside. Links further up (e.g. the warehouse) are fine."""
+    if os.path.islink(directory):
+        raise UnsupportedError(
+            f"{directory} is a symbolic link; stratalake does not write files through a linked "
+            "directory (it could lead outside the table). Replace the link by a real directory"
+        )
 
 
 def _unlink_quietly(path: str) -> None:

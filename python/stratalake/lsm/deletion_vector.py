@@ -28,6 +28,7 @@ import pyarrow as pa
 from stratalake.exceptions import CorruptFileError, UnsupportedError
 from stratalake.io import FileIO
 from stratalake.spec.manifest import DeletionVectorRange, FileKind, IndexManifestEntry
+from stratalake.spec.names import check_file_name, check_no_external_path
 
 MAGIC = 1581511376
 """Magic of a 32-bit bitmap vector (Java ``BitmapDeletionVector.MAGIC_NUMBER``)."""
@@ -40,6 +41,10 @@ _COOKIE_NO_RUN = 12346
 _COOKIE = 12347
 _NO_OFFSET_THRESHOLD = 4  # with run containers, offsets are written only from this many containers
 _ARRAY_MAX = 4096  # containers of more values are bitmaps (unless runs are smaller)
+_MAX_POSITIONS = 1 << 31  # row positions of a data file are Java ints
+# Deleted rows of one data file when neither its index entry (_CARDINALITY, absent in older Paimon
+# files) nor its row count bounds them: far above any real file, far below exhausting memory.
+_UNKNOWN_CARDINALITY_LIMIT = 1 << 26
 _U16 = np.dtype("<u2")
 _U32 = np.dtype("<u4")
 
@@ -101,15 +106,22 @@ def serialize_bitmap(positions: Positions) -> bytes:
     return bytes(header) + b"".join(bodies)
 
 
-def deserialize_bitmap(data: bytes, origin: str = "deletion vector") -> Positions:
-    """Sorted ``uint32`` positions of a portable RoaringBitmap (any container kinds)."""
+def deserialize_bitmap(
+    data: bytes | memoryview, origin: str = "deletion vector", max_values: int = _MAX_POSITIONS
+) -> Positions:
+    """Sorted ``uint32`` positions of a portable RoaringBitmap (any container kinds).
+
+    The header's cardinalities are checked against ``max_values`` (and every position against
+    2**31) before anything is expanded: run containers of a few bytes can describe billions of
+    positions, so a crafted vector fails here instead of exhausting memory.
+    """
     try:
-        return _deserialize(memoryview(data))
+        return _deserialize(memoryview(data), max_values)
     except (struct.error, ValueError, IndexError) as e:
         raise CorruptFileError(f"{origin}: not a valid RoaringBitmap ({e})") from None
 
 
-def _deserialize(buf: memoryview) -> Positions:
+def _deserialize(buf: memoryview, max_values: int) -> Positions:
     (cookie,) = struct.unpack_from("<I", buf, 0)
     pos = 4
     run_flags: npt.NDArray[np.bool_]
@@ -122,6 +134,8 @@ def _deserialize(buf: memoryview) -> Positions:
     elif cookie == _COOKIE_NO_RUN:
         (size,) = struct.unpack_from("<I", buf, pos)
         pos += 4
+        if size > (len(buf) - pos) // 4:  # before allocating anything by a count from the file
+            raise ValueError(f"{size} containers do not fit in {len(buf)} bytes")
         run_flags = np.zeros(size, dtype=bool)
     else:
         raise ValueError(f"unknown cookie {cookie}")
@@ -130,6 +144,11 @@ def _deserialize(buf: memoryview) -> Positions:
         raise ValueError("truncated header")
     keys = descriptive[0::2].astype(np.uint32)
     cards = descriptive[1::2].astype(np.int64) + 1
+    total = int(cards.sum())
+    if total > max_values or (size and int(keys.max()) >= _MAX_POSITIONS >> 16):
+        raise ValueError(
+            f"its header claims {total} positions (at most {max_values} expected, each below 2**31)"
+        )
     pos += 4 * size
     if not run_flags.any() or size >= _NO_OFFSET_THRESHOLD:
         pos += 4 * size  # offsets: containers are contiguous, so sizes alone locate them
@@ -140,8 +159,13 @@ def _deserialize(buf: memoryview) -> Positions:
         if run_flags[i]:
             (n_runs,) = struct.unpack_from("<H", buf, pos)
             pairs = np.frombuffer(buf[pos + 2 : pos + 2 + 4 * n_runs], dtype=_U16).astype(np.int64)
+            if len(pairs) != 2 * n_runs:
+                raise ValueError(f"container {i} is truncated")
             pos += 2 + 4 * n_runs
             run_start, run_len = pairs[0::2], pairs[1::2] + 1
+            # Checked before expanding: crafted run lengths would otherwise ask for gigabytes.
+            if int(run_len.sum()) != card or int((run_start + run_len).max(initial=0)) > 1 << 16:
+                raise ValueError(f"container {i}: its runs hold other than the {card} values its header says")
             # Expand runs without a Python loop: offsets within each run added to its start.
             within = np.arange(int(run_len.sum())) - np.repeat(np.cumsum(run_len) - run_len, run_len)
             low = np.repeat(run_start, run_len) + within
@@ -152,7 +176,7 @@ def _deserialize(buf: memoryview) -> Positions:
             words = np.frombuffer(buf[pos : pos + 8192], dtype=np.uint8)
             low = np.flatnonzero(np.unpackbits(words, bitorder="little"))
             pos += 8192
-        if len(low) != card and not run_flags[i]:
+        if len(low) != card:
             raise ValueError(f"container {i} holds {len(low)} values, header says {card}")
         parts.append((low.astype(np.uint32) | base).astype(np.uint32))
     if not parts:
@@ -205,8 +229,16 @@ class DeletionVector:
         return struct.pack(">i", len(body)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
 
     @staticmethod
-    def from_bytes(data: bytes, origin: str, expected_size: int | None = None) -> DeletionVector:
-        """Decode :meth:`to_bytes` output, checking size, magic and checksum."""
+    def from_bytes(
+        data: bytes | memoryview,
+        origin: str,
+        expected_size: int | None = None,
+        cardinality: int | None = None,
+        max_rows: int | None = None,
+    ) -> DeletionVector:
+        """Decode :meth:`to_bytes` output, checking size, magic, checksum and (when the index
+        manifest recorded it) ``cardinality``; ``data`` may run on past the vector (a view into
+        its index file); ``max_rows`` (the data file's row count) bounds it too."""
         if len(data) < 12:
             raise CorruptFileError(f"{origin}: deletion vector of {len(data)} bytes is truncated")
         size, magic = struct.unpack_from(">ii", data, 0)
@@ -220,13 +252,21 @@ class DeletionVector:
             raise CorruptFileError(
                 f"{origin}: deletion vector size {size} differs from its range ({expected_size})"
             )
-        if len(data) < 8 + size:
-            raise CorruptFileError(f"{origin}: deletion vector is truncated")
+        if size < 4 or len(data) < 8 + size:
+            raise CorruptFileError(f"{origin}: deletion vector is truncated (size {size})")
         body = data[4 : 4 + size]
         (crc,) = struct.unpack_from(">I", data, 4 + size)
         if crc != zlib.crc32(body) & 0xFFFFFFFF:
             raise CorruptFileError(f"{origin}: deletion vector checksum mismatch")
-        return DeletionVector(deserialize_bitmap(body[4:], origin))
+        limit = _UNKNOWN_CARDINALITY_LIMIT if cardinality is None else max(cardinality, 0)
+        if max_rows is not None:
+            limit = min(limit, max_rows)
+        dv = DeletionVector(deserialize_bitmap(body[4:], origin, limit))
+        if cardinality is not None and dv.cardinality != cardinality:
+            raise CorruptFileError(
+                f"{origin}: deletion vector holds {dv.cardinality} positions, its index entry says {cardinality}"
+            )
+        return dv
 
 
 # -- index files ---------------------------------------------------------------------------------
@@ -263,10 +303,15 @@ def decode_index_file(
         raise CorruptFileError(
             f"{origin}: deletion vector index file version {version} is not {INDEX_FILE_VERSION}"
         )
-    return {
-        r.data_file: DeletionVector.from_bytes(data[r.offset :], f"{origin}@{r.offset}", r.length)
-        for r in ranges
-    }
+    view = memoryview(data)  # one view: slicing bytes per range would copy the rest of the file each time
+    out = {}
+    for r in ranges:
+        if not 0 < r.offset < len(data):
+            raise CorruptFileError(f"{origin}: deletion vector offset {r.offset} is outside the file")
+        out[r.data_file] = DeletionVector.from_bytes(
+            view[r.offset :], f"{origin}@{r.offset}", r.length, r.cardinality
+        )
+    return out
 
 
 class _IndexFileCache:
@@ -301,12 +346,16 @@ class _IndexFileCache:
 _INDEX_CACHE = _IndexFileCache(64 * 1024 * 1024)
 
 
-def read_deletion_vector(file_io: FileIO, deletion_file: DeletionFile) -> DeletionVector:
+def read_deletion_vector(file_io: FileIO, deletion_file: DeletionFile, max_rows: int | None = None) -> DeletionVector:
     """The vector ``deletion_file`` points at (index files are read whole and cached: a bucket's
     vectors share one small file)."""
     data = _INDEX_CACHE.read(file_io, deletion_file.path)
     origin = f"{deletion_file.path}@{deletion_file.offset}"
-    return DeletionVector.from_bytes(data[deletion_file.offset :], origin, deletion_file.length)
+    if not 0 < deletion_file.offset < len(data):
+        raise CorruptFileError(f"{origin}: deletion vector offset is outside the file ({len(data)} bytes)")
+    return DeletionVector.from_bytes(
+        memoryview(data)[deletion_file.offset :], origin, deletion_file.length, deletion_file.cardinality, max_rows
+    )
 
 
 def index_file_name() -> str:
@@ -341,7 +390,8 @@ class DeletionVectorsMaintainer:
         base = tuple(e for e in entries if e.index_type == DELETION_VECTORS_INDEX)
         vectors: dict[str, DeletionVector] = {}
         for e in base:
-            path = e.external_path or f"{index_dir}/{e.file_name}"
+            check_no_external_path(e.external_path, e.file_name)
+            path = f"{index_dir}/{check_file_name(e.file_name, 'index file')}"
             vectors.update(decode_index_file(_INDEX_CACHE.read(file_io, path), e.dv_ranges or (), path))
         return DeletionVectorsMaintainer(index_dir, partition, bucket, vectors, base)
 

@@ -35,6 +35,7 @@ from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
 from stratalake.spark import source_options as keys
 from stratalake.table.append_dml import ROW_ID_COLUMNS
 from stratalake.table.append_read import value_column_stats
+from stratalake.table.files import data_file_path
 from stratalake.table.scan import Split, TableScan
 from stratalake.table.table import Table
 from stratalake.table.tags import tag_scan
@@ -338,7 +339,7 @@ def native_files(
     out = []
     for f in files:
         entry: dict[str, Any] = {
-            "path": f"{directory}/{f.file_name}",
+            "path": data_file_path(directory, f),
             "format": PARQUET,
             "size": f.file_size,
             "rows": f.row_count,

@@ -13,11 +13,14 @@ newer writers (extra fields) both decode; a missing required field or a malforme
 from __future__ import annotations
 
 import io
+import json
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypeVar
 
 import fastavro
+import zstandard
 
 from stratalake.exceptions import CorruptFileError, UnsupportedError
 from stratalake.spec.manifest import (
@@ -227,11 +230,160 @@ def _write(parsed_schema: Any, records: Iterable[Record]) -> bytes:
 def _decode(data: bytes, origin: str, what: str, convert: Callable[[Record], T]) -> list[T]:
     """Read every record of an Avro container and convert it; any failure is a corrupt file."""
     try:
+        check_container(data)
+    except (ValueError, IndexError, TypeError, RecursionError, zstandard.ZstdError, zlib.error) as e:
+        raise CorruptFileError(f"{origin} is not a valid {what} file: {e}") from None
+    try:
         return [convert(record) for record in fastavro.reader(io.BytesIO(data))]  # type: ignore[arg-type]
     except (CorruptFileError, UnsupportedError) as e:
         raise type(e)(f"{origin}: {e}") from e
     except Exception as e:  # fastavro, zstandard and conversions raise many unrelated types
         raise CorruptFileError(f"{origin} is not a valid {what} file: {type(e).__name__}: {e}") from e
+
+
+# -- checks before fastavro decodes a file ------------------------------------------------------
+# fastavro trusts the file: its schema (an array of nulls takes no bytes per item, so a count in a
+# few bytes makes billions of Nones), its block counts and its compressed blocks (a zstd block of a
+# few hundred bytes can inflate to gigabytes). A manifest is written by whoever may write the table
+# and read by every job on it, so these are checked first, from the bytes, without decoding.
+
+MAX_DECODED_BYTES: Final = 256 * 1024 * 1024  # uncompressed records of one file
+_MAX_SCHEMA_DEPTH: Final = 32
+_FIXED_SIZES: Final = {"null": 0, "boolean": 1, "int": 1, "long": 1, "float": 4, "double": 8, "bytes": 1, "string": 1}
+_MAGIC: Final = b"Obj\x01"
+_CHUNK: Final = 1 << 20  # decompressed and dropped piece by piece: only sizes are needed here
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def long(self) -> int:
+        shift = result = 0
+        while True:
+            if shift > 63:
+                raise ValueError("varint longer than 10 bytes")
+            b = self.data[self.pos]
+            self.pos += 1
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return (result >> 1) ^ -(result & 1)
+            shift += 7
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise ValueError(f"a length of {n} at byte {self.pos} runs past the end ({len(self.data)} bytes)")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+
+def _min_size(schema: Any, named: dict[str, Any], depth: int = 0) -> int:
+    """The fewest bytes one value of ``schema`` encodes to; refuses arrays whose items may take
+    none (their counts would not be bounded by the file's size)."""
+    if depth > _MAX_SCHEMA_DEPTH:
+        raise ValueError(f"the writer schema nests deeper than {_MAX_SCHEMA_DEPTH} levels")
+    if isinstance(schema, str):
+        if schema in _FIXED_SIZES:
+            return _FIXED_SIZES[schema]
+        if schema in named:
+            return named[schema] if isinstance(named[schema], int) else 1  # recursion: via a union
+        raise ValueError(f"the writer schema names an unknown type {schema!r}")
+    if isinstance(schema, list):
+        for branch in schema:
+            _min_size(branch, named, depth + 1)
+        return 1  # the branch index
+    if not isinstance(schema, dict):
+        raise ValueError(f"the writer schema has a malformed type {schema!r}")
+    kind = schema.get("type")
+    if kind == "record" or kind == "error":
+        name = str(schema.get("name"))
+        named[name] = "pending"
+        fields = schema.get("fields")
+        if not isinstance(fields, list):
+            raise ValueError(f"record {name} has no field list")
+        total = sum(_min_size(f.get("type"), named, depth + 1) for f in fields if isinstance(f, dict))
+        named[name] = total
+        return total
+    if kind == "array":
+        if _min_size(schema.get("items"), named, depth + 1) == 0:
+            raise ValueError("the writer schema has an array of values that take no bytes")
+        return 1
+    if kind == "map":
+        _min_size(schema.get("values"), named, depth + 1)
+        return 1
+    if kind == "enum":
+        return 1
+    if kind == "fixed":
+        size = schema.get("size")
+        if not isinstance(size, int) or size < 0:
+            raise ValueError(f"fixed type with size {size!r}")
+        return size
+    return _min_size(kind, named, depth + 1)
+
+
+def _inflated_size(codec: str, block: bytes, limit: int) -> int:
+    """The uncompressed size of one block, decompressing at most ``limit + 1`` bytes."""
+    if codec == "null":
+        return len(block)
+    total = 0
+    if codec == "zstandard":
+        with zstandard.ZstdDecompressor().stream_reader(block) as reader:
+            while total <= limit and (chunk := reader.read(_CHUNK)):
+                total += len(chunk)
+        return total
+    if codec == "deflate":
+        d = zlib.decompressobj(-15)
+        pending = block
+        while total <= limit and pending:
+            total += len(d.decompress(pending, _CHUNK))
+            pending = d.unconsumed_tail
+        return total
+    raise ValueError(f"codec {codec!r} is not one Paimon writes (zstandard, deflate, null)")
+
+
+def check_container(data: bytes, limit: int | None = None) -> None:
+    """Refuse an Avro container fastavro should not be given (ValueError saying why): a writer
+    schema that is not a record or whose arrays could hold values of no bytes, block counts the
+    block's bytes cannot hold, or more than ``limit`` (default :data:`MAX_DECODED_BYTES`) bytes
+    once decompressed."""
+    limit = MAX_DECODED_BYTES if limit is None else limit
+    r = _Reader(data)
+    if r.take(4) != _MAGIC:
+        raise ValueError("no Avro magic")
+    meta: dict[str, bytes] = {}
+    while (count := r.long()) != 0:
+        if count < 0:
+            count = -count
+            r.long()  # the block's byte size
+        for _ in range(count):
+            key = r.take(r.long()).decode("utf-8", "replace")
+            meta[key] = r.take(r.long())
+    sync = r.take(16)
+    schema = json.loads(meta.get("avro.schema", b"null"))
+    # A record, or (paimon-rust) a union of null and a record at the top level.
+    branches = schema if isinstance(schema, list) else [schema]
+    if not any(isinstance(b, dict) and b.get("type") == "record" for b in branches) or not all(
+        b == "null" or (isinstance(b, dict) and b.get("type") == "record") for b in branches
+    ):
+        raise ValueError("its writer schema is not a record")
+    record_size = _min_size(schema, {})
+    if record_size == 0:
+        raise ValueError("its records take no bytes")
+    codec = meta.get("avro.codec", b"null").decode("utf-8", "replace")
+    total = 0
+    while r.pos < len(data):
+        count, size = r.long(), r.long()
+        block = r.take(size)
+        inflated = _inflated_size(codec, block, limit - total)
+        total += inflated
+        if total > limit:
+            raise ValueError(f"it inflates to more than {limit} bytes")
+        if count < 0 or count > inflated // record_size:
+            raise ValueError(f"a block of {inflated} bytes cannot hold {count} records")
+        if r.take(16) != sync:
+            raise ValueError("a block's sync marker does not match the header's")
 
 
 def _check_version(record: Record, expected: int, what: str) -> None:

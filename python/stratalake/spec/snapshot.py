@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from stratalake.exceptions import CorruptFileError
+from stratalake.spec.names import check_file_name
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1  # Long.MAX_VALUE: batch commits
 NO_WATERMARK = -(2**63)
@@ -127,10 +128,27 @@ class Snapshot:
                 if key in raw and raw[key] is not None:
                     kwargs[attr] = _checked(key, raw[key])
             kwargs["commit_kind"] = CommitKind(kwargs["commit_kind"])
-            return Snapshot(**kwargs)
+            snap = Snapshot(**kwargs)
         except (ValueError, ArithmeticError, KeyError, TypeError, RecursionError) as e:
             # RecursionError: absurdly deep JSON nesting.
             raise CorruptFileError(f"{origin} is not a valid snapshot file: {type(e).__name__}: {e}") from e
+        try:
+            for what, name in snap.file_names():
+                check_file_name(name, what)
+        except CorruptFileError as e:
+            raise CorruptFileError(f"{origin}: {e}") from None
+        return snap
+
+    def file_names(self) -> list[tuple[str, str]]:
+        """(what, name) of every file under ``manifest/`` or ``statistics/`` this snapshot names."""
+        out = [("base manifest list", self.base_manifest_list), ("delta manifest list", self.delta_manifest_list)]
+        if self.changelog_manifest_list is not None:
+            out.append(("changelog manifest list", self.changelog_manifest_list))
+        if self.index_manifest is not None:
+            out.append(("index manifest", self.index_manifest))
+        if self.statistics is not None:
+            out.append(("statistics file", self.statistics))
+        return out
 
     def with_id(self, new_id: int) -> Snapshot:
         return replace(self, id=new_id)

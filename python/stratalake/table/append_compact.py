@@ -28,6 +28,7 @@ from stratalake.lsm.merge_reader import dv_keep_mask
 from stratalake.spec.manifest import DataFileMeta, FileSource, IndexManifestEntry
 from stratalake.table.append_file import AppendFileWriter, iter_append_file
 from stratalake.table.commit import CommitMessage
+from stratalake.table.files import data_file_path
 from stratalake.table.index_manifest import restore_maintainer
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ def rewrite(
     )
     try:
         for f in files:
-            path = f"{directory}/{f.file_name}"
+            path = data_file_path(directory, f)
             dv = dvs.deletion_vector_of(f.file_name) if dvs is not None else None
             offset = 0
             for rows in iter_append_file(

@@ -25,6 +25,7 @@ from stratalake.lsm.merge_reader import dv_keep_mask
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.spec.stats import stats_to_values
 from stratalake.table.append_file import iter_append_file, with_kv_columns
+from stratalake.table.files import data_file_path
 from stratalake.table.scan import Split
 
 if TYPE_CHECKING:
@@ -117,9 +118,9 @@ class AppendTableRead:
             table.location, table.partition_codec.path(split.partition_values), split.bucket
         )
         deletion_file = split.deletion_file(f.file_name)
-        dv = read_deletion_vector(table.file_io, deletion_file) if deletion_file is not None else None
+        dv = read_deletion_vector(table.file_io, deletion_file, f.row_count) if deletion_file is not None else None
         offset = 0
-        path = f.external_path or f"{directory}/{f.file_name}"
+        path = data_file_path(directory, f)
         for rows in iter_append_file(
             table.file_io,
             path,

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 from stratalake.exceptions import InvalidOptionError, StrataLakeError
 from stratalake.options import CoreOptions
 from stratalake.spec.snapshot import Snapshot
+from stratalake.table.files import delete_in_table
 from stratalake.table.references import FileSet, ReferenceCollector
 
 if TYPE_CHECKING:
@@ -301,12 +302,17 @@ def retained_references(
 
 
 def delete_files(table: Table, files: FileSet) -> list[str]:
-    """Delete ``files`` (data first, manifest lists last); returns the paths actually deleted."""
-    io = table.file_io
+    """Delete ``files`` (data first, manifest lists last); returns the paths actually deleted.
+
+    Every path is proven inside the table first (:func:`~stratalake.table.files.delete_in_table`);
+    one that is not is left alone and logged.
+    """
+    loc = table.location
     paths = sorted(files.data)
-    paths += [f"{table.location}/index/{n}" for n in sorted(files.index)]
-    paths += [f"{table.location}/statistics/{n}" for n in sorted(files.statistics)]
+    # Names are joined as they are: a crafted one ('../x') fails the containment check below.
+    paths += [f"{loc}/index/{n}" for n in sorted(files.index)]
+    paths += [f"{loc}/statistics/{n}" for n in sorted(files.statistics)]
     # Manifests before manifest lists: a list is the entry point, so it goes last.
     names = sorted(files.manifests, key=lambda n: (n.startswith("manifest-list-"), n))
-    paths += [table.manifest_io.path(n) for n in names]
-    return [p for p in paths if io.delete_quietly(p)]
+    paths += [f"{table.manifest_io.dir}/{n}" for n in names]
+    return [p for p in paths if delete_in_table(table, p)]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX, DeletionFile, DeletionVectorsMaintainer
 from stratalake.spec.manifest import FileKind, IndexManifestEntry
 from stratalake.spec.snapshot import Snapshot
+from stratalake.table import files
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -29,7 +30,7 @@ def index_dir(table: Table) -> str:
 
 
 def index_file_path(table: Table, entry: IndexManifestEntry) -> str:
-    return entry.external_path or f"{index_dir(table)}/{entry.file_name}"
+    return files.index_file_path(index_dir(table), entry)
 
 
 def live_index_entries(table: Table, snapshot: Snapshot | None) -> list[IndexManifestEntry]:

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
 from stratalake.spec.avro import (
     decode_index_manifest_entries,
@@ -25,6 +26,7 @@ from stratalake.spec.manifest import (
     ManifestFileMeta,
     SimpleStats,
 )
+from stratalake.spec.names import check_data_file, check_file_name, check_index_file
 from stratalake.table.partition import PartitionCodec
 
 T = TypeVar("T")
@@ -86,19 +88,28 @@ class ManifestIO:
         self.schema_id = schema_id
 
     def path(self, name: str) -> str:
-        return f"{self.dir}/{name}"
+        """``manifest/<name>``; ``name`` (from a snapshot or manifest list) must be one file name."""
+        return f"{self.dir}/{check_file_name(name, 'manifest file')}"
 
     # -- manifest files ------------------------------------------------------------------------
-    def _read_cached(self, name: str, decode: Callable[[bytes, str], list[T]]) -> list[T]:
+    def _read_cached(
+        self, name: str, decode: Callable[[bytes, str], list[T]], check: Callable[[T], None]
+    ) -> list[T]:
         path = self.path(name)
         cached: list[T] | None = _CACHE.get(path)
         if cached is None:
             cached = decode(self.file_io.read_bytes(path), path)
+            # The names inside are checked once per decoded entry, before anything uses them as paths.
+            try:
+                for item in cached:
+                    check(item)
+            except CorruptFileError as e:
+                raise CorruptFileError(f"{path}: {e}") from None
             _CACHE.put(path, cached)
         return list(cached)
 
     def read_entries(self, name: str) -> list[ManifestEntry]:
-        return self._read_cached(name, decode_manifest_entries)
+        return self._read_cached(name, decode_manifest_entries, _check_entry)
 
     def write_entries(self, entries: Sequence[ManifestEntry], namer: ManifestNamer) -> list[ManifestFileMeta]:
         metas = []
@@ -152,7 +163,7 @@ class ManifestIO:
 
     # -- manifest lists ------------------------------------------------------------------------
     def read_list(self, name: str) -> list[ManifestFileMeta]:
-        return self._read_cached(name, decode_manifest_file_metas)
+        return self._read_cached(name, decode_manifest_file_metas, _check_meta)
 
     def write_list(self, metas: Sequence[ManifestFileMeta], namer: ManifestNamer) -> tuple[str, int]:
         name = namer.manifest_list()
@@ -163,12 +174,7 @@ class ManifestIO:
 
     # -- index manifests -----------------------------------------------------------------------
     def read_index(self, name: str) -> list[IndexManifestEntry]:
-        path = self.path(name)
-        cached = _CACHE.get(path)
-        if cached is None:
-            cached = decode_index_manifest_entries(self.file_io.read_bytes(path), path)
-            _CACHE.put(path, cached)
-        return list(cached)
+        return self._read_cached(name, decode_index_manifest_entries, check_index_file)
 
     def write_index(self, entries: Sequence[IndexManifestEntry]) -> str:
         """Write an index manifest (``index-manifest-<uuid>-0``); returns its name."""
@@ -176,6 +182,14 @@ class ManifestIO:
         self.file_io.write_bytes(self.path(name), encode_index_manifest_entries(entries))
         _CACHE.put(self.path(name), list(entries))
         return name
+
+
+def _check_entry(e: ManifestEntry) -> None:
+    check_data_file(e.file)
+
+
+def _check_meta(m: ManifestFileMeta) -> None:
+    check_file_name(m.file_name, "manifest file")
 
 
 def fold_entries(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int, str], ManifestEntry]:

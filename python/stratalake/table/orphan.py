@@ -12,6 +12,10 @@ snapshot files were deleted. Safety rests on two rules (as in Paimon's ``OrphanF
   file disappears.
 
 Used means named by any manifest a snapshot, tag or long-lived changelog reaches (ADD or DELETE).
+
+Symbolic links inside the table are neither followed nor deleted (a ``bucket-7 -> /elsewhere``
+planted by whoever may write the table must not make this job delete files there), and every
+delete is checked to lie inside the table by its real path (``table/files.delete_in_table``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileStatus
+from stratalake.table.files import delete_in_table
 from stratalake.table.references import FileSet, ReferenceCollector
 
 if TYPE_CHECKING:
@@ -60,12 +65,13 @@ def remove_orphan_files(table: Table, older_than_ms: int | None = None, dry_run:
     orphans.sort()
     if not dry_run:
         for path in orphans:
-            table.file_io.delete_quietly(path)
+            delete_in_table(table, path)
     return orphans
 
 
 def _files(table: Table, directory: str) -> list[FileStatus]:
-    return [s for s in table.file_io.list_status(directory) if not s.is_dir]
+    # Links are never candidates: deleting through one (or the link itself) is not orphan removal.
+    return [s for s in table.file_io.list_status(directory) if not s.is_dir and not s.is_link]
 
 
 def _list_candidates(table: Table) -> list[FileStatus]:
@@ -84,7 +90,7 @@ def _data_files(table: Table, directory: str, partition_depth: int) -> list[File
     """Files in bucket directories: ``[<k>=<v>/...]bucket-<n>/``."""
     out = []
     for s in table.file_io.list_status(directory):
-        if not s.is_dir:
+        if not s.is_dir or s.is_link:  # a linked directory may lead anywhere: never followed
             continue
         if s.name.startswith("bucket-"):
             out += _files(table, s.path)

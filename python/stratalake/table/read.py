@@ -43,6 +43,7 @@ from stratalake.merge import (
 from stratalake.merge.projection import merge_columns, project
 from stratalake.merge.sort import count_distinct_keys
 from stratalake.spec.manifest import DataFileMeta
+from stratalake.table.files import data_file_path
 from stratalake.table.scan import Split
 
 if TYPE_CHECKING:
@@ -317,11 +318,11 @@ class TableRead:
             table.location, table.partition_codec.path(split.partition_values), split.bucket
         )
         deletion_file = split.deletion_file(f.file_name)
-        dv = read_deletion_vector(table.file_io, deletion_file) if deletion_file is not None else None
+        dv = read_deletion_vector(table.file_io, deletion_file, f.row_count) if deletion_file is not None else None
         offset = 0
         batches = iter_kv_file(
             table.file_io,
-            f"{directory}/{f.file_name}",
+            data_file_path(directory, f),
             table.file_schema(f.schema_id),
             table.schema(),
             columns,

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.lsm.data_file import bucket_dir
-from stratalake.spec.avro import decode_index_manifest_entries
 from stratalake.spec.manifest import FileKind, ManifestEntry, ManifestFileMeta
 from stratalake.spec.snapshot import CommitKind, Snapshot
+from stratalake.table.files import data_file_path, table_file
 from stratalake.table.manifests import fold_entries
 
 if TYPE_CHECKING:
@@ -77,9 +77,9 @@ class ReferenceCollector:
 
     def entry_paths(self, e: ManifestEntry) -> Iterator[str]:
         directory = self.bucket_dir(e.partition, e.bucket)
-        yield e.file.external_path or f"{directory}/{e.file.file_name}"
+        yield data_file_path(directory, e.file)
         for extra in e.file.extra_files:
-            yield f"{directory}/{extra}"
+            yield table_file(directory, extra, "extra file")
 
     # -- reading ---------------------------------------------------------------------------------
     def _fail(self, what: str, err: Exception) -> CorruptFileError:
@@ -119,9 +119,8 @@ class ReferenceCollector:
         if name is None:
             return
         out.manifests.add(name)
-        path = self.table.manifest_io.path(name)
         try:
-            index_entries = decode_index_manifest_entries(self.table.file_io.read_bytes(path), path)
+            index_entries = self.table.manifest_io.read_index(name)
         except (OSError, CorruptFileError) as e:
             if strict:
                 raise self._fail(f"index manifest {name}", e) from None

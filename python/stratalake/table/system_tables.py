@@ -27,6 +27,7 @@ from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.spec.binary_row import decode_row
 from stratalake.spec.manifest import FileSource
 from stratalake.spec.snapshot import Snapshot
+from stratalake.table.files import data_file_path
 from stratalake.table.index_manifest import live_index_entries
 from stratalake.types import DataType, to_arrow
 
@@ -316,7 +317,7 @@ def _files(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
             {
                 "partition": _partition_string(table, e.partition),
                 "bucket": e.bucket,
-                "file_path": f.external_path or f"{directory}/{f.file_name}",
+                "file_path": data_file_path(directory, f),
                 "file_format": f.file_name.rsplit(".", 1)[-1] if "." in f.file_name else "parquet",
                 "schema_id": f.schema_id,
                 "level": f.level,

@@ -20,6 +20,7 @@ from stratalake.spec.snapshot import Snapshot
 from stratalake.table import changelog_read, expire, orphan, tags
 from stratalake.table.changelog_manager import ChangelogManager
 from stratalake.table.commit import CommitMessage, TableCommit
+from stratalake.table.files import delete_in_table
 from stratalake.table.manifests import ManifestIO, fold_entries
 from stratalake.table.partition import PartitionCodec
 from stratalake.table.read import TableRead
@@ -216,10 +217,11 @@ class Table:
             # An upgraded file keeps its name: it is still the committed input, never delete it.
             inputs = {f.file_name for f in m.compact_before}
             outputs = [f for f in m.compact_after if f.file_name not in inputs]
+            # Messages may be crafted (a refused commit comes here too): delete only inside the table.
             for f in (*m.new_files, *m.changelog_files, *outputs, *m.compact_changelog_files):
-                self.file_io.delete_quietly(f"{directory}/{f.file_name}")
+                delete_in_table(self, f"{directory}/{f.file_name}")
             for e in m.index_files_added:
-                self.file_io.delete_quietly(f"{self.location}/index/{e.file_name}")
+                delete_in_table(self, f"{self.location}/index/{e.file_name}")
 
     # -- lifecycle: expiration, orphans, tags, change records -----------------------------------
     def expire_snapshots(

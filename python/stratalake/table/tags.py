@@ -139,13 +139,16 @@ class TagManager:
         self.tag_dir = f"{table_path.rstrip('/')}/tag"
 
     def tag_path(self, name: str) -> str:
-        return f"{self.tag_dir}/{TAG_PREFIX}{name}"
+        """``tag/tag-<name>``: every tag name reaching a path (create, read, delete, time travel,
+        ``CALL`` procedures) passes here, so this is where it is checked to be one file name."""
+        return f"{self.tag_dir}/{TAG_PREFIX}{check_tag_name(name, self.table_name)}"
 
     def names(self) -> list[str]:
         out = []
         for status in self.file_io.list_status(self.tag_dir):
             m = _TAG_RE.match(status.name)
-            if m and not status.is_dir:
+            # A listed name with a '\\' could not be addressed as a tag (tag_path refuses it).
+            if m and not status.is_dir and "\\" not in m.group(1):
                 out.append(m.group(1))
         return sorted(out)
 
@@ -237,12 +240,28 @@ class TagManager:
         self.file_io.delete_quietly(self.tag_path(name))
 
 
-def _check_name(table: Table, name: str) -> None:
-    # Numeric names would be ambiguous with snapshot ids in time travel (VERSION AS OF).
-    if not name or not name.strip() or "/" in name or name.isdigit():
+def check_tag_name(name: object, table: str = "table") -> str:
+    """``name`` if ``tag-<name>`` is one file name in the tag directory (any use of a tag name).
+
+    Tags made by other tools may hold any other character, so only what could leave the directory
+    is refused: separators, NUL, and blank names.
+    """
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\\x00"):
         raise InvalidOptionError(
-            f"table {table.identifier}: '{name}' is not a valid tag name; use a non-blank name "
-            "without '/' that is not a number"
+            f"table {table}: {name!r} is not a valid tag name; a tag name must be non-blank and "
+            "must not contain '/', '\\' or NUL (it names one file in the table's tag directory)"
+        )
+    return name
+
+
+def _check_name(table: Table, name: str) -> None:
+    """The rules for a new tag: :func:`check_tag_name`, and no control characters or numbers."""
+    check_tag_name(name, table.identifier)
+    # Numeric names would be ambiguous with snapshot ids in time travel (VERSION AS OF).
+    if name.isdigit() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise InvalidOptionError(
+            f"table {table.identifier}: {name!r} is not a valid tag name; use a non-blank name "
+            "without '/', '\\' or control characters that is not a number"
         )
 
 

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
+from stratalake.exceptions import CommitConflictError, CorruptFileError, SnapshotNotFoundError
 from stratalake.lsm.data_file import bucket_dir, read_kv_file
 from stratalake.lsm.levels import KeyOf, key_decoder, split_into_runs
 from stratalake.merge import SEQUENCE_NUMBER
 from stratalake.spec.manifest import DataFileMeta, FileKind, IndexManifestEntry, ManifestEntry
+from stratalake.spec.names import check_data_file, check_index_file
 from stratalake.spec.snapshot import CommitKind, Snapshot
 from stratalake.table.dynamic_bucket import check_hash_index_conflicts
+from stratalake.table.files import data_file_path
 from stratalake.table.index_manifest import dv_entries_by_bucket
 
 if TYPE_CHECKING:
@@ -56,6 +58,7 @@ def check_messages(table: Table, messages: Sequence[CommitMessage]) -> None:
     were not one per bucket, or a duplicated task output); their compactions were each planned
     without the others' files, so committing them would leave overlapping sorted runs or
     duplicated rows."""
+    check_file_names(table, messages)
     check_assigner_slices(table, messages)
     added: set[tuple[bytes, int, int, str]] = set()
     deleted: set[tuple[bytes, int, int, str]] = set()
@@ -89,6 +92,22 @@ def check_messages(table: Table, messages: Sequence[CommitMessage]) -> None:
                     "write with one writer per bucket."
                 )
             compacting.add((m.partition, m.bucket))
+
+
+def check_file_names(table: Table, messages: Sequence[CommitMessage]) -> None:
+    """Every file a message names is one file name inside its bucket or ``index/`` directory, with
+    no external path: messages come from writers (e.g. unpickled from Spark tasks), and what a
+    snapshot names is later read, and deleted by expiration, with the committer's rights."""
+    for m in messages:
+        try:
+            for f in (*m.new_files, *m.compact_before, *m.compact_after):
+                check_data_file(f)
+            for f in (*m.changelog_files, *m.compact_changelog_files):
+                check_data_file(f, "changelog file")
+            for e in (*m.index_files_added, *m.index_files_deleted):
+                check_index_file(e)
+        except CorruptFileError as e:
+            raise InvalidCommitError(f"{_where(table, m.partition, m.bucket)}: {e}; nothing was committed") from None
 
 
 def check_assigner_slices(table: Table, messages: Sequence[CommitMessage]) -> None:
@@ -349,11 +368,8 @@ def read_file_keys(
     keys_read: dict[str, pa.Table],
 ) -> pa.Table:
     """The trimmed-key columns and sequence numbers of one data file (cached per commit)."""
-    if f.external_path:
-        path = f.external_path
-    else:
-        codec = table.partition_codec
-        path = f"{bucket_dir(table.location, codec.path(codec.from_bytes(partition)), bucket)}/{f.file_name}"
+    codec = table.partition_codec
+    path = data_file_path(bucket_dir(table.location, codec.path(codec.from_bytes(partition)), bucket), f)
     cached = keys_read.get(path)
     if cached is None:
         kv = read_kv_file(table.file_io, path, table.file_schema(f.schema_id), table.schema(), key_names)

@@ -35,13 +35,18 @@ final class DeletionVectors {
     byte[] body;
     int size;
     int crc;
+    // The size comes from metadata and the file: it is checked against the file's length before
+    // anything is allocated, so a crafted vector fails instead of asking for gigabytes.
+    long fileLength = fs.getFileStatus(path).getLen();
     try (FSDataInputStream in = fs.open(path)) {
       in.seek(file.dvOffset);
       DataInputStream data = new DataInputStream(in);
       size = data.readInt();
-      if (size != file.dvLength || size < 4) {
+      if (size != file.dvLength || size < 4 || file.dvOffset + 8L + size > fileLength) {
         throw new IOException(
-            "deletion vector of " + file.path + ": size " + size + ", expected " + file.dvLength);
+            "deletion vector of " + file.path + " in " + file.dvPath + " is corrupt: size " + size
+                + ", expected " + file.dvLength + ", at offset " + file.dvOffset + " of a file of "
+                + fileLength + " bytes");
       }
       body = new byte[size];
       data.readFully(body);

@@ -139,24 +139,24 @@ def load_table(req: Request) -> dict[str, Any]:
         raise TableNotFoundError(str(exc)) from exc
     if system is not None:
         return describe_system_table(req, table, system)
-    snapshot_id: int | None = None
+    # Time travel shows the columns the snapshot was written with (Table.as_of), as Paimon does.
     if req.get("version") is not None:
         version = str(req["version"])
         if version.isdigit():
-            snapshot_id = int(version)
-            table.snapshot(snapshot_id)  # raises SnapshotNotFoundError for a missing snapshot
-        else:  # a tag name: scans plan from the tag's own snapshot copy, even once it expired
-            table.tag_manager.tag(version)  # raises TagNotFoundError for a missing tag
-            return describe(req, table, tag=version)
-    elif req.get("timestamp_micros") is not None:
+            # raises SnapshotNotFoundError for a missing snapshot
+            return describe(req, table.as_of(table.snapshot(int(version))), int(version))
+        # A tag name: scans plan from the tag's own snapshot copy, even once it expired.
+        tagged = table.tag_manager.tag(version)  # raises TagNotFoundError for a missing tag
+        return describe(req, table.as_of(tagged), tag=version)
+    if req.get("timestamp_micros") is not None:
         millis = int(req["timestamp_micros"]) // 1000
         snap = table.snapshot_at(millis)
         if snap is None:
             raise SnapshotNotFoundError(
                 f"table {_ident(req)} has no snapshot at or before timestamp {millis} ms"
             )
-        snapshot_id = snap.id
-    return describe(req, table, snapshot_id)
+        return describe(req, table.as_of(snap), snap.id)
+    return describe(req, table)
 
 
 def describe(
@@ -589,7 +589,10 @@ def _scan_table(req: Request) -> Any:
         "warehouse": options[source_options.WAREHOUSE],
         "options": json.loads(options.get(source_options.CATALOG_OPTIONS) or "{}"),
     }
-    return catalog(conf).get_table(options[source_options.TABLE])
+    from stratalake.spark import planning
+
+    # A time-travel scan reads in the columns of its snapshot (the schema Spark was given).
+    return planning.read_table(catalog(conf).get_table(options[source_options.TABLE]), options)
 
 
 def plan_scan(req: Request) -> dict[str, Any]:

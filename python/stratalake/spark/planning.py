@@ -460,6 +460,18 @@ def _snapshot_id(options: Mapping[str, str]) -> int | None:
     return int(text) if text else None
 
 
+def read_table(table: Table, options: Mapping[str, str]) -> Table:
+    """The handle a scan of the version the options name reads through: bound to the columns of
+    that snapshot (or tag), as Spark's schema of a ``VERSION AS OF`` / ``TIMESTAMP AS OF`` read
+    is (``bridge_handlers.load_table``); the table itself for the latest snapshot."""
+    if options.get(keys.TAG):
+        return table.as_of(table.tag_manager.tag(options[keys.TAG]))
+    snapshot_id = _snapshot_id(options)
+    if snapshot_id is not None:
+        return table.as_of(table.snapshot(snapshot_id))
+    return table
+
+
 def new_scan(table: Table, options: Mapping[str, str], predicate: Predicate | None = None) -> TableScan:
     """The scan of the version the options name: a tag (its snapshot copy), a snapshot id, or the latest."""
     if options.get(keys.TAG):

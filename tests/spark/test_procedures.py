@@ -195,3 +195,22 @@ def test_version_as_of_tag_after_its_snapshot_expired(spark: Any, db: str, wareh
     assert sorted(rows(spark, f"SELECT id, v FROM {t}")) == [(1, "a2"), (2, "b"), (3, "c")]
     with pytest.raises(Exception, match=r"TagNotFoundError|does not exist"):
         spark.sql(f"SELECT * FROM {t} VERSION AS OF 'nope'").collect()
+
+
+def test_bare_table_names_resolve_against_the_current_database(spark: Any, db: str, warehouse: Any) -> None:
+    """After USE lake.db, CALL lake.sys.<p>(table => 'T') means lake.db.T (Paimon resolves the
+    argument against the current database); a missing table is named in the error."""
+    ident, table = _table(spark, db, "T", warehouse)
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (1, 'a', 'd1')")
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (2, 'b', 'd1')")
+    current = spark.catalog.currentCatalog(), spark.catalog.currentDatabase()
+    try:
+        spark.sql(f"USE {db}")
+        assert rows(spark, "CALL lake.sys.compact(table => 'T')") == [(True,)]
+        assert table.latest_snapshot().commit_kind.value == "COMPACT"
+        assert rows(spark, "CALL lake.sys.create_tag(table => 'T', tag => 'v1')") == [(True,)]
+        assert set(table.tags()) == {"v1"}
+        with pytest.raises(Exception, match=rf"TABLE_OR_VIEW_NOT_FOUND.*`{db.removeprefix('lake.')}`\.`missing`"):
+            spark.sql("CALL lake.sys.compact(table => 'missing')")
+    finally:
+        spark.sql(f"USE {current[0]}.`{current[1]}`")

@@ -386,7 +386,12 @@ def call_procedure(req: Request) -> dict[str, Any]:
     if req.get("job_results") is not None:
         state["job_results"] = req["job_results"]
     state["source_options_of"] = lambda table: dict(describe(req, table)["source_options"])
-    return procedures.call(catalog(req["catalog"]), req["procedure"], req.get("args") or {}, state)
+    args = req.get("args") or {}
+    current = str(req.get("current_database") or DEFAULT_DATABASE)
+    if args.get("table") is not None:
+        # The table a TableNotFoundError names (Spark's TABLE_OR_VIEW_NOT_FOUND message).
+        req["database"], req["table"] = procedures.table_identifier(args["table"], current)
+    return procedures.call(catalog(req["catalog"]), req["procedure"], args, state, current)
 
 
 def _split_keys(value: str) -> list[str]:

@@ -80,11 +80,18 @@ class Procedure:
 # ---- arguments ----------------------------------------------------------------------------------
 
 
+def table_identifier(text: object, current_database: str) -> tuple[str, str]:
+    """``(database, table)`` of a procedure's ``table`` argument: ``'db.t'``, or a bare ``'t'`` in
+    the session's current database (Paimon resolves procedure arguments against it)."""
+    from stratalake.catalog.identifiers import split_table_identifier
+
+    ident = str(text).strip()
+    return split_table_identifier(ident if "." in ident else f"{current_database}.{ident}")
+
+
 def _table(cat: Catalog, args: Mapping[str, Any]) -> Table:
-    ident = str(args["table"]).strip()
-    if "." not in ident:
-        ident = f"default.{ident}"
-    return cat.get_table(ident)
+    # ``call`` qualified the argument with the current database already.
+    return cat.get_table(str(args["table"]))
 
 
 def parse_timestamp_ms(text: str) -> int:
@@ -410,7 +417,13 @@ def lookup(namespace: Sequence[str], name: str) -> Procedure:
     return proc
 
 
-def call(cat: Catalog, name: str, args: Mapping[str, Any], state: Mapping[str, Any]) -> Answer:
+def call(
+    cat: Catalog, name: str, args: Mapping[str, Any], state: Mapping[str, Any], current_database: str = "default"
+) -> Answer:
+    """Runs procedure ``name``; a bare table name in ``args`` is one of ``current_database``."""
+    args = dict(args)
+    if args.get("table") is not None:
+        args["table"] = ".".join(table_identifier(args["table"], current_database))
     return lookup([NAMESPACE], name).run(cat, args, state)
 
 

@@ -137,26 +137,31 @@ def load_table(req: Request) -> dict[str, Any]:
         table = catalog(req["catalog"]).get_table(identifiers.join_table_identifier(req["database"], base))
     except DatabaseNotFoundError as exc:  # Spark expects "no such table" from loadTable
         raise TableNotFoundError(str(exc)) from exc
-    if system is not None:
-        return describe_system_table(req, table, system)
-    # Time travel shows the columns the snapshot was written with (Table.as_of), as Paimon does.
+    # Time travel shows the columns the snapshot was written with (Table.as_of), as Paimon does;
+    # system tables too (t$files VERSION AS OF 1 lists snapshot 1's files).
+    snapshot_id: int | None = None
+    tag: str | None = None
     if req.get("version") is not None:
         version = str(req["version"])
         if version.isdigit():
-            # raises SnapshotNotFoundError for a missing snapshot
-            return describe(req, table.as_of(table.snapshot(int(version))), int(version))
-        # A tag name: scans plan from the tag's own snapshot copy, even once it expired.
-        tagged = table.tag_manager.tag(version)  # raises TagNotFoundError for a missing tag
-        return describe(req, table.as_of(tagged), tag=version)
-    if req.get("timestamp_micros") is not None:
+            snapshot_id = int(version)
+            table = table.as_of(table.snapshot(snapshot_id))  # SnapshotNotFoundError if missing
+        else:
+            # A tag name: scans plan from the tag's own snapshot copy, even once it expired.
+            tag = version
+            table = table.as_of(table.tag_manager.tag(tag))  # TagNotFoundError if missing
+    elif req.get("timestamp_micros") is not None:
         millis = int(req["timestamp_micros"]) // 1000
         snap = table.snapshot_at(millis)
         if snap is None:
             raise SnapshotNotFoundError(
                 f"table {_ident(req)} has no snapshot at or before timestamp {millis} ms"
             )
-        return describe(req, table.as_of(snap), snap.id)
-    return describe(req, table)
+        snapshot_id = snap.id
+        table = table.as_of(snap)
+    if system is not None:
+        return describe_system_table(req, table, system, snapshot_id, tag)
+    return describe(req, table, snapshot_id, tag)
 
 
 def describe(
@@ -338,9 +343,12 @@ def _jvm_hashable(t: Any) -> bool:
     return isinstance(t, _JVM_HASHABLE)
 
 
-def describe_system_table(req: Request, table: Any, name: str) -> dict[str, Any]:
-    """A read-only ``t$<name>`` table; the data source reads it with the base table's options."""
-    meta = describe(req, table)
+def describe_system_table(
+    req: Request, table: Any, name: str, snapshot_id: int | None = None, tag: str | None = None
+) -> dict[str, Any]:
+    """A read-only ``t$<name>`` table; the data source reads it with the base table's options
+    (and the version it was loaded at: the tables that show one snapshot show that one)."""
+    meta = describe(req, table, snapshot_id, tag)
     options = dict(meta["source_options"])
     options[spark_system_tables.SYSTEM_TABLE] = name
     return {

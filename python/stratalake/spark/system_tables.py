@@ -66,7 +66,13 @@ class SystemTableReader(DataSourceReader):
         if self.options.get(keys.TAG):
             return self._table().tag_manager.tag(self.options[keys.TAG]).id
         value = self.options.get(keys.SNAPSHOT_ID)
-        return int(value) if value else None
+        if value:
+            return int(value)
+        # Paimon's scan options as read options (scan.snapshot-id...); unknown ones are refused.
+        from stratalake.spark.read_options import scan_snapshot
+
+        snapshot, _tag = scan_snapshot(self._table(), self.options)
+        return snapshot.id if snapshot is not None else None
 
     def partitions(self) -> list[InputPartition]:
         if self.name == system_tables.READ_OPTIMIZED:

@@ -214,3 +214,22 @@ def test_bare_table_names_resolve_against_the_current_database(spark: Any, db: s
             spark.sql("CALL lake.sys.compact(table => 'missing')")
     finally:
         spark.sql(f"USE {current[0]}.`{current[1]}`")
+
+
+def test_compact_partitions_quoted_or_bare_and_missing(spark: Any, db: str, warehouse: Any) -> None:
+    """partitions => 'dt="d1"' compacts d1 as 'dt=d1' does (Paimon accepts both); a spec that
+    matches no partition is an error naming it, not a silent success."""
+    ident, table = _table(spark, db, "q", warehouse)
+    for i in range(2):
+        spark.sql(f"INSERT INTO lake.{ident} VALUES ({i}, 'v', 'd1'), ({i + 10}, 'w', 'd2')")
+    top = table.core_options.num_levels - 1
+    d1, d2 = (table.partition_codec.to_bytes((p,)) for p in ("d1", "d2"))
+    assert rows(spark, f"CALL lake.sys.compact(table => '{ident}', partitions => 'dt=\"d1\"')") == [(True,)]
+    snap = table.latest_snapshot()
+    assert snap.id == 3 and snap.commit_kind.value == "COMPACT"
+    assert {e.file.level for e in table.live_entries(snap) if e.partition == d1} == {top}
+    assert rows(spark, f"CALL lake.sys.compact(table => '{ident}', partitions => \"dt='d2'\")") == [(True,)]
+    assert {e.file.level for e in table.live_entries(table.latest_snapshot()) if e.partition == d2} == {top}
+    with pytest.raises(Exception, match=r"compact partitions \{'dt': 'd9'\} match no partition.*'d1'"):
+        spark.sql(f"CALL lake.sys.compact(table => '{ident}', partitions => 'dt=d9')")
+    assert table.latest_snapshot().id == 4

@@ -144,6 +144,14 @@ def test_time_travel_reads_the_columns_of_its_snapshot(cat: stratalake.Catalog) 
     assert t.read(columns=["b"], snapshot_id=1).to_pylist() == [{"b": "x"}]
 
 
+def test_compact_of_a_partition_that_does_not_exist_says_so(cat: stratalake.Catalog) -> None:
+    t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id", "dt"], partition_keys=["dt"])
+    t.write(pa.table({"id": [1], "v": ["a"], "n": [1], "dt": ["d1"]}))
+    with pytest.raises(InvalidOptionError, match=r"table db.t: compact partitions \{'dt': 'd9'\} match no partition"):
+        t.compact(partitions=[{"dt": "d9"}])
+    assert t.latest_snapshot().id == 1
+
+
 def test_bad_input_leaves_table_unchanged(cat: stratalake.Catalog) -> None:
     t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"])
     t.write(pa.table({"id": [1], "v": ["a"], "n": [1], "dt": ["x"]}))

@@ -107,8 +107,15 @@ def parse_timestamp_ms(text: str) -> int:
         ) from None
 
 
+def _unquote(value: str) -> str:
+    """``"p1"`` or ``'p1'`` -> ``p1``: Paimon accepts partition values quoted or bare."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
 def parse_partitions(text: str | None) -> list[dict[str, str]] | None:
-    """Paimon's partition argument: 'k1=v1,k2=v2;k1=v3,k2=v4'."""
+    """Paimon's partition argument: 'k1=v1,k2=v2;k1=v3,k2=v4' (values may be quoted: k1="v1")."""
     if not text or not text.strip():
         return None
     out = []
@@ -118,7 +125,7 @@ def parse_partitions(text: str | None) -> list[dict[str, str]] | None:
             if "=" not in pair:
                 raise InvalidOptionError(f"partition '{part}' must look like 'k1=v1,k2=v2'")
             key, value = pair.split("=", 1)
-            spec[key.strip()] = value.strip()
+            spec[key.strip()] = _unquote(value.strip())
         out.append(spec)
     return out
 
@@ -141,6 +148,10 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
         parse_partition_filter(where, table)  # a bad condition fails before any job runs
     if "job_results" not in state:
         partitions = parse_partitions(args.get("partitions"))
+        if partitions:
+            from stratalake.table.compact import check_partitions
+
+            check_partitions(table, partitions)  # a spec matching nothing fails before any job
         # The data source options that name this table (computed by the bridge for the catalog).
         source_options: Callable[[Table], dict[str, str]] = state["source_options_of"]
         options = source_options(table)

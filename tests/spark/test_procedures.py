@@ -195,3 +195,41 @@ def test_version_as_of_tag_after_its_snapshot_expired(spark: Any, db: str, wareh
     assert sorted(rows(spark, f"SELECT id, v FROM {t}")) == [(1, "a2"), (2, "b"), (3, "c")]
     with pytest.raises(Exception, match=r"TagNotFoundError|does not exist"):
         spark.sql(f"SELECT * FROM {t} VERSION AS OF 'nope'").collect()
+
+
+def test_bare_table_names_resolve_against_the_current_database(spark: Any, db: str, warehouse: Any) -> None:
+    """After USE lake.db, CALL lake.sys.<p>(table => 'T') means lake.db.T (Paimon resolves the
+    argument against the current database); a missing table is named in the error."""
+    ident, table = _table(spark, db, "T", warehouse)
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (1, 'a', 'd1')")
+    spark.sql(f"INSERT INTO lake.{ident} VALUES (2, 'b', 'd1')")
+    current = spark.catalog.currentCatalog(), spark.catalog.currentDatabase()
+    try:
+        spark.sql(f"USE {db}")
+        assert rows(spark, "CALL lake.sys.compact(table => 'T')") == [(True,)]
+        assert table.latest_snapshot().commit_kind.value == "COMPACT"
+        assert rows(spark, "CALL lake.sys.create_tag(table => 'T', tag => 'v1')") == [(True,)]
+        assert set(table.tags()) == {"v1"}
+        with pytest.raises(Exception, match=rf"TABLE_OR_VIEW_NOT_FOUND.*`{db.removeprefix('lake.')}`\.`missing`"):
+            spark.sql("CALL lake.sys.compact(table => 'missing')")
+    finally:
+        spark.sql(f"USE {current[0]}.`{current[1]}`")
+
+
+def test_compact_partitions_quoted_or_bare_and_missing(spark: Any, db: str, warehouse: Any) -> None:
+    """partitions => 'dt="d1"' compacts d1 as 'dt=d1' does (Paimon accepts both); a spec that
+    matches no partition is an error naming it, not a silent success."""
+    ident, table = _table(spark, db, "q", warehouse)
+    for i in range(2):
+        spark.sql(f"INSERT INTO lake.{ident} VALUES ({i}, 'v', 'd1'), ({i + 10}, 'w', 'd2')")
+    top = table.core_options.num_levels - 1
+    d1, d2 = (table.partition_codec.to_bytes((p,)) for p in ("d1", "d2"))
+    assert rows(spark, f"CALL lake.sys.compact(table => '{ident}', partitions => 'dt=\"d1\"')") == [(True,)]
+    snap = table.latest_snapshot()
+    assert snap.id == 3 and snap.commit_kind.value == "COMPACT"
+    assert {e.file.level for e in table.live_entries(snap) if e.partition == d1} == {top}
+    assert rows(spark, f"CALL lake.sys.compact(table => '{ident}', partitions => \"dt='d2'\")") == [(True,)]
+    assert {e.file.level for e in table.live_entries(table.latest_snapshot()) if e.partition == d2} == {top}
+    with pytest.raises(Exception, match=r"compact partitions \{'dt': 'd9'\} match no partition.*'d1'"):
+        spark.sql(f"CALL lake.sys.compact(table => '{ident}', partitions => 'dt=d9')")
+    assert table.latest_snapshot().id == 4

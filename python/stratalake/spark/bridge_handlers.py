@@ -137,17 +137,19 @@ def load_table(req: Request) -> dict[str, Any]:
         table = catalog(req["catalog"]).get_table(identifiers.join_table_identifier(req["database"], base))
     except DatabaseNotFoundError as exc:  # Spark expects "no such table" from loadTable
         raise TableNotFoundError(str(exc)) from exc
-    if system is not None:
-        return describe_system_table(req, table, system)
+    # Time travel shows the columns the snapshot was written with (Table.as_of), as Paimon does;
+    # system tables too (t$files VERSION AS OF 1 lists snapshot 1's files).
     snapshot_id: int | None = None
+    tag: str | None = None
     if req.get("version") is not None:
         version = str(req["version"])
         if version.isdigit():
             snapshot_id = int(version)
-            table.snapshot(snapshot_id)  # raises SnapshotNotFoundError for a missing snapshot
-        else:  # a tag name: scans plan from the tag's own snapshot copy, even once it expired
-            table.tag_manager.tag(version)  # raises TagNotFoundError for a missing tag
-            return describe(req, table, tag=version)
+            table = table.as_of(table.snapshot(snapshot_id))  # SnapshotNotFoundError if missing
+        else:
+            # A tag name: scans plan from the tag's own snapshot copy, even once it expired.
+            tag = version
+            table = table.as_of(table.tag_manager.tag(tag))  # TagNotFoundError if missing
     elif req.get("timestamp_micros") is not None:
         millis = int(req["timestamp_micros"]) // 1000
         snap = table.snapshot_at(millis)
@@ -156,7 +158,10 @@ def load_table(req: Request) -> dict[str, Any]:
                 f"table {_ident(req)} has no snapshot at or before timestamp {millis} ms"
             )
         snapshot_id = snap.id
-    return describe(req, table, snapshot_id)
+        table = table.as_of(snap)
+    if system is not None:
+        return describe_system_table(req, table, system, snapshot_id, tag)
+    return describe(req, table, snapshot_id, tag)
 
 
 def describe(
@@ -338,9 +343,12 @@ def _jvm_hashable(t: Any) -> bool:
     return isinstance(t, _JVM_HASHABLE)
 
 
-def describe_system_table(req: Request, table: Any, name: str) -> dict[str, Any]:
-    """A read-only ``t$<name>`` table; the data source reads it with the base table's options."""
-    meta = describe(req, table)
+def describe_system_table(
+    req: Request, table: Any, name: str, snapshot_id: int | None = None, tag: str | None = None
+) -> dict[str, Any]:
+    """A read-only ``t$<name>`` table; the data source reads it with the base table's options
+    (and the version it was loaded at: the tables that show one snapshot show that one)."""
+    meta = describe(req, table, snapshot_id, tag)
     options = dict(meta["source_options"])
     options[spark_system_tables.SYSTEM_TABLE] = name
     return {
@@ -386,7 +394,12 @@ def call_procedure(req: Request) -> dict[str, Any]:
     if req.get("job_results") is not None:
         state["job_results"] = req["job_results"]
     state["source_options_of"] = lambda table: dict(describe(req, table)["source_options"])
-    return procedures.call(catalog(req["catalog"]), req["procedure"], req.get("args") or {}, state)
+    args = req.get("args") or {}
+    current = str(req.get("current_database") or DEFAULT_DATABASE)
+    if args.get("table") is not None:
+        # The table a TableNotFoundError names (Spark's TABLE_OR_VIEW_NOT_FOUND message).
+        req["database"], req["table"] = procedures.table_identifier(args["table"], current)
+    return procedures.call(catalog(req["catalog"]), req["procedure"], args, state, current)
 
 
 def _split_keys(value: str) -> list[str]:
@@ -589,7 +602,10 @@ def _scan_table(req: Request) -> Any:
         "warehouse": options[source_options.WAREHOUSE],
         "options": json.loads(options.get(source_options.CATALOG_OPTIONS) or "{}"),
     }
-    return catalog(conf).get_table(options[source_options.TABLE])
+    from stratalake.spark import planning
+
+    # A time-travel scan reads in the columns of its snapshot (the schema Spark was given).
+    return planning.read_table(catalog(conf).get_table(options[source_options.TABLE]), options)
 
 
 def plan_scan(req: Request) -> dict[str, Any]:

@@ -28,10 +28,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Compare, In, IsNotNull, IsNull, Not, Or, Predicate, conjunction
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.file_format import PARQUET, format_of_file
 from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
+from stratalake.spark import read_options
 from stratalake.spark import source_options as keys
 from stratalake.table.append_dml import ROW_ID_COLUMNS
 from stratalake.table.append_read import value_column_stats
@@ -461,11 +463,37 @@ def _snapshot_id(options: Mapping[str, str]) -> int | None:
     return int(text) if text else None
 
 
-def new_scan(table: Table, options: Mapping[str, str], predicate: Predicate | None = None) -> TableScan:
-    """The scan of the version the options name: a tag (its snapshot copy), a snapshot id, or the latest."""
+def read_table(table: Table, options: Mapping[str, str]) -> Table:
+    """The handle a scan of the version the options name reads through: bound to the columns of
+    that snapshot (or tag), as Spark's schema of a ``VERSION AS OF`` / ``TIMESTAMP AS OF`` read
+    is (``bridge_handlers.load_table``); the table itself for the latest snapshot."""
     if options.get(keys.TAG):
-        return tag_scan(table, options[keys.TAG], predicate)
-    return table.new_scan(filter=predicate, snapshot_id=_snapshot_id(options))
+        return table.as_of(table.tag_manager.tag(options[keys.TAG]))
+    snapshot_id = _snapshot_id(options)
+    if snapshot_id is not None:
+        return table.as_of(table.snapshot(snapshot_id))
+    return table
+
+
+def new_scan(table: Table, options: Mapping[str, str], predicate: Predicate | None = None) -> TableScan:
+    """The scan of the version the options name: a tag (its snapshot copy), a snapshot id, or the
+    latest; from ``VERSION AS OF`` / ``TIMESTAMP AS OF`` (the catalog's options) or from Paimon's
+    scan options given as read options (:mod:`stratalake.spark.read_options`, which refuses
+    unknown read options by name)."""
+    snapshot, tag = read_options.scan_snapshot(table, options)
+    if options.get(keys.TAG) or _snapshot_id(options) is not None:
+        if snapshot is not None:
+            raise InvalidOptionError(
+                f"table {table.identifier}: VERSION AS OF / TIMESTAMP AS OF and read option "
+                f"{', '.join(k for k in options if k.lower() in read_options.BATCH_SCAN_OPTIONS)} both "
+                "choose the snapshot to read; give one"
+            )
+        if options.get(keys.TAG):
+            return tag_scan(table, options[keys.TAG], predicate)
+        return table.new_scan(filter=predicate, snapshot_id=_snapshot_id(options))
+    if tag is not None:
+        return tag_scan(table, tag, predicate)
+    return table.new_scan(filter=predicate, snapshot_id=snapshot.id if snapshot is not None else None)
 
 
 def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, Any]:

@@ -80,11 +80,18 @@ class Procedure:
 # ---- arguments ----------------------------------------------------------------------------------
 
 
+def table_identifier(text: object, current_database: str) -> tuple[str, str]:
+    """``(database, table)`` of a procedure's ``table`` argument: ``'db.t'``, or a bare ``'t'`` in
+    the session's current database (Paimon resolves procedure arguments against it)."""
+    from stratalake.catalog.identifiers import split_table_identifier
+
+    ident = str(text).strip()
+    return split_table_identifier(ident if "." in ident else f"{current_database}.{ident}")
+
+
 def _table(cat: Catalog, args: Mapping[str, Any]) -> Table:
-    ident = str(args["table"]).strip()
-    if "." not in ident:
-        ident = f"default.{ident}"
-    return cat.get_table(ident)
+    # ``call`` qualified the argument with the current database already.
+    return cat.get_table(str(args["table"]))
 
 
 def parse_timestamp_ms(text: str) -> int:
@@ -100,8 +107,15 @@ def parse_timestamp_ms(text: str) -> int:
         ) from None
 
 
+def _unquote(value: str) -> str:
+    """``"p1"`` or ``'p1'`` -> ``p1``: Paimon accepts partition values quoted or bare."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
 def parse_partitions(text: str | None) -> list[dict[str, str]] | None:
-    """Paimon's partition argument: 'k1=v1,k2=v2;k1=v3,k2=v4'."""
+    """Paimon's partition argument: 'k1=v1,k2=v2;k1=v3,k2=v4' (values may be quoted: k1="v1")."""
     if not text or not text.strip():
         return None
     out = []
@@ -111,7 +125,7 @@ def parse_partitions(text: str | None) -> list[dict[str, str]] | None:
             if "=" not in pair:
                 raise InvalidOptionError(f"partition '{part}' must look like 'k1=v1,k2=v2'")
             key, value = pair.split("=", 1)
-            spec[key.strip()] = value.strip()
+            spec[key.strip()] = _unquote(value.strip())
         out.append(spec)
     return out
 
@@ -134,6 +148,10 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
         parse_partition_filter(where, table)  # a bad condition fails before any job runs
     if "job_results" not in state:
         partitions = parse_partitions(args.get("partitions"))
+        if partitions:
+            from stratalake.table.compact import check_partitions
+
+            check_partitions(table, partitions)  # a spec matching nothing fails before any job
         # The data source options that name this table (computed by the bridge for the catalog).
         source_options: Callable[[Table], dict[str, str]] = state["source_options_of"]
         options = source_options(table)
@@ -410,7 +428,13 @@ def lookup(namespace: Sequence[str], name: str) -> Procedure:
     return proc
 
 
-def call(cat: Catalog, name: str, args: Mapping[str, Any], state: Mapping[str, Any]) -> Answer:
+def call(
+    cat: Catalog, name: str, args: Mapping[str, Any], state: Mapping[str, Any], current_database: str = "default"
+) -> Answer:
+    """Runs procedure ``name``; a bare table name in ``args`` is one of ``current_database``."""
+    args = dict(args)
+    if args.get("table") is not None:
+        args["table"] = ".".join(table_identifier(args["table"], current_database))
     return lookup([NAMESPACE], name).run(cat, args, state)
 
 

@@ -212,7 +212,7 @@ class StrataLakeReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         if self.options.get(keys.SCAN_PLANNED) == "true":
             return []  # the shim planned the splits through the bridge and supplies them itself
-        table = load_table(self.options)
+        table = planning.read_table(load_table(self.options), self.options)
         splits = planning.new_scan(table, self.options, self._filter(table)).plan()
         return [SplitPartition(pickle.dumps(s)) for s in splits]
 
@@ -220,7 +220,7 @@ class StrataLakeReader(DataSourceReader):
         if partition.value is None:  # Spark's placeholder when there is nothing to read
             return
         split = pickle.loads(partition.value)
-        table = load_table(self.options)
+        table = planning.read_table(load_table(self.options), self.options)
         freeze_imports()  # keeps the daemon's gc.collect() after this task short
         schema = StructType.fromJson(json.loads(self.schema_json))
         target = to_arrow_schema(schema, timezone="UTC")

@@ -54,13 +54,25 @@ class SystemTableReader(DataSourceReader):
         self.name = self.options[SYSTEM_TABLE]
 
     def _table(self) -> Table:
+        from stratalake.spark import planning
         from stratalake.spark.source import load_table
 
-        return load_table(self.options)
+        # At a past version: in that snapshot's columns, as the catalog described it.
+        return planning.read_table(load_table(self.options), self.options)
 
     def _snapshot_id(self) -> int | None:
+        """The snapshot a ``VERSION AS OF`` / ``TIMESTAMP AS OF`` names (a tag: its snapshot);
+        None for the latest."""
+        if self.options.get(keys.TAG):
+            return self._table().tag_manager.tag(self.options[keys.TAG]).id
         value = self.options.get(keys.SNAPSHOT_ID)
-        return int(value) if value else None
+        if value:
+            return int(value)
+        # Paimon's scan options as read options (scan.snapshot-id...); unknown ones are refused.
+        from stratalake.spark.read_options import scan_snapshot
+
+        snapshot, _tag = scan_snapshot(self._table(), self.options)
+        return snapshot.id if snapshot is not None else None
 
     def partitions(self) -> list[InputPartition]:
         if self.name == system_tables.READ_OPTIMIZED:

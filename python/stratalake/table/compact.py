@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stratalake.changelog.producers import create_rewriter
-from stratalake.exceptions import CommitConflictError, CorruptFileError, UnsupportedError
+from stratalake.exceptions import CommitConflictError, CorruptFileError, InvalidOptionError, UnsupportedError
 from stratalake.expressions import Predicate
 from stratalake.io import LocalFileIO
 from stratalake.lsm.compaction import (
@@ -122,7 +122,10 @@ def plan(
     selected: dict[bytes, bool] = {}
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
     totals: dict[tuple[bytes, int], int] = {}
-    for e in table.live_entries(snap):
+    entries = table.live_entries(snap)
+    if wanted is not None:
+        _check_partitions_exist(table, partitions or [], wanted, {e.partition for e in entries})
+    for e in entries:
         if wanted is not None and e.partition not in wanted:
             continue
         if partition_filter is not None:
@@ -141,6 +144,32 @@ def plan(
         )
         for (p, b), files in sorted(groups.items(), key=lambda kv: kv[0])
     ]
+
+
+def check_partitions(table: Table, specs: Sequence[dict[str, Any]]) -> None:
+    """:class:`InvalidOptionError` when a partition spec names no partition with live files at
+    the latest snapshot (``CALL sys.compact`` checks before it starts its job)."""
+    snap = table.latest_snapshot()
+    codec = table.partition_codec
+    wanted = {codec.to_bytes(codec.spec_to_values(p, table.identifier)) for p in specs}
+    live = {e.partition for e in table.live_entries(snap)} if snap is not None else set()
+    _check_partitions_exist(table, specs, wanted, live)
+
+
+def _check_partitions_exist(
+    table: Table, specs: Sequence[dict[str, Any]], wanted: set[bytes], live: set[bytes]
+) -> None:
+    """A spec naming no partition with live files is a mistake (a typo, a quoting or type
+    mismatch), not "nothing to compact": compacting nothing and answering success hides it."""
+    codec = table.partition_codec
+    missing = [s for s in specs if codec.to_bytes(codec.spec_to_values(s, table.identifier)) not in live]
+    if missing:
+        known = sorted(str(codec.to_dict(p)) for p in live)
+        shown = ", ".join(known[:5]) + (f" ... ({len(known)} in all)" if len(known) > 5 else "")
+        raise InvalidOptionError(
+            f"table {table.identifier}: compact partitions {', '.join(str(m) for m in missing)} match no "
+            f"partition of the table; its partitions are {shown or 'none (the table is empty)'}"
+        )
 
 
 def _bucket_name(table: Table, partition: bytes, bucket: int) -> str:

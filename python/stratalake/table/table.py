@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Sequence
 from functools import cached_property
@@ -88,6 +89,21 @@ class Table:
     def refresh(self) -> Table:
         """A handle bound to the latest schema."""
         return Table(self.file_io, self.location, self.identifier)
+
+    def as_of(self, snapshot: Snapshot) -> Table:
+        """A handle for reading ``snapshot``: bound to the columns it was written with (a column
+        added later is absent, a renamed one has its old name), with this handle's options.
+
+        That is Paimon's time travel (``AbstractFileStoreTable.tryTimeTravel``: the snapshot's
+        schema, copied with the current options); reading a past snapshot with the latest columns
+        would show columns that did not exist then.
+        """
+        if snapshot.schema_id == self._schema.id:
+            return self
+        old = self.schema_manager.schema(snapshot.schema_id)
+        return Table(
+            self.file_io, self.location, self.identifier, dataclasses.replace(old, options=self._schema.options)
+        )
 
     # -- snapshots ------------------------------------------------------------------------------
     def latest_snapshot(self) -> Snapshot | None:
@@ -185,9 +201,15 @@ class Table:
         snapshot_id: int | None = None,
         timestamp_ms: int | None = None,
     ) -> pa.Table:
-        """The merged rows of the table (or of a past snapshot) as an Arrow table."""
-        splits = self.new_scan(filter, snapshot_id, timestamp_ms).plan()
-        return self.new_read(columns, filter).read_splits(splits)
+        """The merged rows of the table (or of a past snapshot, in the columns it had then) as an
+        Arrow table."""
+        table = self
+        if snapshot_id is not None or timestamp_ms is not None:
+            snapshot = self.new_scan(None, snapshot_id, timestamp_ms).snapshot()
+            if snapshot is not None:
+                table, snapshot_id, timestamp_ms = self.as_of(snapshot), snapshot.id, None
+        splits = table.new_scan(filter, snapshot_id, timestamp_ms).plan()
+        return table.new_read(columns, filter).read_splits(splits)
 
     def compact(self, full: bool = False, partitions: Sequence[dict[str, Any]] | None = None) -> int | None:
         """Compact the table's buckets (all files into the top level with ``full``) as one

@@ -366,6 +366,9 @@ def tag_scan(table: Table, name: str, filter: FilterLike = None) -> TableScan:
 def read_tag(
     table: Table, name: str, columns: Sequence[str] | None = None, filter: FilterLike = None
 ) -> pa.Table:
-    """The merged rows of the table as of tag ``name`` (even after its snapshot expired)."""
-    splits = tag_scan(table, name, filter).plan()
+    """The merged rows of the table as of tag ``name`` (even after its snapshot expired), in the
+    columns the tagged snapshot had."""
+    snapshot = table.tag_manager.tag(name)
+    table = table.as_of(snapshot)
+    splits = _TagScan(table, snapshot, filter).plan()
     return table.new_read(columns, filter).read_splits(splits)

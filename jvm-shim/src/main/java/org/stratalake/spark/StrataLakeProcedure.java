@@ -85,6 +85,7 @@ final class StrataLakeProcedure implements UnboundProcedure, BoundProcedure {
     ProcedureParameter[] params = parameters();
     ObjectNode req = catalog.request();
     req.put("procedure", name);
+    req.put("current_database", currentDatabase());
     ObjectNode args = req.putObject("args");
     for (int i = 0; i < params.length; i++) {
       putArg(args, params[i].name(), params[i].dataType(), input, i);
@@ -101,6 +102,21 @@ final class StrataLakeProcedure implements UnboundProcedure, BoundProcedure {
     }
     Scan scan = new Result(schema, rows.toArray(new InternalRow[0]));
     return Collections.singletonList(scan).iterator();
+  }
+
+  /**
+   * The database a bare table name in an argument ({@code table => 'T'}) lives in: the session's
+   * current one after {@code USE lake.db}, as Paimon resolves procedure arguments against the
+   * current catalog and namespace; the catalog's default database when another catalog is current.
+   */
+  private String currentDatabase() {
+    org.apache.spark.sql.connector.catalog.CatalogManager manager =
+        org.apache.spark.sql.classic.SparkSession$.MODULE$.active().sessionState().catalogManager();
+    String[] namespace = manager.currentNamespace();
+    if (manager.currentCatalog().name().equals(catalog.name()) && namespace.length == 1) {
+      return namespace[0];
+    }
+    return catalog.defaultNamespace()[0];
   }
 
   /**

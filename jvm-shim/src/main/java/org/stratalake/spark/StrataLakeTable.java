@@ -220,17 +220,45 @@ public class StrataLakeTable
     return merged;
   }
 
+  /** Prefix of session settings that are read options of every scan in the session. */
+  static final String SESSION_OPTION_PREFIX = "spark.stratalake.";
+
+  /**
+   * The query's read options over the session's {@code spark.stratalake.<option>} settings
+   * ({@code SET spark.stratalake.scan.snapshot-id = 1}): SQL has no per-query read options, and
+   * Paimon's Spark integration takes {@code spark.paimon.<option>} settings the same way (its
+   * dynamic options). The query's own option wins. Python validates them all
+   * (stratalake.spark.read_options).
+   */
+  static Map<String, String> withSessionOptions(Map<String, String> queryOptions) {
+    Map<String, String> merged = new HashMap<>();
+    scala.jdk.javaapi.CollectionConverters.asJava(
+            org.apache.spark.sql.internal.SQLConf.get().getAllConfs())
+        .forEach(
+            (key, value) -> {
+              if (key.startsWith(SESSION_OPTION_PREFIX)
+                  && key.length() > SESSION_OPTION_PREFIX.length()) {
+                merged.put(key.substring(SESSION_OPTION_PREFIX.length()), value);
+              }
+            });
+    java.util.Set<String> given = new java.util.HashSet<>();
+    queryOptions.keySet().forEach(k -> given.add(k.toLowerCase(java.util.Locale.ROOT)));
+    merged.keySet().removeIf(k -> given.contains(k.toLowerCase(java.util.Locale.ROOT)));
+    merged.putAll(queryOptions);
+    return merged;
+  }
+
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     // Our builder wraps Spark's Python scan so pushdowns, statistics and partitioning reach
     // Python (StrataLakeScanBuilder); the splits are still read by the Python data source.
+    Map<String, String> readOptions = withSessionOptions(options.asCaseSensitiveMap());
     if (systemTable != null) {
       // System tables (t$files...) are small or computed: the plain Python scan reads them.
-      CaseInsensitiveStringMap merged =
-          new CaseInsensitiveStringMap(withSourceOptions(options.asCaseSensitiveMap()));
+      CaseInsensitiveStringMap merged = new CaseInsensitiveStringMap(withSourceOptions(readOptions));
       return ((SupportsRead) pythonTable(schema)).newScanBuilder(merged);
     }
-    return new StrataLakeScanBuilder(this, withSourceOptions(options.asCaseSensitiveMap()));
+    return new StrataLakeScanBuilder(this, withSourceOptions(readOptions));
   }
 
   @Override

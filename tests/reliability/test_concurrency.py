@@ -329,9 +329,9 @@ def test_stale_committer_cannot_resurrect_an_expired_snapshot_id(tmp_path: Path)
     sm = t.snapshot_manager
     real, calls = sm.latest_snapshot, []
 
-    def latest_once_stale():  # type: ignore[no-untyped-def]
+    def latest_once_stale(fresh=False):  # type: ignore[no-untyped-def]
         calls.append(1)
-        return stale if len(calls) == 1 else real()
+        return stale if len(calls) == 1 else real(fresh)
 
     sm.latest_snapshot = latest_once_stale  # type: ignore[method-assign]
     sid = t.new_commit().commit(messages)

@@ -185,9 +185,10 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "file.compression.zstd-level": _Spec(_parse_int, "1", "zstd level of Parquet and Avro data files"),
     "parquet.delta-keys": _Spec(
         _parse_bool,
-        "true",
-        "Parquet key-value files store integer keys and sequence numbers DELTA_BINARY_PACKED "
-        "(false: PLAIN, for readers without that encoding, e.g. Java Paimon <= 1.0)",
+        "false",
+        "Parquet key-value files store integer keys and sequence numbers DELTA_BINARY_PACKED (smaller "
+        "files, faster merges); off by default, as Paimon's own writer: Paimon Java's readers up to "
+        "1.0 decode only PLAIN and dictionary pages",
     ),
     "changelog-file.format": _Spec(str, None, "format of changelog files (default: as data files)"),
     "changelog-file.compression": _Spec(str, None, "compression of changelog files (default: as data files)"),

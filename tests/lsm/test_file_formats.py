@@ -377,13 +377,18 @@ def test_sliced_nested_columns_written_in_pieces(tmp_path: Path, fmt: str) -> No
 
 
 @pytest.mark.parametrize(
-    ("key_type", "delta"), [("TINYINT", True), ("SMALLINT", True), ("INT", True), ("BIGINT", True), ("BIGINT", False)]
+    ("key_type", "delta"),
+    [("TINYINT", True), ("SMALLINT", True), ("INT", True), ("BIGINT", True), ("BIGINT", False), ("BIGINT", None)],
 )
-def test_integer_keys_and_sequence_numbers_are_delta_encoded(tmp_path: Path, key_type: str, delta: bool) -> None:
-    """Parquet key-value files store integer key columns (their ``_KEY_`` copy and the value
-    column) and sequence numbers DELTA_BINARY_PACKED: a file is sorted by key, so they pack into
-    few bits and decode fast. Other columns keep their encodings; the rows read back. With
-    ``'parquet.delta-keys' = 'false'`` no column is delta-encoded (readers of PLAIN only)."""
+def test_integer_keys_and_sequence_numbers_are_delta_encoded(
+    tmp_path: Path, key_type: str, delta: bool | None
+) -> None:
+    """With ``'parquet.delta-keys' = 'true'`` Parquet key-value files store integer key columns
+    (their ``_KEY_`` copy and the value column) and sequence numbers DELTA_BINARY_PACKED: a file
+    is sorted by key, so they pack into few bits and decode fast. Other columns keep their
+    encodings; the rows read back. By default (None here) and with ``'false'`` no column is
+    delta-encoded, as Paimon's own writer does (its readers up to 1.0 decode PLAIN and
+    dictionary pages only)."""
     import pyarrow.parquet as pq
 
     cat = stratalake.Catalog(str(tmp_path / "wh"))
@@ -392,8 +397,9 @@ def test_integer_keys_and_sequence_numbers_are_delta_encoded(tmp_path: Path, key
         "db.t",
         schema=[("k", f"{key_type} NOT NULL"), ("s", "STRING NOT NULL"), ("v", "BIGINT")],
         primary_key=["k", "s"],
-        options={"bucket": "1", "parquet.delta-keys": str(delta).lower()},
+        options={"bucket": "1"} if delta is None else {"bucket": "1", "parquet.delta-keys": str(delta).lower()},
     )
+    delta = bool(delta)
     rows = pa.Table.from_pylist(
         [{"k": k, "s": f"s{k % 3}", "v": k * 7} for k in range(-100, 100)], schema=t.arrow_schema()
     )
@@ -414,3 +420,39 @@ def test_integer_keys_and_sequence_numbers_are_delta_encoded(tmp_path: Path, key
     assert sorted(t.read().to_pylist(), key=lambda r: (r["k"], r["s"])) == sorted(
         rows.to_pylist(), key=lambda r: (r["k"], r["s"])
     )
+
+
+@pytest.mark.parametrize("primary_key", [["k"], None])
+def test_avro_data_files_with_paimon_javas_nullable_row_schema_read(tmp_path: Path, primary_key: list[str] | None) -> None:
+    """Paimon Java's Avro writer declares the row nullable: a data file's top-level writer schema
+    is the union ``["null", record]``. Such files (the same records, re-encoded with that schema
+    here) read like stratalake's own plain-record files; a null row is refused as corrupt."""
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.t",
+        schema=[("k", "BIGINT NOT NULL"), ("v", "STRING"), ("d", "DECIMAL(10, 2)")],
+        primary_key=primary_key,
+        options={"bucket": "1" if primary_key else "-1", "file.format": "avro"},
+    )
+    rows = pa.table(
+        {"k": pa.array(range(50), pa.int64()), "v": [f"v{i}" if i % 5 else None for i in range(50)],
+         "d": pa.array([Decimal(i) / 4 for i in range(50)], pa.decimal128(10, 2))}
+    )
+    t.write(rows)
+    expected = sorted(t.read().to_pylist(), key=lambda r: r["k"])
+    (meta,) = live_files(t)
+    path = file_path(t, meta.file_name)
+    with open(path, "rb") as f:
+        reader = fastavro.reader(f)
+        record, codec, records = reader.writer_schema, reader.codec, list(reader)
+    assert isinstance(record, dict) and record["type"] == "record"  # stratalake writes the plain record
+    with open(path, "wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(["null", record]), records, codec=codec)
+    fresh = cat.get_table("db.t")
+    assert sorted(fresh.read().to_pylist(), key=lambda r: r["k"]) == expected
+    assert fresh.read(columns=["v"]).num_rows == 50  # a projection prunes inside the union's record
+    with open(path, "wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(["null", record]), [*records[:-1], None], codec=codec)
+    with pytest.raises(CorruptFileError, match="null row"):
+        cat.get_table("db.t").read()

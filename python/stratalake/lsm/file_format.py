@@ -96,7 +96,7 @@ class FileFormat(Protocol):
         schema: pa.Schema,
         compression: str,
         zstd_level: int = 1,
-        delta_keys: bool = True,
+        delta_keys: bool = False,
     ) -> FormatWriter:
         """Start a file at ``path`` holding rows of ``schema``, compressed with ``compression``
         (Paimon's codec names: zstd, snappy, lz4, gzip/zlib/deflate, none...). ``delta_keys``:
@@ -110,7 +110,7 @@ class FileFormat(Protocol):
         table: pa.Table,
         compression: str,
         zstd_level: int = 1,
-        delta_keys: bool = True,
+        delta_keys: bool = False,
     ) -> None:
         """Write ``table`` as one file at ``path``."""
         ...
@@ -326,7 +326,7 @@ class _Parquet:
         schema: pa.Schema,
         compression: str,
         zstd_level: int = 1,
-        delta_keys: bool = True,
+        delta_keys: bool = False,
     ) -> FormatWriter:
         return _ParquetWriter(file_io, path, schema, compression, zstd_level, delta_keys)
 
@@ -337,7 +337,7 @@ class _Parquet:
         table: pa.Table,
         compression: str,
         zstd_level: int = 1,
-        delta_keys: bool = True,
+        delta_keys: bool = False,
     ) -> None:
         _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
 
@@ -451,7 +451,7 @@ class _Orc:
         schema: pa.Schema,
         compression: str,
         zstd_level: int = 1,
-        delta_keys: bool = True,
+        delta_keys: bool = False,
     ) -> FormatWriter:
         return _OrcWriter(file_io, path, schema, compression)
 
@@ -462,7 +462,7 @@ class _Orc:
         table: pa.Table,
         compression: str,
         zstd_level: int = 1,
-        delta_keys: bool = True,
+        delta_keys: bool = False,
     ) -> None:
         _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
 
@@ -557,8 +557,20 @@ def _avro_field_type(f: pa.Field, record_name: str) -> Any:
 
 
 def avro_schema(schema: pa.Schema) -> dict[str, Any]:
-    """The Avro schema Paimon writes for rows of ``schema``."""
+    """The Avro record of rows of ``schema``, as Paimon names its fields and types."""
     return _avro_type(pa.struct(list(schema)), _AVRO_RECORD)  # type: ignore[no-any-return]
+
+
+def _avro_row_record(schema: Any) -> dict[str, Any] | None:
+    """The record of a data file's top-level writer schema: a record (stratalake's and pypaimon's
+    files), or ``["null", record]`` (Paimon Java's writer declares the row nullable)."""
+    if isinstance(schema, dict) and schema.get("type") == "record":
+        return schema
+    if isinstance(schema, list) and len(schema) == 2 and "null" in schema:
+        other = schema[1] if schema[0] == "null" else schema[0]
+        if isinstance(other, dict) and other.get("type") == "record":
+            return other
+    return None
 
 
 def _raw_for_avro(arr: pa.Array) -> pa.Array:
@@ -702,11 +714,15 @@ class _AvroReader:
             raise
         except Exception as e:  # fastavro raises ValueError, EOFError, its own errors...
             raise _corrupt(path, AVRO, e) from None
-        schema = self._writer_schema
-        if not isinstance(schema, dict) or schema.get("type") != "record":
-            raise CorruptFileError(f"data file {path} is an Avro file but not of records: {schema}")
+        record = _avro_row_record(self._writer_schema)
+        if record is None:
+            raise CorruptFileError(
+                f"data file {path} is an Avro file but not of records (nor of a nullable record, "
+                f"as Paimon Java writes them): {self._writer_schema}"
+            )
+        self._record = record
         fields = []
-        for f in schema["fields"]:
+        for f in record["fields"]:
             t, nullable = _arrow_of_avro(f["type"])
             fields.append(pa.field(f["name"], t, nullable=nullable))
         self._schema = pa.schema(fields)
@@ -730,8 +746,10 @@ class _AvroReader:
         target = pa.schema([self._schema.field(n) for n in names])
         wanted = set(names)
         # A reader schema with only the wanted fields: fastavro then skips the others.
-        reader_schema = dict(self._writer_schema)
-        reader_schema["fields"] = [f for f in self._writer_schema["fields"] if f["name"] in wanted]
+        pruned = dict(self._record)
+        pruned["fields"] = [f for f in self._record["fields"] if f["name"] in wanted]
+        union = isinstance(self._writer_schema, list)
+        reader_schema: Any = [b if b == "null" else pruned for b in self._writer_schema] if union else pruned
         convert = [_needs_py_conversion(f.type) for f in target]
         try:
             # fastavro reads in many small pieces: from memory, not through the FileIO stream.
@@ -740,6 +758,8 @@ class _AvroReader:
             records: Iterator[Any] = iter(fastavro.reader(content, reader_schema=reader_schema))
             rows = 0
             while chunk := list(itertools.islice(records, batch_rows)):
+                if union and any(r is None for r in chunk):
+                    raise CorruptFileError(f"data file {self.path} holds a null row (the union's null branch)")
                 rows += len(chunk)
                 columns_data = [[r[n] for r in chunk] for n in names]
                 yield self._batch(columns_data, target, convert)
@@ -823,6 +843,8 @@ class _AvroWriter:
 def fastavro_schema(schema: pa.Schema) -> Any:
     import fastavro
 
+    # A plain record, as pypaimon writes: pypaimon-rust 0.4 refuses the union form Paimon Java
+    # writes (it takes the row's nullability for its columns').
     return fastavro.parse_schema(avro_schema(schema))
 
 
@@ -836,7 +858,7 @@ class _Avro:
         schema: pa.Schema,
         compression: str,
         zstd_level: int = 1,
-        delta_keys: bool = True,
+        delta_keys: bool = False,
     ) -> FormatWriter:
         return _AvroWriter(file_io, path, schema, compression, zstd_level)
 
@@ -847,7 +869,7 @@ class _Avro:
         table: pa.Table,
         compression: str,
         zstd_level: int = 1,
-        delta_keys: bool = True,
+        delta_keys: bool = False,
     ) -> None:
         _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
 

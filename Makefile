@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar wheel test test-faults test-spark-versions test-fast lint demo bench bench-quick clean
+.PHONY: setup jar wheel test test-faults test-paimon-java test-spark-versions test-fast lint demo bench bench-quick clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,7 @@ jar: $(JAR)
 
 # pytest exits 5 when nothing was collected; that is a failure of the suite, say so clearly.
 test: setup
-	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest -m "not paimon_java" $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$rc
 
 # Every commit fault point: each write and maintenance kind with a fault at every file-system
@@ -43,6 +43,11 @@ test: setup
 # (tests/faults; `make test` runs a sample of the same points). About 6 minutes; .ci/run runs it.
 test-faults: setup
 	STRATALAKE_FAULT_SWEEP=all PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest tests/faults -m "not spark" $(PYTEST_ARGS)
+
+# Apache Paimon's Java readers (releases 0.9.0 to 1.3.1, jars fetched from Maven Central by mvn on
+# first use) read every table kind stratalake writes with default options (needs java, javac, mvn).
+test-paimon-java: setup
+	$(VPY) -m pytest tests/interop_java -m paimon_java $(PYTEST_ARGS)
 
 # The shim jar built against the project's pyspark, on every other supported Spark (~1.5 min each;
 # venvs cached in .venv-spark-<minor>/). .ci/run runs it after `make test`.

@@ -187,8 +187,8 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
         _parse_bool,
         "false",
         "Parquet key-value files store integer keys and sequence numbers DELTA_BINARY_PACKED (smaller "
-        "files, faster merges); off by default, as Paimon's own writer: Paimon Java's readers up to "
-        "1.0 decode only PLAIN and dictionary pages",
+        "files, faster merges); off by default, as Paimon's own writer: Paimon Java 0.9's reader "
+        "decodes only PLAIN and dictionary pages",
     ),
     "changelog-file.format": _Spec(str, None, "format of changelog files (default: as data files)"),
     "changelog-file.compression": _Spec(str, None, "compression of changelog files (default: as data files)"),

@@ -387,7 +387,7 @@ def test_integer_keys_and_sequence_numbers_are_delta_encoded(
     (their ``_KEY_`` copy and the value column) and sequence numbers DELTA_BINARY_PACKED: a file
     is sorted by key, so they pack into few bits and decode fast. Other columns keep their
     encodings; the rows read back. By default (None here) and with ``'false'`` no column is
-    delta-encoded, as Paimon's own writer does (its readers up to 1.0 decode PLAIN and
+    delta-encoded, as Paimon's own writer does (its 0.9 reader decodes PLAIN and
     dictionary pages only)."""
     import pyarrow.parquet as pq
 

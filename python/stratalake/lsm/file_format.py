@@ -562,8 +562,8 @@ def avro_schema(schema: pa.Schema) -> dict[str, Any]:
 
 
 def _avro_row_record(schema: Any) -> dict[str, Any] | None:
-    """The record of a data file's top-level writer schema: a record (stratalake's and pypaimon's
-    files), or ``["null", record]`` (Paimon Java's writer declares the row nullable)."""
+    """The record of a data file's top-level writer schema: a record (stratalake's, pypaimon's,
+    Paimon Java 1.3's files), or ``["null", record]`` (Paimon Java 1.0 declares the row nullable)."""
     if isinstance(schema, dict) and schema.get("type") == "record":
         return schema
     if isinstance(schema, list) and len(schema) == 2 and "null" in schema:
@@ -843,8 +843,8 @@ class _AvroWriter:
 def fastavro_schema(schema: pa.Schema) -> Any:
     import fastavro
 
-    # A plain record, as pypaimon writes: pypaimon-rust 0.4 refuses the union form Paimon Java
-    # writes (it takes the row's nullability for its columns').
+    # A plain record, as pypaimon and Paimon Java 1.3 write: pypaimon-rust 0.4 refuses the union
+    # form of Paimon Java 1.0 (it takes the row's nullability for its columns').
     return fastavro.parse_schema(avro_schema(schema))
 
 

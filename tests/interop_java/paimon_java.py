@@ -55,7 +55,11 @@ def class_path(release: str) -> str:
             raise JavaUnavailable(f"{tool} is not installed")
     jars = [_jar(f"org.apache.paimon:paimon-bundle:{release}"), *(_jar(c) for c in _SUPPORT)]
     out = CACHE / release
-    for name in ("PaimonRead", "PaimonWrite"):
+    services = out / "META-INF" / "services" / "org.apache.paimon.fs.FileIOLoader"
+    if not services.exists():
+        services.parent.mkdir(parents=True, exist_ok=True)
+        services.write_text("HookedFileIO$Loader\n")
+    for name in ("PaimonRead", "PaimonWrite", "HookedFileIO"):
         source = HERE / f"{name}.java"
         compiled = out / f"{name}.class"
         if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
@@ -64,6 +68,23 @@ def class_path(release: str) -> str:
                 ["javac", "-d", str(out), "-cp", str(jars[0]), str(source)], check=True, timeout=300
             )
     return os.pathsep.join([*(str(j) for j in jars), str(out)])
+
+
+def write_command(
+    release: str,
+    warehouse: str,
+    identifier: str,
+    primary_key: bool,
+    ids: range,
+    prefix: str,
+    options: dict[str, str],
+) -> list[str]:
+    """The command of one batch commit by Paimon ``release`` into ``identifier`` (created if
+    missing): rows ``(id, prefix + id)`` for ``ids`` (v null when id % 7 == 0); see
+    ``PaimonWrite.java``. A ``hooked://`` warehouse publishes through ``HookedFileIO.java``."""
+    args = [warehouse, identifier, "pk" if primary_key else "append", str(ids.start), str(ids.stop), prefix]
+    args += [f"{k}={v}" for k, v in options.items()]
+    return ["java", "-cp", class_path(release), "PaimonWrite", *args]
 
 
 def write_table(
@@ -75,16 +96,9 @@ def write_table(
     prefix: str,
     options: dict[str, str],
 ) -> None:
-    """One batch commit by Paimon ``release`` into ``identifier`` (created if missing): rows
-    ``(id, prefix + id)`` for ``ids`` (v null when id % 7 == 0); see ``PaimonWrite.java``."""
-    args = [warehouse, identifier, "pk" if primary_key else "append", str(ids.start), str(ids.stop), prefix]
-    args += [f"{k}={v}" for k, v in options.items()]
-    proc = subprocess.run(
-        ["java", "-cp", class_path(release), "PaimonWrite", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    """Run :func:`write_command` and wait for it."""
+    cmd = write_command(release, warehouse, identifier, primary_key, ids, prefix, options)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"Paimon {release}'s writer failed: {proc.stderr[-3000:]}")
 

@@ -87,13 +87,17 @@ def test_lookup_second_insert_is_an_update(tmp_path: Path) -> None:
     t = make(tmp_path, "lookup")
     t.write(pa.table({"k": [1], "v": ["1"]}))
     t.write(pa.table({"k": [1], "v": ["2"]}))
-    # Each new run is merged straight into the level its compaction would choose, so one APPEND
-    # snapshot carries the data (never at level 0) and its changelog.
-    kinds = [s.commit_kind for s in t.snapshots()]
-    assert kinds == [CommitKind.APPEND, CommitKind.APPEND]
+    # Each new run is merged straight into the level its compaction would choose (written once),
+    # and committed as Paimon's writer commits it: the APPEND snapshot adds it at level 0, the
+    # COMPACT snapshot upgrades it and carries the changelog (Paimon 1.0 reads it only there).
+    snaps = t.snapshots()
+    assert [s.commit_kind for s in snaps] == [CommitKind.APPEND, CommitKind.COMPACT] * 2
     assert all(e.file.level > 0 for e in t.live_entries(t.latest_snapshot()))
-    logs = [changelog(t, s) for s in t.snapshots()]
-    assert logs == [[("+I", 1, "1")], [("-U", 1, "1"), ("+U", 1, "2")]]
+    assert all(e.file.level == 0 for e in t.live_entries(snaps[2]) if e.file.file_name not in {
+        x.file.file_name for x in t.live_entries(snaps[1])
+    })
+    logs = [changelog(t, s) for s in snaps]
+    assert logs == [[], [("+I", 1, "1")], [], [("-U", 1, "1"), ("+U", 1, "2")]]
     t.write(pa.table({"k": [1], "v": ["x"], "op": ["-D"]}), row_kind="op")
     assert changelog(t, t.latest_snapshot()) == [("-D", 1, "2")]
     if hasattr(t, "changelog"):  # the reading API, when present, sees the same records
@@ -262,7 +266,8 @@ def test_new_runs_merged_directly_equal_level0_compaction(
     key_type: str,
 ) -> None:
     """A lookup writer merges each new run straight into the level its compaction would pick;
-    Paimon writes it to level 0 and compacts it right away. Same rows, same changelog."""
+    Paimon writes it to level 0 and compacts it right away. Same rows, same changelog, and the
+    same snapshots: APPEND at level 0, then a COMPACT snapshot that carries the changelog."""
     from stratalake.changelog.lookup import LookupChangelogRewriter
 
     rng = np.random.default_rng(11)
@@ -300,5 +305,6 @@ def test_new_runs_merged_directly_equal_level0_compaction(
     assert direct_rows == level0_rows and direct_rows
     assert direct_log == level0_log
     assert {s.commit_kind for s in level0.snapshots()} == {CommitKind.APPEND, CommitKind.COMPACT}
-    assert all(s.commit_kind is CommitKind.APPEND for s in direct.snapshots()[:2])
+    assert [s.commit_kind for s in direct.snapshots()[:2]] == [CommitKind.APPEND, CommitKind.COMPACT]
+    assert all(s.changelog_manifest_list is None for s in direct.snapshots() if s.commit_kind is CommitKind.APPEND)
     assert all(e.file.level > 0 for e in direct.live_entries(direct.latest_snapshot()))

@@ -507,7 +507,7 @@ def test_owners_only_slice_writers_compact_their_buckets() -> None:
         for s, ids in enumerate(_slices(t, list(range(50, 200)), n)):
             model.update(dict.fromkeys(ids, f"s{s}"))
         assert {r["id"]: r["v"] for r in t.read().to_pylist()} == model
-        changelog = [r for m in messages for f in m.changelog_files for r in [f.row_count]]
+        changelog = [r for m in messages for f in m.compact_changelog_files for r in [f.row_count]]
         assert sum(changelog) == 50 * 2 + 100  # -U/+U for 50 updated keys, +I for 100 new ones
 
 

@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.exceptions import CorruptFileError, InvalidDataError, SchemaError
-from stratalake.lsm.compaction import CompactIncrement, MergeTreeCompactManager
+from stratalake.lsm.compaction import CompactIncrement, CompactResult, MergeTreeCompactManager
 from stratalake.lsm.data_file import DataFileWriter, FileNamer, RollingDataFileWriter, bucket_dir
 from stratalake.lsm.merge_reader import key_complete_chunks
 from stratalake.lsm.spill import SpillStore
@@ -312,11 +312,16 @@ class TableWrite(BaseTableWrite):
         if buf.manager is not None and buf.manager.options.needs_lookup and self._owns(buf):
             direct = buf.manager.write_new_run(folded, estimated_size=max(folded.nbytes // 4, 1))
             if direct is not None:
-                # Merged with the old values and written at its compaction's output level; the
-                # changelog goes with this commit's APPEND snapshot (Paimon's changelog readers
-                # follow any snapshot that has one).
-                buf.new_files += direct.after
-                buf.changelog_files += direct.changelog
+                # Merged with the old values and written once, at its compaction's output level.
+                # Committed as Paimon's writer commits the same work: the APPEND snapshot adds the
+                # run at level 0, the COMPACT snapshot upgrades it to the output level and carries
+                # the changelog (Paimon 1.0's streaming reader reads lookup changelog only there).
+                # Should that COMPACT snapshot be dropped, the run stays a level-0 file, whose
+                # next compaction produces its changelog, as after any dropped compaction.
+                level0 = tuple(replace(f, level=0) for f in direct.after)
+                buf.new_files += level0
+                assert buf.increment is not None
+                buf.increment.add(CompactResult(level0, direct.after, direct.changelog))
                 with self._lock:
                     self._written += [f"{directory}/{f.file_name}" for f in direct.after + direct.changelog]
                 return

@@ -8,9 +8,9 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import secrets
-import socket
 import sys
 import tempfile
 import zipfile
@@ -237,13 +237,17 @@ def session(
     )
     if remote is not None:
         # A Spark Connect server in this process: a classic session started with every setting
-        # (static ones included) and Spark's Connect plugin on a free local port; the client
-        # session then carries no settings of its own, so Spark warns about none.
-        port = _free_port()
-        os.environ.setdefault("SPARK_CONNECT_AUTHENTICATE_TOKEN", secrets.token_hex(16))
+        # (static ones included) and Spark's Connect plugin; the client session then carries no
+        # settings of its own, so Spark warns about none. Port 0 has the server pick its port
+        # when it binds, so no other process can take the port between choosing and binding it.
+        address = _loopback_address(extra.get("spark.connect.grpc.binding.address", "127.0.0.1"))
+        token = os.environ.setdefault("SPARK_CONNECT_AUTHENTICATE_TOKEN", secrets.token_hex(16))
         builder = builder.config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
-        builder = builder.config("spark.connect.grpc.binding.address", "127.0.0.1")
-        builder = builder.config("spark.connect.grpc.binding.port", str(port))
+        extra["spark.connect.grpc.binding.address"] = address
+        builder = builder.config("spark.connect.grpc.binding.port", "0")
+        # The server reads the token from its conf, which holds also when the JVM does not
+        # inherit this process's environment (Spark redacts the key in its UI and logs).
+        builder = builder.config("spark.connect.authenticate.token", token)
     for key, value in extra.items():
         builder = builder.config(key, value)
     spark: SparkSession = builder.getOrCreate()
@@ -251,16 +255,63 @@ def session(
         return spark
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
+    # The port the server bound (0 asked it to choose one).
+    service = getattr(cast(Any, spark)._jvm, "org.apache.spark.sql.connect.service.SparkConnectService$")
+    port = int(getattr(service, "MODULE$").localPort())
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"  # SparkSession.getActiveSession(): the client
-    client: Any = ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    channel = _loopback_channel(address, port, token)
+    client: Any = ConnectSession.builder.channelBuilder(channel).getOrCreate()
     return cast("SparkSession", client)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def _loopback_address(address: str) -> str:
+    """``address`` if it is a loopback IP address (the only kind a local server may bind)."""
+    try:
+        ip = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        ip = None
+    if ip is None or not ip.is_loopback:
+        raise StrataLakeError(
+            f"spark.connect.grpc.binding.address={address!r}: a local Spark Connect server "
+            "(remote='local[...]') listens on a loopback IP address only, such as 127.0.0.1 or ::1; "
+            "to serve other machines, start a server with start-connect-server.sh and connect "
+            "with remote='sc://host:port'"
+        )
+    return str(ip)
+
+
+def _loopback_channel(address: str, port: int, token: str) -> Any:
+    # Defined here: pyspark.sql.connect needs grpc, which only Connect users install.
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    class LoopbackChannel(DefaultChannelBuilder):
+        """A Connect channel to the exact IP address and port the local server bound.
+
+        Not ``sc://localhost``: gRPC resolves ``localhost`` to ``[::1]`` first, where another
+        local user may listen on the same port and receive the token. Local channel credentials
+        let gRPC send the token without TLS only to a loopback peer.
+        """
+
+        def __init__(self, address: str, port: int, token: str) -> None:
+            host = f"[{address}]" if ":" in address else address
+            super().__init__(f"sc://{host}:{port}")
+            self.set(DefaultChannelBuilder.PARAM_TOKEN, token)
+
+        def toChannel(self) -> Any:
+            import grpc  # type: ignore[import-untyped]
+
+            creds = grpc.composite_channel_credentials(
+                grpc.local_channel_credentials(grpc.LocalConnectionType.LOCAL_TCP),
+                grpc.access_token_call_credentials(self.token),
+            )
+            return self._secure_channel(self.endpoint, creds)
+
+    return LoopbackChannel(address, port, token)
+
+
+def _redact_url(url: str) -> str:
+    """``url`` without its ``;key=value`` parameters, which may carry ``token=``."""
+    return url.split(";", 1)[0].rstrip("/")
 
 
 def connect_server_conf() -> dict[str, str]:
@@ -276,7 +327,7 @@ def _remote_session(remote: str, warehouse: str, catalog: str, extra: dict[str, 
     extensions = spark.conf.get("spark.sql.extensions", "") or ""
     if EXTENSIONS not in extensions:
         raise StrataLakeError(
-            f"the Spark Connect server at {remote} was not started with stratalake's session "
+            f"the Spark Connect server at {_redact_url(remote)} was not started with stratalake's session "
             f"extensions; start it with --conf spark.sql.extensions={EXTENSIONS} and the shim jar "
             "(--jars <stratalake/jars/stratalake-spark-shim.jar>, see "
             "stratalake.spark.session.connect_server_conf()), and stratalake installed for its Python"

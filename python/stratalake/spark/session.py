@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 import os
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from stratalake.exceptions import StrataLakeError
+from stratalake.io.private import check_private, private_dir
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -120,11 +122,31 @@ def _export_python_env() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (path, current) if p)
 
 
-def _zip_tree(out: zipfile.ZipFile, top: Path, skip_suffixes: tuple[str, ...]) -> None:
-    for path in sorted(top.rglob("*")):
-        if path.is_dir() or "__pycache__" in path.parts or path.suffix in skip_suffixes:
-            continue
-        out.write(path, str(path.relative_to(top.parent)))
+def _tree_files(tops: list[Path], skip_suffixes: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(name in the zip, file) of every file under ``tops`` that executors need, sorted."""
+    out = []
+    for top in tops:
+        for path in top.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix not in skip_suffixes:
+                out.append((str(path.relative_to(top.parent)), path))
+    return sorted(out)
+
+
+def _content_digest(members: list[tuple[str, bytes]]) -> str:
+    digest = hashlib.sha256()
+    for name, data in sorted(members):
+        digest.update(f"{name}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _zip_digest(path: Path) -> str | None:
+    """The content digest of the zip at ``path``; None if it is missing or unreadable."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return _content_digest([(i.filename, z.read(i)) for i in z.infolist() if not i.is_dir()])
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError):
+        return None
 
 
 def executor_py_files(directory: str | None = None) -> list[str]:
@@ -132,7 +154,11 @@ def executor_py_files(directory: str | None = None) -> list[str]:
     ``spark.submit.pyFiles``: ``stratalake`` with ``pyspark_stratalake``, and ``fastavro``
     without its compiled modules (it falls back to its pure-Python ones, which executors use only
     for Avro data files). Built from the installed packages into ``directory`` (default: a
-    per-user cache), named by a hash of their contents so that executors never see a stale one.
+    per-user cache, ``<tmp>/stratalake-pyfiles-<uid>``), named by a hash of their contents.
+
+    Every executor runs these zips, so ``directory`` must be private (this user's, mode 0700:
+    else :class:`~stratalake.exceptions.UnsafeDirectoryError`), and a zip is reused only if its
+    contents hash to that of the installed packages; otherwise it is built again.
     """
     import fastavro
 
@@ -145,23 +171,29 @@ def executor_py_files(directory: str | None = None) -> list[str]:
         ),
         "fastavro": ([Path(fastavro.__file__).parent], (".so", ".pyd", ".pyc", ".c", ".pyx")),
     }
-    root = Path(directory or os.path.join(tempfile.gettempdir(), f"stratalake-pyfiles-{os.getuid()}"))
-    root.mkdir(parents=True, exist_ok=True)
+    if directory is None:
+        root = private_dir("stratalake-pyfiles")
+    else:
+        root = Path(directory)
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_private(root)
     out = []
     for name, (tops, skip) in trees.items():
-        digest = hashlib.sha256()
-        for top in tops:
-            for path in sorted(top.rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts and path.suffix not in skip:
-                    st = path.stat()
-                    digest.update(f"{path.relative_to(top.parent)}:{st.st_size}:{st.st_mtime_ns}".encode())
-        target = root / f"{name}-{digest.hexdigest()[:16]}.zip"
-        if not target.exists():
-            tmp = target.with_suffix(f".tmp{os.getpid()}")
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-                for top in tops:
-                    _zip_tree(z, top, skip)
-            os.replace(tmp, target)
+        files = _tree_files(tops, skip)
+        contents = [(arcname, path.read_bytes()) for arcname, path in files]
+        digest = _content_digest(contents)
+        target = root / f"{name}-{digest[:16]}.zip"
+        if _zip_digest(target) != digest:
+            fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{name}-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as z:
+                    for arcname, data in contents:  # exactly the bytes hashed above
+                        z.writestr(arcname, data)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
+                raise
         out.append(str(target))
     return out
 

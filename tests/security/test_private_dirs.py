@@ -14,10 +14,18 @@ import tempfile
 import zipfile
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 
-from stratalake.exceptions import UnsafeDirectoryError
+import stratalake
+from stratalake.exceptions import CorruptFileError, UnsafeDirectoryError
+from stratalake.io import FileIO
+from stratalake.lsm.lookup import LocalCopies
+from stratalake.table.compact import bucket_files
+from stratalake.table.table import Table
 
 PLANTED = b"import os; os.system('touch /tmp/pwned')\n"
 
@@ -95,3 +103,69 @@ def test_a_tampered_executor_zip_is_rebuilt_not_reused(tmp_dir: Path) -> None:
         assert PLANTED not in [z.read(i) for i in z.infolist()]
         ours = Path(str(resources.files("stratalake"))) / "__init__.py"
         assert z.read("stratalake/__init__.py") == ours.read_bytes()
+
+
+# -- item 5: local copies of remote data files, read by lookups and compactions -------------------
+def _remote_lookup_table(tmp_path: Path) -> tuple[Any, Any]:
+    """A lookup table written twice (one file per commit, the second larger), and the same table
+    seen through a FileIO that is not the local one: it stands in for S3, so reads go through
+    local copies."""
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.t",
+        schema=pa.schema([("k", pa.int64()), ("v", pa.string())]),
+        primary_key=["k"],
+        options={"bucket": "1", "changelog-producer": "lookup", "num-sorted-run.compaction-trigger": "10"},
+    )
+    t.write(pa.table({"k": [1, 2], "v": ["real", "real"]}))
+    t.write(pa.table({"k": [1, 2, 3], "v": ["forged", "forged", "forged-and-longer"]}))
+    return t, Table(FileIO(pafs.LocalFileSystem()), t.location, t.identifier)
+
+
+def test_lookup_copies_go_to_a_private_directory(tmp_dir: Path, tmp_path: Path) -> None:
+    t, remote = _remote_lookup_table(tmp_path)
+    files = bucket_files(remote, (), 0)
+    first = min(t.live_entries(t.latest_snapshot()), key=lambda e: e.file.max_sequence_number).file
+    files.read(first)
+    (copies,) = [p for p in tmp_dir.iterdir() if p.name.startswith("stratalake-lookup")]
+    _assert_private(copies)
+    assert copies.name == f"stratalake-lookup-{os.getuid()}"
+    assert any(p.name.endswith(first.file_name) for p in copies.iterdir())
+
+
+def test_a_planted_lookup_directory_is_refused(tmp_dir: Path, tmp_path: Path) -> None:
+    t, remote = _remote_lookup_table(tmp_path)
+    shared = tmp_dir / f"stratalake-lookup-{os.getuid()}"
+    shared.mkdir()
+    shared.chmod(0o777)
+    entry = next(iter(t.live_entries(t.latest_snapshot())))
+    with pytest.raises(UnsafeDirectoryError, match=rf"{shared} has mode 0777"):
+        bucket_files(remote, (), 0).read(entry.file)
+    assert list(shared.iterdir()) == []  # no table data was written where others can read it
+
+
+def test_a_swapped_lookup_copy_is_not_read(tmp_dir: Path, tmp_path: Path) -> None:
+    """A copy replaced by another file's bytes (what another user could do in a shared cache) is
+    not merged: its size differs from the file's metadata, so it is downloaded again."""
+    t, remote = _remote_lookup_table(tmp_path)
+    real, forged = sorted(t.live_entries(t.latest_snapshot()), key=lambda e: e.file.max_sequence_number)
+    files = bucket_files(remote, (), 0)
+    expected = files.read(real.file)
+    files.read(forged.file)
+    copies = LocalCopies.default(2**40, 3_600_000).directory
+    (copy,) = [p for p in Path(copies).iterdir() if p.name.endswith(real.file.file_name)]
+    (other,) = [p for p in Path(copies).iterdir() if p.name.endswith(forged.file.file_name)]
+    assert copy.stat().st_size != other.stat().st_size
+    copy.write_bytes(other.read_bytes())
+    assert bucket_files(remote, (), 0).read(real.file).equals(expected)
+
+
+def test_a_remote_file_whose_size_differs_from_its_metadata_is_corrupt(tmp_dir: Path, tmp_path: Path) -> None:
+    t, remote = _remote_lookup_table(tmp_path)
+    entry = next(iter(t.live_entries(t.latest_snapshot())))
+    files = bucket_files(remote, (), 0)
+    with open(files.path(entry.file), "ab") as f:
+        f.write(b"appended after the commit")
+    with pytest.raises(CorruptFileError, match=rf"data file .*{entry.file.file_name} has \d+ bytes, but its metadata says"):
+        files.read(entry.file)

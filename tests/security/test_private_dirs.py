@@ -169,3 +169,41 @@ def test_a_remote_file_whose_size_differs_from_its_metadata_is_corrupt(tmp_dir: 
         f.write(b"appended after the commit")
     with pytest.raises(CorruptFileError, match=rf"data file .*{entry.file.file_name} has \d+ bytes, but its metadata says"):
         files.read(entry.file)
+
+
+# -- item 9: the log4j config of `stratalake sql` ----------------------------------------------------
+def _log4j_of(cmd: list[str]) -> Path:
+    (option,) = [c for c in cmd if c.startswith("-Dlog4j2.configurationFile=file:")]
+    return Path(option.split("file:", 1)[1])
+
+
+def test_stratalake_sql_writes_its_log4j_config_privately(tmp_dir: Path, tmp_path: Path) -> None:
+    """Another user made the old shared directory first, with a link where the config is
+    written: stratalake must not write through it, and its config must be in a private directory."""
+    from stratalake.cli import spark_sql_command
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    for shared in (tmp_dir / "stratalake-spark-sql", tmp_dir / f"stratalake-spark-sql-{os.getuid()}"):
+        shared.mkdir(mode=0o700)
+        (shared / "log4j2.properties").symlink_to(victim)
+    private = tmp_dir / f"stratalake-spark-sql-{os.getuid()}"
+    cmd, _ = spark_sql_command(str(tmp_path / "wh"), execute="SELECT 1")
+    assert victim.read_text() == "precious"
+    log4j = _log4j_of(cmd)
+    assert log4j.parent == private
+    _assert_private(log4j.parent)
+    assert not log4j.is_symlink() and "rootLogger.level = error" in log4j.read_text()
+    assert stat.S_IMODE(log4j.stat().st_mode) == 0o600
+    assert f"spark.sql.warehouse.dir={private}/spark-warehouse" in cmd
+
+
+def test_stratalake_sql_refuses_a_shared_scratch_directory(tmp_dir: Path, tmp_path: Path) -> None:
+    from stratalake.cli import spark_sql_command
+
+    shared = tmp_dir / f"stratalake-spark-sql-{os.getuid()}"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(UnsafeDirectoryError, match=rf"{shared} has mode 0777"):
+        spark_sql_command(str(tmp_path / "wh"), execute="SELECT 1")
+    assert list(shared.iterdir()) == []

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,22 +37,28 @@ def spark_sql_command(
     """The spark-sql command line and environment for ``stratalake sql``."""
     import pyspark
 
+    from stratalake.io.private import private_dir
     from stratalake.spark.session import python_path, spark_conf
 
     spark_home = Path(pyspark.__file__).parent
     cmd = [str(spark_home / "bin" / "spark-sql"), "--master", "local[2]"]
     conf = spark_conf(warehouse, catalog)
     conf["spark.sql.defaultCatalog"] = catalog
-    # The shell's own (Hive) session catalog is not used: keep its files out of the cwd.
-    scratch = Path(tempfile.gettempdir()) / "stratalake-spark-sql"
+    # The shell's own (Hive) session catalog is not used: keep its files out of the cwd, in a
+    # directory of this user's (a shared one could be created first by another user, with a link
+    # where the log4j config is written, or a config that the shell then loads).
+    scratch = private_dir("stratalake-spark-sql")
     conf["spark.sql.warehouse.dir"] = str(scratch / "spark-warehouse")
     conf["spark.sql.catalogImplementation"] = "in-memory"
     for key, value in conf.items():
         cmd += ["--conf", f"{key}={value}"]
     if not verbose:
-        scratch.mkdir(parents=True, exist_ok=True)
         log4j = scratch / "log4j2.properties"
-        log4j.write_text(_QUIET_LOG4J)
+        tmp = scratch / f".log4j2.properties.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(_QUIET_LOG4J)
+        os.replace(tmp, log4j)  # replaces a link there too, never writes through it
         cmd += ["--driver-java-options", f"-Dlog4j2.configurationFile=file:{log4j}", "--silent"]
     if execute is not None:
         cmd += ["-e", execute]

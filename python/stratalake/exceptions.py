@@ -88,3 +88,9 @@ class InvalidIdentifierError(StrataLakeError, ValueError):
     """A database or table name breaks the naming rules (see :mod:`stratalake.catalog.identifiers`),
     e.g. it holds a path separator, is ``..``, uses ``$`` (system tables) or would resolve to a path
     outside the warehouse. The message names the identifier and the rule."""
+
+
+class UnsafeDirectoryError(StrataLakeError):
+    """A local cache or scratch directory that other users could read or change: not owned by
+    this user, open to the group or others, or a symbolic link. The message names the directory
+    and how to fix it."""

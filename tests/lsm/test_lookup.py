@@ -69,7 +69,7 @@ def test_lookup_on_a_remote_filesystem_reads_local_copies(tmp_path: Path) -> Non
     assert any(name.endswith(entry.file.file_name) for name in os.listdir(copies.directory))
     # Bounded on disk: beyond the budget older copies go, never the one about to be read.
     tiny = LocalCopies(str(tmp_path / "copies"), 0, 3_600_000)
-    (tmp_path / "copies").mkdir()
+    (tmp_path / "copies").mkdir(mode=0o700)  # a lookup cache directory must be private
     (tmp_path / "copies" / "old-copy").write_bytes(b"x" * 10)
     kept = tiny.local_path(remote.file_io, files.path(entry.file))
     assert os.listdir(tmp_path / "copies") == [os.path.basename(kept)]

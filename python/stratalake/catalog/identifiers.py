@@ -36,6 +36,7 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from typing import Any
 from urllib.parse import unquote
 
 from stratalake.exceptions import InvalidIdentifierError, InvalidOptionError
@@ -274,6 +275,16 @@ FILE_NAME_OPTIONS = frozenset({"data-file.prefix", "changelog-file.prefix", "ind
 def is_credential_key(key: str) -> bool:
     """Whether option ``key`` names a credential (secret key, access key, token, password)."""
     return _CREDENTIAL_KEY.search(key.strip().lower()) is not None
+
+
+#: What a credential's value is shown as.
+REDACTED = "*********(redacted)"
+
+
+def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with the value of every credential key (:func:`is_credential_key`) replaced by
+    :data:`REDACTED`: for whatever shows or logs options."""
+    return {k: REDACTED if is_credential_key(str(k)) else v for k, v in options.items()}
 
 
 def check_options(options: Mapping[str, str], table: str) -> None:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
+import stat
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
+from stratalake.io.private import check_private, private_dir
 from stratalake.lsm.data_file import written_slices
 from stratalake.lsm.deletion_vector import DeletionVector
 from stratalake.lsm.levels import Levels
@@ -190,7 +193,13 @@ def memory_cache(max_bytes: int) -> LookupCache:
 
 
 class LocalCopies:
-    """Local copies of remote data files, so repeated lookups do not re-download them."""
+    """Local copies of remote data files, so repeated lookups do not re-download them.
+
+    A compaction merges what it reads from these copies and commits the result, and the copies
+    hold table data: so they live in a private directory (this user's, mode 0700, checked before
+    each use, see :mod:`stratalake.io.private`), and a copy is used only if it is a regular file
+    of this user whose size is the file's size in its metadata.
+    """
 
     def __init__(self, directory: str, max_bytes: int, retention_ms: int) -> None:
         self.directory = directory
@@ -200,23 +209,46 @@ class LocalCopies:
 
     @staticmethod
     def default(max_bytes: int, retention_ms: int) -> LocalCopies:
-        return LocalCopies(os.path.join(tempfile.gettempdir(), "stratalake-lookup"), max_bytes, retention_ms)
+        """In ``<tmp>/stratalake-lookup-<uid>``, shared by this user's processes only."""
+        return LocalCopies(str(private_dir("stratalake-lookup")), max_bytes, retention_ms)
 
-    def local_path(self, file_io: FileIO, path: str) -> str:
+    def local_path(self, file_io: FileIO, path: str, size: int | None = None) -> str:
+        """A local copy of ``path``, ``size`` bytes long if given (the data file's size in its
+        metadata; a remote file of another size is a :class:`CorruptFileError`)."""
         name = hashlib.sha1(path.encode()).hexdigest() + "-" + os.path.basename(path)
         local = os.path.join(self.directory, name)
         with self._lock:
-            if os.path.exists(local):
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            check_private(Path(self.directory))
+            if self._usable(local, size):
                 os.utime(local)
                 return local
-            os.makedirs(self.directory, exist_ok=True)
             data = file_io.read_bytes(path)
+            if size is not None and len(data) != size:
+                raise CorruptFileError(
+                    f"data file {path} has {len(data)} bytes, but its metadata says {size}: it was "
+                    "changed or truncated after it was committed; restore it, or roll the table "
+                    "back to a snapshot that does not use it"
+                )
             tmp = f"{local}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with open(tmp, "wb") as out:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as out:
                 out.write(data)
             os.replace(tmp, local)
             self._evict(keep=local)
         return local
+
+    @staticmethod
+    def _usable(local: str, size: int | None) -> bool:
+        try:
+            st = os.lstat(local)
+        except FileNotFoundError:
+            return False
+        return (
+            stat.S_ISREG(st.st_mode)
+            and st.st_uid == os.getuid()
+            and (size is None or st.st_size == size)
+        )
 
     def _evict(self, keep: str) -> None:
         entries = []

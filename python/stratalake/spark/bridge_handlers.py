@@ -693,9 +693,37 @@ def handle(request: str) -> str:
         return _handle(request)
     start = time.perf_counter()
     answer = _handle(request)
-    with open(log, "a", encoding="utf-8") as f:
-        f.write(f"{(time.perf_counter() - start) * 1000:.1f}ms {request}\n")
+    # Requests carry the catalog's options, credentials included: the log shows them redacted.
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
+        f.write(f"{(time.perf_counter() - start) * 1000:.1f}ms {redact_request(request)}\n")
     return answer
+
+
+def redact_request(request: str) -> str:
+    """A bridge request (JSON) with the value of every credential key redacted, at any depth and
+    inside the catalog options a scan's source options carry as a JSON string."""
+    try:
+        parsed = json.loads(request)
+    except ValueError:
+        return f"<a request that is not JSON, {len(request)} characters, not shown>"
+    return json.dumps(_redact(parsed))
+
+
+def _redact(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_redact(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, v in identifiers.redact_options(value).items():
+        if key == source_options.CATALOG_OPTIONS and isinstance(v, str):
+            try:
+                v = json.dumps(_redact(json.loads(v)))
+            except ValueError:
+                v = identifiers.REDACTED
+        out[key] = _redact(v)
+    return out
 
 
 def _handle(request: str) -> str:

@@ -7,10 +7,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import ipaddress
 import os
 import secrets
-import socket
 import sys
 import tempfile
 import zipfile
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from stratalake.exceptions import StrataLakeError
+from stratalake.io.private import check_private, private_dir
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -120,11 +122,31 @@ def _export_python_env() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (path, current) if p)
 
 
-def _zip_tree(out: zipfile.ZipFile, top: Path, skip_suffixes: tuple[str, ...]) -> None:
-    for path in sorted(top.rglob("*")):
-        if path.is_dir() or "__pycache__" in path.parts or path.suffix in skip_suffixes:
-            continue
-        out.write(path, str(path.relative_to(top.parent)))
+def _tree_files(tops: list[Path], skip_suffixes: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(name in the zip, file) of every file under ``tops`` that executors need, sorted."""
+    out = []
+    for top in tops:
+        for path in top.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix not in skip_suffixes:
+                out.append((str(path.relative_to(top.parent)), path))
+    return sorted(out)
+
+
+def _content_digest(members: list[tuple[str, bytes]]) -> str:
+    digest = hashlib.sha256()
+    for name, data in sorted(members):
+        digest.update(f"{name}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _zip_digest(path: Path) -> str | None:
+    """The content digest of the zip at ``path``; None if it is missing or unreadable."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return _content_digest([(i.filename, z.read(i)) for i in z.infolist() if not i.is_dir()])
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError):
+        return None
 
 
 def executor_py_files(directory: str | None = None) -> list[str]:
@@ -132,7 +154,11 @@ def executor_py_files(directory: str | None = None) -> list[str]:
     ``spark.submit.pyFiles``: ``stratalake`` with ``pyspark_stratalake``, and ``fastavro``
     without its compiled modules (it falls back to its pure-Python ones, which executors use only
     for Avro data files). Built from the installed packages into ``directory`` (default: a
-    per-user cache), named by a hash of their contents so that executors never see a stale one.
+    per-user cache, ``<tmp>/stratalake-pyfiles-<uid>``), named by a hash of their contents.
+
+    Every executor runs these zips, so ``directory`` must be private (this user's, mode 0700:
+    else :class:`~stratalake.exceptions.UnsafeDirectoryError`), and a zip is reused only if its
+    contents hash to that of the installed packages; otherwise it is built again.
     """
     import fastavro
 
@@ -145,23 +171,29 @@ def executor_py_files(directory: str | None = None) -> list[str]:
         ),
         "fastavro": ([Path(fastavro.__file__).parent], (".so", ".pyd", ".pyc", ".c", ".pyx")),
     }
-    root = Path(directory or os.path.join(tempfile.gettempdir(), f"stratalake-pyfiles-{os.getuid()}"))
-    root.mkdir(parents=True, exist_ok=True)
+    if directory is None:
+        root = private_dir("stratalake-pyfiles")
+    else:
+        root = Path(directory)
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_private(root)
     out = []
     for name, (tops, skip) in trees.items():
-        digest = hashlib.sha256()
-        for top in tops:
-            for path in sorted(top.rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts and path.suffix not in skip:
-                    st = path.stat()
-                    digest.update(f"{path.relative_to(top.parent)}:{st.st_size}:{st.st_mtime_ns}".encode())
-        target = root / f"{name}-{digest.hexdigest()[:16]}.zip"
-        if not target.exists():
-            tmp = target.with_suffix(f".tmp{os.getpid()}")
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-                for top in tops:
-                    _zip_tree(z, top, skip)
-            os.replace(tmp, target)
+        files = _tree_files(tops, skip)
+        contents = [(arcname, path.read_bytes()) for arcname, path in files]
+        digest = _content_digest(contents)
+        target = root / f"{name}-{digest[:16]}.zip"
+        if _zip_digest(target) != digest:
+            fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{name}-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as z:
+                    for arcname, data in contents:  # exactly the bytes hashed above
+                        z.writestr(arcname, data)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
+                raise
         out.append(str(target))
     return out
 
@@ -237,13 +269,17 @@ def session(
     )
     if remote is not None:
         # A Spark Connect server in this process: a classic session started with every setting
-        # (static ones included) and Spark's Connect plugin on a free local port; the client
-        # session then carries no settings of its own, so Spark warns about none.
-        port = _free_port()
-        os.environ.setdefault("SPARK_CONNECT_AUTHENTICATE_TOKEN", secrets.token_hex(16))
+        # (static ones included) and Spark's Connect plugin; the client session then carries no
+        # settings of its own, so Spark warns about none. Port 0 has the server pick its port
+        # when it binds, so no other process can take the port between choosing and binding it.
+        address = _loopback_address(extra.get("spark.connect.grpc.binding.address", "127.0.0.1"))
+        token = os.environ.setdefault("SPARK_CONNECT_AUTHENTICATE_TOKEN", secrets.token_hex(16))
         builder = builder.config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
-        builder = builder.config("spark.connect.grpc.binding.address", "127.0.0.1")
-        builder = builder.config("spark.connect.grpc.binding.port", str(port))
+        extra["spark.connect.grpc.binding.address"] = address
+        builder = builder.config("spark.connect.grpc.binding.port", "0")
+        # The server reads the token from its conf, which holds also when the JVM does not
+        # inherit this process's environment (Spark redacts the key in its UI and logs).
+        builder = builder.config("spark.connect.authenticate.token", token)
     for key, value in extra.items():
         builder = builder.config(key, value)
     spark: SparkSession = builder.getOrCreate()
@@ -251,16 +287,63 @@ def session(
         return spark
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
+    # The port the server bound (0 asked it to choose one).
+    service = getattr(cast(Any, spark)._jvm, "org.apache.spark.sql.connect.service.SparkConnectService$")
+    port = int(getattr(service, "MODULE$").localPort())
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"  # SparkSession.getActiveSession(): the client
-    client: Any = ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+    channel = _loopback_channel(address, port, token)
+    client: Any = ConnectSession.builder.channelBuilder(channel).getOrCreate()
     return cast("SparkSession", client)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def _loopback_address(address: str) -> str:
+    """``address`` if it is a loopback IP address (the only kind a local server may bind)."""
+    try:
+        ip = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        ip = None
+    if ip is None or not ip.is_loopback:
+        raise StrataLakeError(
+            f"spark.connect.grpc.binding.address={address!r}: a local Spark Connect server "
+            "(remote='local[...]') listens on a loopback IP address only, such as 127.0.0.1 or ::1; "
+            "to serve other machines, start a server with start-connect-server.sh and connect "
+            "with remote='sc://host:port'"
+        )
+    return str(ip)
+
+
+def _loopback_channel(address: str, port: int, token: str) -> Any:
+    # Defined here: pyspark.sql.connect needs grpc, which only Connect users install.
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    class LoopbackChannel(DefaultChannelBuilder):
+        """A Connect channel to the exact IP address and port the local server bound.
+
+        Not ``sc://localhost``: gRPC resolves ``localhost`` to ``[::1]`` first, where another
+        local user may listen on the same port and receive the token. Local channel credentials
+        let gRPC send the token without TLS only to a loopback peer.
+        """
+
+        def __init__(self, address: str, port: int, token: str) -> None:
+            host = f"[{address}]" if ":" in address else address
+            super().__init__(f"sc://{host}:{port}")
+            self.set(DefaultChannelBuilder.PARAM_TOKEN, token)
+
+        def toChannel(self) -> Any:
+            import grpc  # type: ignore[import-untyped]
+
+            creds = grpc.composite_channel_credentials(
+                grpc.local_channel_credentials(grpc.LocalConnectionType.LOCAL_TCP),
+                grpc.access_token_call_credentials(self.token),
+            )
+            return self._secure_channel(self.endpoint, creds)
+
+    return LoopbackChannel(address, port, token)
+
+
+def _redact_url(url: str) -> str:
+    """``url`` without its ``;key=value`` parameters, which may carry ``token=``."""
+    return url.split(";", 1)[0].rstrip("/")
 
 
 def connect_server_conf() -> dict[str, str]:
@@ -276,7 +359,7 @@ def _remote_session(remote: str, warehouse: str, catalog: str, extra: dict[str, 
     extensions = spark.conf.get("spark.sql.extensions", "") or ""
     if EXTENSIONS not in extensions:
         raise StrataLakeError(
-            f"the Spark Connect server at {remote} was not started with stratalake's session "
+            f"the Spark Connect server at {_redact_url(remote)} was not started with stratalake's session "
             f"extensions; start it with --conf spark.sql.extensions={EXTENSIONS} and the shim jar "
             "(--jars <stratalake/jars/stratalake-spark-shim.jar>, see "
             "stratalake.spark.session.connect_server_conf()), and stratalake installed for its Python"

@@ -74,7 +74,7 @@ def bucket_files(table: Table, partition_values: tuple[Any, ...], bucket: int) -
         copies = LocalCopies.default(
             opts.get_int("lookup.cache-max-disk-size") or 0, opts.get_int("lookup.cache-file-retention") or 0
         )
-        files.local_path = lambda path: copies.local_path(table.file_io, path)
+        files.local_path = lambda path, size: copies.local_path(table.file_io, path, size)
     return files
 
 

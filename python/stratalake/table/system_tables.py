@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from stratalake.catalog.identifiers import redact_options
 from stratalake.exceptions import TableNotFoundError
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
@@ -220,7 +221,7 @@ def _schemas(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
                 "fields": _flat_json(raw.get("fields", [])),
                 "partition_keys": _flat_json(list(s.partition_keys)),
                 "primary_keys": _flat_json(list(s.primary_keys)),
-                "options": _flat_json(dict(s.options)),
+                "options": _flat_json(redact_options(dict(s.options))),
                 "comment": s.comment,
                 "update_time": _local_time(raw.get("timeMillis")),
             }
@@ -229,7 +230,8 @@ def _schemas(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
 
 
 def _options(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
-    return [{"key": k, "value": v} for k, v in sorted(table.options().items())]
+    # Credentials are refused as options, but older tables or other tools may have stored some.
+    return [{"key": k, "value": v} for k, v in sorted(redact_options(table.options()).items())]
 
 
 def _row_string(values: Sequence[Any]) -> str:

@@ -75,8 +75,9 @@ class BucketFiles:
     data_namer: FileNamer = dataclasses.field(default_factory=lambda: FileNamer("data"))
     changelog_namer: FileNamer = dataclasses.field(default_factory=lambda: FileNamer("changelog"))
     written: list[str] = dataclasses.field(default_factory=list)  # paths, for cleanup on failure
-    # Reads files through another path (e.g. a local copy of a remote file) when set.
-    local_path: Callable[[str], str] | None = None
+    # Reads files through another path (e.g. a local copy of a remote file) when set; given the
+    # file's path and its size in the file's metadata.
+    local_path: Callable[[str, int], str] | None = None
     # The bucket's deletion vectors (tables with ``deletion-vectors.enabled``): rows they mark are
     # stale and must not take part in any merge.
     deletion_vectors: DeletionVectorsMaintainer | None = None
@@ -112,7 +113,7 @@ class BucketFiles:
 
             return read_kv_file(
                 LocalFileIO(),
-                self.local_path(path),
+                self.local_path(path, f.file_size),
                 self.schema_of(f.schema_id),
                 self.schema,
                 expected_rows=f.row_count,
@@ -140,7 +141,7 @@ class BucketFiles:
 
             yield from iter_kv_file(
                 LocalFileIO(),
-                self.local_path(path),
+                self.local_path(path, f.file_size),
                 self.schema_of(f.schema_id),
                 self.schema,
                 None,

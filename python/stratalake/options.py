@@ -227,6 +227,9 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "partial-update.remove-record-on-delete": _Spec(_parse_bool, "false", "a -D removes the row"),
     "partial-update.remove-record-on-sequence-group": _Spec(str, None, "sequence groups whose -D removes"),
     "aggregation.remove-record-on-delete": _Spec(_parse_bool, "false", "a -D removes the row"),
+    "delete.force-produce-changelog": _Spec(
+        _parse_bool, "false", "a DELETE on partition columns writes -D records instead of dropping partitions"
+    ),
     "fields.default-aggregate-function": _Spec(str, None, "aggregate function of unnamed columns"),
     "scan.mode": _Spec(str, "default", "startup mode of scans"),
     "scan.snapshot-id": _Spec(_parse_int, None, "snapshot of from-snapshot scans"),

@@ -403,3 +403,28 @@ def test_seed_walkthrough_partition_delete_is_metadata_only(spark: Any, db: str,
     ]
     assert kinds == ["DELETE"] * 8
     assert rows(spark, f"SELECT id FROM {t} ORDER BY id") == [(1,), (2,)]
+
+
+def test_partition_delete_with_force_produce_changelog_writes_deletes(
+    spark: Any, db: str, warehouse: Any
+) -> None:
+    """'delete.force-produce-changelog': a DELETE on partition columns only must write '-D' records
+    (changelog readers see them), not drop the partitions without change records."""
+    t = f"{db}.fc"
+    spark.sql(
+        f"CREATE TABLE {t} (id INT, name STRING, dt STRING, hh STRING, PRIMARY KEY (id, dt, hh) NOT ENFORCED) "
+        "PARTITIONED BY (dt, hh) WITH ('changelog-producer' = 'input', "
+        "'delete.force-produce-changelog' = 'true')"
+    )
+    spark.sql(
+        f"INSERT INTO {t} VALUES (1, 'a', 'd1', '12'), (2, 'b', 'd1', '12'), (3, 'c', 'd2', '12'), "
+        "(4, 'd', 'd2', '13')"
+    )
+    spark.sql(f"DELETE FROM {t} WHERE hh = '12'")
+    table = Catalog(str(warehouse)).get_table(t.removeprefix("lake."))
+    changes = table.changelog(1, 2)
+    kinds = changes.column("_row_kind").to_pylist()
+    assert sorted(zip(kinds, changes.column("id").to_pylist(), strict=True)) == [("-D", 1), ("-D", 2), ("-D", 3)]
+    assert rows(spark, f"SELECT id FROM {t}") == [(4,)]
+    spark.sql(f"DELETE FROM {t}")  # without a condition it still truncates, as Paimon's
+    assert rows(spark, f"SELECT id FROM {t}") == []

@@ -233,3 +233,25 @@ def test_compact_partitions_quoted_or_bare_and_missing(spark: Any, db: str, ware
     with pytest.raises(Exception, match=r"compact partitions \{'dt': 'd9'\} match no partition.*'d1'"):
         spark.sql(f"CALL lake.sys.compact(table => '{ident}', partitions => 'dt=d9')")
     assert table.latest_snapshot().id == 4
+
+
+def test_compact_of_an_append_table_already_compacted_commits_nothing(
+    spark: Any, db: str, warehouse: Any
+) -> None:
+    """Each partition holds one file: there is nothing to compact, so no call commits a snapshot
+    (it used to rewrite every file into a new COMPACT snapshot on every call)."""
+    t = f"{db}.once".removeprefix("lake.")
+    spark.sql(f"CREATE TABLE lake.{t} (id BIGINT, dt STRING) PARTITIONED BY (dt)")
+    spark.sql(f"INSERT INTO lake.{t} VALUES (1, 'd1'), (2, 'd2')")
+    table = Catalog(str(warehouse)).get_table(t)
+    for _ in range(2):
+        assert rows(spark, f"CALL lake.sys.compact(table => '{t}')") == [(True,)]
+        assert table.latest_snapshot().id == 1
+    for i in range(3):  # three small files in d1: merged once, then nothing again
+        spark.sql(f"INSERT INTO lake.{t} VALUES ({10 + i}, 'd1')")
+    assert rows(spark, f"CALL lake.sys.compact('{t}')") == [(True,)]
+    snap = table.latest_snapshot()
+    assert snap.id == 5 and snap.commit_kind.value == "COMPACT"
+    assert rows(spark, f"CALL lake.sys.compact('{t}')") == [(True,)]
+    assert table.latest_snapshot().id == 5
+    assert sorted(r[0] for r in rows(spark, f"SELECT id FROM lake.{t}")) == [1, 2, 10, 11, 12]

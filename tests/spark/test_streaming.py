@@ -188,3 +188,28 @@ def test_cdc_pipeline_exactly_once_across_kill_and_restart(
     with_rows = {p["batchId"] for q in (a, again) for p in q.recentProgress if p["numInputRows"] > 0}
     committed = {s.commit_identifier for s in cdc.snapshots() if s.commit_user.startswith("stream-")}
     assert with_rows == committed, [(s.id, s.commit_kind.name, s.commit_identifier) for s in cdc.snapshots()]
+
+
+def test_rows_written_right_after_start_arrive_as_changes(
+    spark: Any, db: str, warehouse: Path, tmp_path: Path
+) -> None:
+    """The start snapshot is fixed when the query is defined, not seconds after start() when
+    Spark's Python reader first asks: an update written right after start() is a change of the
+    stream (the old row from the initial full scan, then the new one), not folded into the full
+    scan (which would show the new row only)."""
+    spark.sql(f"CREATE TABLE {db}.s (id BIGINT NOT NULL, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+    spark.sql(f"INSERT INTO {db}.s VALUES (1, 'a')")
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.')[1]}.s")
+    batches, sink = _collector()
+    q = (
+        spark.readStream.table(f"{db}.s")
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", str(tmp_path / "start"))
+        .start()
+    )
+    try:
+        table.write(pa.table({"id": [1, 2], "v": ["a2", "b"]}))
+        q.processAllAvailable()
+    finally:
+        q.stop()
+    assert sorted(r for rs in batches.values() for r in rs) == [(1, "a"), (1, "a2"), (2, "b")]

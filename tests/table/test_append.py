@@ -159,6 +159,40 @@ def test_compaction_of_small_files(cat: stratalake.Catalog) -> None:
     assert t.read().column("ts").to_pylist() == [r[0] for r in model]  # sequence order preserved
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"bucket": "1", "bucket-key": "ts"}, {"deletion-vectors.enabled": "true"}],
+)
+def test_full_compaction_of_compacted_buckets_commits_nothing(
+    cat: stratalake.Catalog, options: dict[str, str]
+) -> None:
+    """A bucket of one file (or of a few big ones) is already compacted: a full compaction must
+    not rewrite it into a new COMPACT snapshot on every call (Paimon needs three mostly small
+    files, or a deletion vector to apply)."""
+    t = cat.create_table("db.once", schema=SCHEMA, partition_keys=["dt"], options=options)
+    t.write(_rows([(1, "a", "d1"), (2, "b", "d2")]))  # one file in each partition
+    assert t.compact(full=True) is None
+    assert t.latest_snapshot().id == 1  # type: ignore[union-attr]
+    for i in range(3):  # three small files in d1: worth merging once
+        t.write(_rows([(10 + i, "c", "d1")]))
+    compacted = t.compact(full=True)
+    assert compacted is not None and t.latest_snapshot().commit_kind is CommitKind.COMPACT  # type: ignore[union-attr]
+    assert t.compact(full=True) is None
+    assert t.latest_snapshot().id == compacted  # type: ignore[union-attr]
+    assert sorted(t.read().column("ts").to_pylist()) == [1, 2, 10, 11, 12]
+
+
+def test_full_compaction_applies_a_deletion_vector_once(cat: stratalake.Catalog) -> None:
+    from stratalake.table.append_dml import delete_rows
+
+    t = cat.create_table("db.dv", schema=SCHEMA, options={"deletion-vectors.enabled": "true"})
+    t.write(_rows([(1, "a", "d"), (2, "b", "d")]))
+    assert delete_rows(t, field("ts") == 1) is not None  # a vector on the table's only file
+    assert t.compact(full=True) is not None  # a file with deleted rows is rewritten without them
+    assert t.compact(full=True) is None
+    assert t.read().column("ts").to_pylist() == [2]
+
+
 def test_lifecycle_snapshots_tags_rollback_expire_orphans(cat: stratalake.Catalog) -> None:
     t = cat.create_table("db.e", schema=SCHEMA, partition_keys=["dt"])
     for i in range(5):

@@ -152,8 +152,9 @@ def test_concurrent_statements_on_the_same_files_conflict_and_lose_no_rows(
 ) -> None:
     t = cat.create_table("db.c", schema=SCHEMA, options={"deletion-vectors.enabled": dv})
     model = [(i, i % 10, "a") for i in range(2_000)]
-    t.write(_table(model[:1_000]))
-    t.write(_table(model[1_000:]))
+    # Three files, so that a full compaction (three small files at least) rewrites them below.
+    for part in (model[:700], model[700:1_400], model[1_400:]):
+        t.write(_table(part))
     # Both statements read the same snapshot; the first to commit wins.
     first = matching_positions(t, _pred(field("g") == 1))
     second = matching_positions(t, _pred(field("g") == 2))
@@ -171,7 +172,7 @@ def test_concurrent_statements_on_the_same_files_conflict_and_lose_no_rows(
     assert _sorted(t.read()) == sorted(model)
     # A compaction that removed the files makes a statement planned before it conflict too.
     stale = matching_positions(t, _pred(field("g") == 3))
-    t.compact(full=True)
+    assert t.compact(full=True) is not None
     with pytest.raises(CommitConflictError):
         apply_changes(t.refresh(), stale)
     assert _sorted(t.refresh().read()) == sorted(model)

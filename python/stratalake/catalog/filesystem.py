@@ -173,14 +173,14 @@ class Catalog:
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
         """Apply schema changes as a new schema version; old files stay readable by field id."""
-        identifiers.check_options(
-            {ch.name: ch.value or "" for ch in changes if ch.action == "set_option" and ch.name}, identifier
-        )
+        set_options = {ch.name: ch.value or "" for ch in changes if ch.action == "set_option" and ch.name}
+        identifiers.check_options(set_options, identifier)
         for _ in range(10):
             table = self.get_table(identifier)
             new_schema = apply_changes(table.schema(), changes, table.identifier)
             _validate(table.identifier, new_schema)
             if table.schema_manager.try_commit(new_schema):
+                identifiers.warn_unknown_options(set_options, table.identifier)
                 return Table(self.file_io, table.location, table.identifier, new_schema)
         raise CommitConflictError(f"table {identifier}: schema change kept conflicting with concurrent changes")
 
@@ -204,6 +204,7 @@ def build_schema(
         parts = [p.strip() for p in opts["partition"].split(",") if p.strip()]
     opts.pop("partition", None)
     identifiers.check_options(opts, table)
+    identifiers.warn_unknown_options(opts, table)
     # Without a primary key the table is a Paimon append table: bucket-unaware ('bucket' = '-1')
     # unless it names a fixed bucket count and a 'bucket-key' (docs/format.md section 13).
     opts.setdefault("bucket", "1" if pk else "-1")

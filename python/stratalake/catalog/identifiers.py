@@ -31,6 +31,8 @@ resolved, ``%XX`` decoded, NFKC), is not strictly inside the warehouse; for URIs
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
 import posixpath
 import re
@@ -40,6 +42,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from stratalake.exceptions import InvalidIdentifierError, InvalidOptionError
+
+_LOG = logging.getLogger(__name__)
 
 MAX_NAME_BYTES = 255  # of a directory name, in UTF-8: the common filesystem limit
 DB_SUFFIX = ".db"
@@ -319,3 +323,33 @@ def check_options(options: Mapping[str, str], table: str) -> None:
                     f"table {table}: option {key!r}={_show(text)} becomes part of a file name; it must "
                     "not contain path separators, '..', URL escapes or control characters"
                 )
+
+
+def unknown_option_warnings(options: Mapping[str, str], table: str) -> list[str]:
+    """A warning for each option key that neither Paimon (:mod:`stratalake.paimon_options`) nor
+    stratalake (:data:`stratalake.options.KNOWN_OPTIONS`) knows, naming the closest known key.
+
+    Paimon keeps unknown keys (a newer version's options stay readable), so they are stored, not
+    refused; but a misspelt key ('bucket-keys', 'changelog-prodcuer') silently does nothing, so
+    the user hears of it where the option is set."""
+    from stratalake import paimon_options
+    from stratalake.options import KNOWN_OPTIONS
+
+    known = sorted({*KNOWN_OPTIONS, *paimon_options.CORE_OPTIONS, *paimon_options.CONNECTOR_OPTIONS})
+    out = []
+    for key in options:
+        if key in known or key.startswith(paimon_options.PREFIXES):
+            continue
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        out.append(
+            f"table {table}: option '{key}' is neither a Paimon nor a stratalake option; it is kept "
+            f"but has no effect ({hint}unset it with ALTER TABLE ... UNSET TBLPROPERTIES if it is a typo)"
+        )
+    return out
+
+
+def warn_unknown_options(options: Mapping[str, str], table: str) -> None:
+    """Log :func:`unknown_option_warnings` (create and ALTER ... SET, not table loads)."""
+    for message in unknown_option_warnings(options, table):
+        _LOG.warning("%s", message)

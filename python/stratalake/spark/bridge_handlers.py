@@ -210,6 +210,11 @@ def describe(
         options[source_options.SNAPSHOT_ID] = str(snapshot_id)
     if tag is not None:
         options[source_options.TAG] = tag
+    if snapshot_id is None and tag is None:
+        # Spark loads the table when a streaming DataFrame is defined, seconds before its Python
+        # stream reader asks where to start: the start is fixed here so that rows written after
+        # start() arrive as changes, not in the initial full scan.
+        options[source_options.STREAM_LATEST_SNAPSHOT] = str(table.snapshot_manager.latest_snapshot_id() or 0)
     database, name = table.identifier.split(".", 1)
     return {
         "name": table.identifier,

@@ -5,7 +5,8 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
 - which statements a table accepts (:func:`row_level_rules`, sent with every table description);
 - whether a ``DELETE`` condition can run without reading rows (:func:`delete_plan`), and runs it
   (:func:`delete_where`): ``DELETE FROM t`` truncates, a condition on partition columns only drops
-  the matching partitions (an OVERWRITE commit, no data file is rewritten), and equalities on the
+  the matching partitions (an OVERWRITE commit, no data file is rewritten; unless
+  ``delete.force-produce-changelog`` asks for change records), and equalities on the
   whole primary key write ``-D`` records for exactly those keys without scanning the table; on
   append tables any such condition deletes the matching rows' positions (deletion vectors, or
   copy-on-write of their files: ``table/append_dml.py``) without Spark's row-level plan;
@@ -222,7 +223,11 @@ def delete_plan(table: Table, conjuncts: Sequence[Predicate] | None) -> str | No
     if not conjuncts:
         return "truncate"
     partition_keys = set(table.schema().partition_keys)
-    if partition_keys and all(p.columns() <= partition_keys for p in conjuncts):
+    # 'delete.force-produce-changelog': dropping partitions commits no change records, so (as
+    # Paimon) a partition-only condition deletes row by row and changelog readers see '-D' rows.
+    # A DELETE without condition still truncates, as Paimon's does.
+    force_changelog = table.core_options.get_bool("delete.force-produce-changelog")
+    if partition_keys and not force_changelog and all(p.columns() <= partition_keys for p in conjuncts):
         return "partitions"
     if delete_error(table) is None and _point_keys(table, conjuncts) is not None:
         return "keys"

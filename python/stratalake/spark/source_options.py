@@ -16,6 +16,9 @@ SNAPSHOT_ID: Final = "stratalake.snapshot-id"  # time travel; absent = latest at
 TAG: Final = "stratalake.tag"  # time travel to a tag: its own snapshot copy (read even once expired)
 KEY_COLUMNS: Final = "stratalake.key-columns"  # JSON list: partition + primary-key columns
 PARTITION_KEYS: Final = "stratalake.partition-keys"  # JSON list
+# The latest snapshot id when Spark loaded the table ("0": none yet): where a streaming read in
+# mode latest-full / latest starts, fixed when the query is defined (stratalake.spark.streaming).
+STREAM_LATEST_SNAPSHOT: Final = "stratalake.stream.latest-snapshot"
 # Set by the shim's write builder.
 WRITE_MODE: Final = "stratalake.write.mode"  # append | truncate | static | dynamic
 STATIC_PARTITION: Final = "stratalake.write.static-partition"  # JSON {col: {"value", "type"}}

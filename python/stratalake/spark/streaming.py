@@ -5,7 +5,9 @@ streaming scan: first the table's state at a snapshot (``scan.mode`` ``latest-fu
 then every following snapshot's change records per the table's ``changelog-producer`` (``none``:
 the files APPEND snapshots added; ``input`` / ``lookup`` / ``full-compaction``: changelog files).
 A plain table stream keeps inserts and update-afters; ``db.t$audit_log`` streams keep every record
-with its kind in a leading ``rowkind`` column.
+with its kind in a leading ``rowkind`` column. Through the catalog, "latest" is the latest snapshot
+when the streaming DataFrame was defined (the table load), so rows written after ``start()`` are
+changes of the stream, never part of its initial full scan.
 
 An offset is a position in that sequence of *units* (the full scan of one snapshot, or the
 changelog of one snapshot) and of *items* within a unit (one bucket split of a full scan, one
@@ -262,8 +264,7 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
     def initialOffset(self) -> dict[str, Any]:
         table = self._load(refresh=True)
         cfg = self.config
-        sm = table.snapshot_manager
-        latest = sm.latest_snapshot_id()
+        latest = self._latest_at_start(table)
         if cfg.mode is ScanMode.LATEST_FULL:
             start = StreamOffset(1, CHANGES) if latest is None else StreamOffset(latest, FULL)
         elif cfg.mode is ScanMode.LATEST:
@@ -278,6 +279,31 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
                 table.snapshot(cfg.snapshot_id)  # must exist: clear error otherwise
             start = StreamOffset(cfg.snapshot_id, FULL if full else CHANGES)
         return start.to_json()
+
+    def _latest_at_start(self, table: Table) -> int | None:
+        """The latest snapshot when the query was defined (the catalog's table load, see
+        ``STREAM_LATEST_SNAPSHOT``), else now. Spark asks for the initial offset only once the
+        query's Python reader is up, seconds after ``start()``: a start taken then would fold the
+        rows written meanwhile into the initial full scan instead of streaming them as changes."""
+        sm = table.snapshot_manager
+        text = _option(self.options, keys.STREAM_LATEST_SNAPSHOT)
+        if text is None:  # .format("stratalake").load(): no table load to fix it at
+            return sm.latest_snapshot_id()
+        fixed = int(text) or None
+        earliest = sm.earliest_snapshot_id()
+        # The first snapshot the stream needs: the fixed one (its full scan), or snapshot 1.
+        needed = fixed if fixed is not None else 1
+        if earliest is not None and needed < earliest:
+            latest = sm.latest_snapshot_id()
+            _LOG.warning(
+                "table %s: the stream's start snapshot %s expired before the query started; "
+                "starting at the latest snapshot %s instead",
+                table.identifier,
+                needed,
+                latest,
+            )
+            return latest
+        return fixed
 
     @staticmethod
     def _first_snapshot_at_or_after(table: Table, timestamp_ms: int) -> int:

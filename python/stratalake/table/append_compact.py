@@ -5,8 +5,9 @@ Append files are never merged by key: compaction concatenates consecutive small 
 sequence number, and writes them at level 0 (``_FILE_SOURCE`` COMPACT) as Paimon does. A file is
 small below ``target-file-size``; files are picked, oldest first, in a sliding window that
 compacts once it holds ``compaction.min.file-num`` (default 5) files adding up to the target size,
-or ``compaction.max.file-num`` (default 50) files. ``full`` rewrites every file of the bucket
-(when it holds more than one file, or a single small one).
+or ``compaction.max.file-num`` (default 50) files. ``full`` rewrites the bucket's files after
+its leading big ones when they are at least three, mostly small (Paimon's rule), or when one has a
+deletion vector; a compacted bucket is left alone, so compacting it again commits nothing.
 
 With deletion vectors, compaction applies and drops them: the rows they mark are left out of the
 new files, and the bucket's vectors of the rewritten files are dropped (its index files rewritten,
@@ -16,7 +17,7 @@ file with a vector counts as small, so compaction also reclaims deleted rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from stratalake.table.compact import CompactTask
     from stratalake.table.table import Table
 
+# Paimon's BucketedAppendCompactManager.FULL_COMPACT_MIN_FILE: fewer files are left as they are.
+FULL_COMPACT_MIN_FILES = 3
+
 
 def pick_files(
     table: Table,
@@ -51,9 +55,7 @@ def pick_files(
 
     ordered = sorted(files, key=lambda f: (f.min_sequence_number, f.creation_time or 0, f.file_name))
     if full:
-        if len(ordered) > 1 or (ordered and size(ordered[0]) < target):
-            return ordered
-        return None
+        return _pick_full(ordered, target, size, dvs)
     min_num = opts.get_int("compaction.min.file-num") or 5
     max_num = opts.get_int("compaction.max.file-num") or 50
     window: list[DataFileMeta] = []
@@ -68,6 +70,30 @@ def pick_files(
             return window
         if total >= target:  # slide: drop the oldest
             total -= size(window.pop(0))
+    return None
+
+
+def _pick_full(
+    ordered: list[DataFileMeta],
+    target: int,
+    size: Callable[[DataFileMeta], int],
+    dvs: DeletionVectorsMaintainer | None,
+) -> list[DataFileMeta] | None:
+    """Paimon's full-compaction pick: leading big files stay; the rest is rewritten when it holds
+    at least ``FULL_COMPACT_MIN_FILES`` files, mostly small ones. Rewriting a bucket that is
+    already compacted (one file, or a few big ones) would only copy it into a new COMPACT snapshot
+    on every call, so it is nothing to compact. With deletion vectors Paimon rewrites the rest
+    unconditionally; here only when a file of it has a vector (rows to reclaim), so a compacted
+    deletion-vector bucket is not copied again either."""
+    start = 0
+    while start < len(ordered) and size(ordered[start]) >= target:
+        start += 1
+    rest = ordered[start:]
+    if dvs is not None and any(dvs.has_deletion_vector(f.file_name) for f in rest):
+        return rest
+    small = sum(1 for f in rest if size(f) < target)
+    if len(rest) >= FULL_COMPACT_MIN_FILES and small > len(rest) - small:
+        return rest
     return None
 
 

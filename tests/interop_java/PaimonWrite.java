@@ -5,6 +5,7 @@ import org.apache.paimon.catalog.CatalogFactory;
 import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.data.BinaryString;
 import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.schema.Schema;
 import org.apache.paimon.table.Table;
@@ -41,6 +42,8 @@ public class PaimonWrite {
     long to = Long.parseLong(args[4]);
     BatchWriteBuilder builder = table.newBatchWriteBuilder();
     try (BatchTableWrite write = builder.newWrite()) {
+      // Lookup compaction (changelog-producer lookup, deletion vectors) spills to local disk.
+      write.withIOManager(IOManager.create(System.getProperty("java.io.tmpdir")));
       for (long k = from; k < to; k++) {
         write.write(GenericRow.of(k, k % 7 == 0 ? null : BinaryString.fromString(args[5] + k)));
       }

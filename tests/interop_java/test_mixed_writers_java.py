@@ -35,7 +35,9 @@ class _SignallingFileIO(LocalFileIO):
         self.hook = hook
         self.armed = True
 
-    def try_create_atomic(self, path: str, data: bytes, precondition: Callable[[], bool] | None = None) -> bool:
+    def try_create_atomic(
+        self, path: str, data: bytes, precondition: Callable[[], bool] | None = None
+    ) -> bool:
         if not (self.armed and "/snapshot/snapshot-" in path):
             return super().try_create_atomic(path, data, precondition)
         self.armed = False

@@ -304,6 +304,9 @@ def test_append_table_avro_file_cut_between_blocks_raises_corrupt_file_error(tmp
     t = cat.create_table("db.events", schema=schema, options={"file.format": "avro"})
     t.write(pa.table({"id": list(range(5000)), "v": [f"v{i}" for i in range(5000)]}, schema=schema))
     (meta,) = live_files(t)
+    # Two more small files, so that a full compaction has work here and reads the cut file.
+    for i in range(2):
+        t.write(pa.table({"id": [10_000 + i], "v": ["x"]}, schema=schema))
     path = file_path(t, meta.file_name)
     content = path.read_bytes()
     with path.open("rb") as f:

@@ -254,6 +254,10 @@ class SnapshotManager:
                 )
                 self._cache.pop(snapshot.id, None)
                 return False
+            except FileNotFoundError:
+                # Created by this commit and deleted since: only expiration deletes a snapshot
+                # file, and it expires one only once newer snapshots (built on it) exist.
+                return True
             except OSError as e:
                 last = e
                 time.sleep(min(0.05 * 2**attempt, 1.0))

@@ -251,7 +251,8 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
             available[step]()
             ok.append(step)
         except Exception as e:  # the error's head (a JVM stack trace follows the message)
-            failed[step] = f"{type(e).__name__}: {e}"[:2000]
+            text = f"{type(e).__name__}: {e}"  # the cause of a Python worker error is at its end
+            failed[step] = text if len(text) <= 4000 else f"{text[:1000]} ... {text[-3000:]}"
         seconds[step] = round(time.monotonic() - started, 1)
     return {"ok": ok, "failed": failed, "seconds": seconds}
 

@@ -77,3 +77,31 @@ def test_expire_and_orphan_removal_leave_files_named_outside_the_table(
         with pytest.raises(Exception, match="not a single file name"):
             spark.sql(call).collect()
         assert all(v.read_bytes() == b"not the table's" for v in victims), call
+
+
+def test_catalog_credentials_do_not_show_in_plans(spark: Any, db: str, warehouse: Any) -> None:
+    """Issue 36 item 7 (a guard): a catalog's credential options travel to the JVM with every scan
+    and write (native reads of S3 need them), but neither EXPLAIN of a read, a write or
+    ``t$options``, nor a query's execution string, shows them."""
+    from stratalake.spark.session import CATALOG_CLASS
+
+    secret = "S3CRET-VALUE-9f1c"
+    spark.conf.set("spark.sql.catalog.lake_creds", CATALOG_CLASS)
+    spark.conf.set("spark.sql.catalog.lake_creds.warehouse", str(warehouse))
+    spark.conf.set("spark.sql.catalog.lake_creds.s3.secret-key", secret)
+    ident, t = _table(warehouse, db, "creds")
+    t.write(_rows([1, 2]))
+    name = f"lake_creds.{ident}"
+    texts = []
+    for sql in (
+        f"SELECT * FROM {name} WHERE id > 0",
+        f"INSERT INTO {name} VALUES (3, 'v3')",
+        f"SELECT * FROM {name}$options",
+    ):
+        for mode in ("EXTENDED", "FORMATTED"):
+            texts.append("\n".join(r[0] for r in spark.sql(f"EXPLAIN {mode} {sql}").collect()))
+    df = spark.sql(f"SELECT * FROM {name}")
+    assert sorted(r["id"] for r in df.collect()) == [1, 2]
+    texts.append(df._jdf.queryExecution().toString())
+    leaked = [text[:300] for text in texts if secret in text]
+    assert not leaked, leaked

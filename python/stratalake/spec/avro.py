@@ -20,7 +20,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypeVar
 
 import fastavro
-import zstandard
 
 from stratalake.exceptions import CorruptFileError, UnsupportedError
 from stratalake.spec.manifest import (
@@ -231,7 +230,7 @@ def _decode(data: bytes, origin: str, what: str, convert: Callable[[Record], T])
     """Read every record of an Avro container and convert it; any failure is a corrupt file."""
     try:
         check_container(data)
-    except (ValueError, IndexError, TypeError, RecursionError, zstandard.ZstdError, zlib.error) as e:
+    except (ValueError, IndexError, TypeError, RecursionError, zlib.error) as e:
         raise CorruptFileError(f"{origin} is not a valid {what} file: {e}") from None
     try:
         return [convert(record) for record in fastavro.reader(io.BytesIO(data))]  # type: ignore[arg-type]
@@ -329,9 +328,16 @@ def _inflated_size(codec: str, block: bytes, limit: int) -> int:
         return len(block)
     total = 0
     if codec == "zstandard":
-        with zstandard.ZstdDecompressor().stream_reader(block) as reader:
-            while total <= limit and (chunk := reader.read(_CHUNK)):
-                total += len(chunk)
+        # Imported here: executors that only read data files (Spark's Python workers, which may
+        # lack zstandard) import this module without decoding a manifest.
+        import zstandard
+
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(block) as reader:
+                while total <= limit and (chunk := reader.read(_CHUNK)):
+                    total += len(chunk)
+        except zstandard.ZstdError as e:
+            raise ValueError(f"zstandard block: {e}") from None
         return total
     if codec == "deflate":
         d = zlib.decompressobj(-15)

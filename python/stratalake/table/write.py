@@ -311,7 +311,7 @@ class TableWrite(BaseTableWrite):
         del kv  # the raw buffer is folded: free it before the fold's rows are written
         if buf.manager is not None and buf.manager.options.needs_lookup and self._owns(buf):
             direct = buf.manager.write_new_run(folded, estimated_size=max(folded.nbytes // 4, 1))
-            if direct is not None:
+            if direct is not None and self._options.changelog_producer is ChangelogProducer.LOOKUP:
                 # Merged with the old values and written once, at its compaction's output level.
                 # Committed as Paimon's writer commits the same work: the APPEND snapshot adds the
                 # run at level 0, the COMPACT snapshot upgrades it to the output level and carries
@@ -322,6 +322,14 @@ class TableWrite(BaseTableWrite):
                 buf.new_files += level0
                 assert buf.increment is not None
                 buf.increment.add(CompactResult(level0, direct.after, direct.changelog))
+                with self._lock:
+                    self._written += [f"{directory}/{f.file_name}" for f in direct.after + direct.changelog]
+                return
+            if direct is not None:
+                # No changelog to carry (e.g. a first-row table without the lookup producer): one
+                # APPEND snapshot with the run at its level, so that every snapshot reads its rows
+                # (first-row reads skip level 0).
+                buf.new_files += direct.after
                 with self._lock:
                     self._written += [f"{directory}/{f.file_name}" for f in direct.after + direct.changelog]
                 return

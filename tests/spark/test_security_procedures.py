@@ -96,7 +96,7 @@ def test_catalog_credentials_do_not_show_in_plans(spark: Any, db: str, warehouse
     for sql in (
         f"SELECT * FROM {name} WHERE id > 0",
         f"INSERT INTO {name} VALUES (3, 'v3')",
-        f"SELECT * FROM {name}$options",
+        f"SELECT * FROM {name.rsplit('.', 1)[0]}.`{name.rsplit('.', 1)[1]}$options`",
     ):
         for mode in ("EXTENDED", "FORMATTED"):
             texts.append("\n".join(r[0] for r in spark.sql(f"EXPLAIN {mode} {sql}").collect()))

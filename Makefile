@@ -40,7 +40,7 @@ test: setup
 
 # Every commit fault point: each write and maintenance kind with a fault at every file-system
 # operation of its statement (before and after it acts), and process deaths at a spread of them
-# (tests/faults; `make test` runs a sample of the same points). About 6 minutes; .ci/run runs it.
+# (tests/faults; `make test` runs a sample of the same points). About 8 minutes; .ci/run runs it.
 test-faults: setup
 	STRATALAKE_FAULT_SWEEP=all PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest tests/faults -m "not spark" $(PYTEST_ARGS)
 

@@ -346,34 +346,18 @@ class LocalFileIO(FileIO):
         os.makedirs(directory, exist_ok=True)
         _refuse_linked_directory(directory)
         tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        except BaseException:
-            _unlink_quietly(tmp)
-            raise
+        _write_new(tmp, data)
         return tmp
 
     @staticmethod
     def _create_exclusive(target: str, data: bytes) -> bool:
         # Filesystems without hard links: O_EXCL still lets exactly one writer win, but a
         # reader may briefly see a partial file.
+        # A torn file is no commit: _write_new removes it, so that the id stays free.
         try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            _write_new(target, data)
         except FileExistsError:
             return False
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        except Exception:
-            # A torn file is no commit: remove it, so that the id stays free ("not created").
-            _unlink_quietly(target)
-            raise
         return True
 
 
@@ -386,6 +370,20 @@ def _refuse_linked_directory(directory: str) -> None:
             f"{directory} is a symbolic link; stratalake does not write files through a linked "
             "directory (it could lead outside the table). Replace the link by a real directory"
         )
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """Create ``path`` (FileExistsError if it exists) holding ``data``, synced to disk; a file
+    left half-written by a failure is removed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        _unlink_quietly(path)
+        raise
 
 
 def _unlink_quietly(path: str) -> None:

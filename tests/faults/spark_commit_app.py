@@ -109,6 +109,15 @@ def main(workdir: Path) -> None:
         ),
         ("delete_pk_answer_lost", pk % dv, [load], "DELETE FROM {t} WHERE k < 100", lost_answer, False),
         ("delete_append_unknown", append % "", [load], "DELETE FROM {t} WHERE k < 100", unknown, False),
+        # An append table's INSERT is written by Spark's own Parquet writer (the native path).
+        (
+            "append_insert_unknown",
+            append % "",
+            [load],
+            f"INSERT INTO {{t}} SELECT id, concat('n', id) FROM range({ROWS}, {ROWS + 500})",
+            unknown,
+            False,
+        ),
         (
             "update_append_after_publish",
             append % dv,

@@ -150,3 +150,16 @@ def test_streaming_batch_with_unknown_commit_is_not_applied_twice(results: dict[
     assert case["replayed"]["rows"] == case["replayed"]["distinct"] == 500  # the replay was skipped
     _intact(case["replayed"])
     assert case["next"]["rows"] == case["next"]["distinct"] == 800
+
+
+def test_native_append_insert_with_unknown_outcome_keeps_its_files(results: dict[str, Any]) -> None:
+    """Spark's Parquet writer wrote the files (native append write); the commit's outcome is
+    unknown and the publish did land: Spark's abort must not delete them."""
+    case = results["append_insert_unknown"]
+    _fired(case)
+    assert case["error"] is not None and "CommitStateUnknownError" in case["error"], case["error"]
+    _intact(case["after"])
+    assert case["after"]["rows"] == case["before"]["rows"] + 500
+    _intact(case["after_cleanup"])
+    assert case["after_cleanup"]["rows"] == case["before"]["rows"] + 500
+    assert case["after_cleanup"]["unreferenced"] == []

@@ -81,7 +81,8 @@ def main(workdir: Path) -> None:
         out["after_cleanup"] = state(name)
         results[name] = out
 
-    pk = "CREATE TABLE {t} (k BIGINT, v STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ('bucket' = '1'%s)"
+    # Four buckets: several Spark tasks write each statement, into a table that holds data.
+    pk = "CREATE TABLE {t} (k BIGINT, v STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ('bucket' = '4'%s)"
     append = "CREATE TABLE {t} (k BIGINT, v STRING) WITH ('bucket' = '-1'%s)"
     load = f"INSERT INTO {{t}} SELECT id, concat('a', id) FROM range({ROWS})"
     upsert = f"INSERT INTO {{t}} SELECT id, concat('bb', id) FROM range({ROWS // 2}, {ROWS + ROWS // 2})"

@@ -70,3 +70,32 @@ def test_writers_do_not_write_through_a_linked_bucket_directory(tmp_path: Path) 
         t.write(pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}))
     assert list(elsewhere.iterdir()) == []
     assert t.latest_snapshot() is None
+
+
+def test_readers_do_not_read_through_links(tmp_path: Path) -> None:
+    """A link planted in place of a bucket directory or a data file would let a reader with wider
+    rights (a compaction, an operator's job) read another table's files into this one."""
+    t = _table(tmp_path)
+    t.write(pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"]}))
+    bucket = Path(t.location) / "bucket-0"
+    (data_file,) = bucket.glob("data-*")
+    # The file itself replaced by a link to a copy of it elsewhere: the read is refused.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    copy = elsewhere / data_file.name
+    copy.write_bytes(data_file.read_bytes())
+    data_file.unlink()
+    os.symlink(copy, data_file)
+    with pytest.raises(UnsupportedError, match=r"data-.*is a symbolic link; stratalake does not read"):
+        t.read()
+    # The bucket directory replaced by a link to a directory holding the file: refused as well.
+    data_file.unlink()
+    bucket.rmdir()
+    os.symlink(elsewhere, bucket)
+    with pytest.raises(UnsupportedError, match=r"bucket-0 is a symbolic link; stratalake does not read"):
+        t.read()
+    # Back to real files, the table reads again.
+    bucket.unlink()
+    bucket.mkdir()
+    (bucket / data_file.name).write_bytes(copy.read_bytes())
+    assert sorted(t.read().column("id").to_pylist()) == [1, 2]

@@ -285,6 +285,14 @@ class LocalFileIO(FileIO):
                     out = [replace(s, is_link=True) if s.name in links else s for s in out]
         return out
 
+    def read_bytes(self, path: str) -> bytes:
+        _refuse_linked_file(self.to_fs_path(path))
+        return super().read_bytes(path)
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        _refuse_linked_file(self.to_fs_path(path))
+        return super().open_input_file(path)
+
     def open_output_stream(self, path: str) -> pa.NativeFile:
         self._make_parent(path)
         return super().open_output_stream(path)
@@ -370,6 +378,20 @@ def _refuse_linked_directory(directory: str) -> None:
             f"{directory} is a symbolic link; stratalake does not write files through a linked "
             "directory (it could lead outside the table). Replace the link by a real directory"
         )
+
+
+def _refuse_linked_file(path: str) -> None:
+    """Files are never read through a symbolic link, the file's own or its directory's: a
+    ``bucket-7 -> /elsewhere`` planted by someone who may write the table would otherwise let a
+    reader with wider rights (a compaction, an operator's job) copy another table's rows into this
+    one. Two ``lstat`` calls per opened file; links further up (e.g. the warehouse) are fine."""
+    for candidate in (path, os.path.dirname(path)):
+        if os.path.islink(candidate):
+            raise UnsupportedError(
+                f"{candidate} is a symbolic link; stratalake does not read table files through "
+                f"links (reading {path}: a link inside a table could lead outside it). Replace "
+                "the link by the real file or directory"
+            )
 
 
 def _write_new(path: str, data: bytes) -> None:

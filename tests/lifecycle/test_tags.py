@@ -157,3 +157,16 @@ def test_expire_tags_older_than_and_without_create_time(tmp_path: Path) -> None:
     assert expire_tags(t, now=now, older_than=now - datetime.timedelta(minutes=5)) == []
     assert expire_tags(t, now=now, older_than=now + datetime.timedelta(minutes=5)) == ["a"]
     assert t.tags() == {}
+
+
+def test_table_read_by_tag_after_its_snapshot_expired(tmp_path: Path) -> None:
+    t = make_table(tmp_path)
+    t.write(batch([1, 2], "a"))
+    t.create_tag("first")
+    t.write(batch([1, 3], "z"))
+    t.write(batch([4], "d"))
+    assert t.expire_snapshots(retain_max=1, retain_min=1) == 2
+    assert rows(t.read(tag="first")) == rows(read_tag(t, "first"))
+    assert sorted(t.read(tag="first", columns=["id"]).column("id").to_pylist()) == [1, 2]
+    with pytest.raises(ValueError, match="not both"):
+        t.read(tag="first", snapshot_id=3)

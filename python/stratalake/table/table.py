@@ -200,9 +200,14 @@ class Table:
         filter: FilterLike = None,
         snapshot_id: int | None = None,
         timestamp_ms: int | None = None,
+        tag: str | None = None,
     ) -> pa.Table:
-        """The merged rows of the table (or of a past snapshot, in the columns it had then) as an
-        Arrow table."""
+        """The merged rows of the table (or of a past snapshot, by id, time or tag, in the columns
+        it had then) as an Arrow table. A tag reads even after its snapshot expired."""
+        if tag is not None:
+            if snapshot_id is not None or timestamp_ms is not None:
+                raise ValueError(f"table {self.identifier}: give a tag or a snapshot_id/timestamp_ms, not both")
+            return tags.read_tag(self, tag, columns, filter)
         table = self
         if snapshot_id is not None or timestamp_ms is not None:
             snapshot = self.new_scan(None, snapshot_id, timestamp_ms).snapshot()

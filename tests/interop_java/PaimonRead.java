@@ -1,4 +1,6 @@
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.paimon.catalog.Catalog;
 import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.catalog.CatalogFactory;
@@ -15,6 +17,8 @@ import org.apache.paimon.types.RowType;
  * Reads tables with Apache Paimon's Java implementation and prints their rows: for each table
  * argument a line "## db.table", then one line per row with its fields tab-separated (String.valueOf,
  * "null" for nulls), or a line "!! <exception>" when Paimon fails to read the table.
+ * A table argument may carry read options after an "@": "db.t@scan.tag-name=x,scan.snapshot-id=2"
+ * reads the table copied with them (Paimon's time travel: the snapshot's own schema).
  * Usage: java -cp paimon-bundle.jar:... PaimonRead WAREHOUSE db.t1 [db.t2 ...]
  */
 public class PaimonRead {
@@ -25,7 +29,16 @@ public class PaimonRead {
     for (int t = 1; t < args.length; t++) {
       System.out.println("## " + args[t]);
       try {
-        Table table = catalog.getTable(Identifier.fromString(args[t]));
+        String[] nameAndOptions = args[t].split("@", 2);
+        Table table = catalog.getTable(Identifier.fromString(nameAndOptions[0]));
+        if (nameAndOptions.length == 2) {
+          Map<String, String> readOptions = new HashMap<>();
+          for (String kv : nameAndOptions[1].split(",")) {
+            String[] pair = kv.split("=", 2);
+            readOptions.put(pair[0], pair[1]);
+          }
+          table = table.copy(readOptions);
+        }
         ReadBuilder rb = table.newReadBuilder();
         List<Split> splits = rb.newScan().plan().splits();
         RowType type = table.rowType();

@@ -59,7 +59,7 @@ def class_path(release: str) -> str:
     if not services.exists():
         services.parent.mkdir(parents=True, exist_ok=True)
         services.write_text("HookedFileIO$Loader\n")
-    for name in ("PaimonRead", "PaimonWrite", "HookedFileIO"):
+    for name in ("PaimonRead", "PaimonWrite", "PaimonTag", "HookedFileIO"):
         source = HERE / f"{name}.java"
         compiled = out / f"{name}.class"
         if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
@@ -101,6 +101,16 @@ def write_table(
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"Paimon {release}'s writer failed: {proc.stderr[-3000:]}")
+
+
+def tag(release: str, warehouse: str, identifier: str, action: str, name: str, snapshot: int | None = None) -> None:
+    """Create (at ``snapshot``) or delete tag ``name`` of ``identifier`` with Paimon ``release``."""
+    args = [warehouse, identifier, action, name, *([str(snapshot)] if snapshot is not None else [])]
+    proc = subprocess.run(
+        ["java", "-cp", class_path(release), "PaimonTag", *args], capture_output=True, text=True, timeout=600
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"Paimon {release}'s tag {action} failed: {proc.stderr[-3000:]}")
 
 
 def read_tables(

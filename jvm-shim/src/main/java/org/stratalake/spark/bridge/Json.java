@@ -33,4 +33,11 @@ public final class Json {
     }
     return out;
   }
+
+  /** The elements of a JSON array, as a list. */
+  public static List<JsonNode> elements(JsonNode array) {
+    List<JsonNode> out = new ArrayList<>();
+    array.forEach(out::add);
+    return out;
+  }
 }

@@ -1,12 +1,18 @@
 package org.stratalake.spark.bridge;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import net.razorvine.pickle.Pickler;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.python.PythonFunction;
@@ -15,7 +21,7 @@ import org.apache.spark.api.python.PythonWorkerUtils;
 import org.apache.spark.sql.execution.python.PythonPlannerRunner;
 
 /**
- * Sends one JSON request to the Python catalog and returns its JSON answer.
+ * Sends one typed request ({@link Messages}) to the Python catalog and returns its typed reply.
  *
  * <p>Why Spark's driver-side {@code PythonPlannerRunner}: it is the machinery Spark itself uses to
  * plan Python data sources, so it works the same from PySpark and from the pure-JVM spark-sql
@@ -49,9 +55,40 @@ public final class PythonBridge {
     return f;
   }
 
-  /** Calls {@code op} with {@code args}; returns the "result" node or throws the mapped error. */
-  public static JsonNode call(String op, ObjectNode args) {
-    args.put("op", op);
+  /**
+   * Reads and writes the messages of {@link Messages}: snake_case keys, and strict both ways (an
+   * unknown key, or a missing one, in a reply is an error: the two sides disagree).
+   */
+  static final ObjectMapper MESSAGES =
+      JsonMapper.builder()
+          .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+          .build();
+
+  /** Calls per operation in this JVM (BridgeContract.callCounts), for tests and diagnostics. */
+  static final Map<String, LongAdder> CALLS = new ConcurrentHashMap<>();
+
+  /**
+   * Calls {@code op} with {@code request} (every field sent, with the protocol version); returns
+   * the reply, or throws the error Python answered, mapped onto Spark's exceptions.
+   */
+  public static <Q extends Record, R> R call(Operation<Q, R> op, Q request) {
+    CALLS.computeIfAbsent(op.name(), k -> new LongAdder()).increment();
+    ObjectNode args = MESSAGES.valueToTree(request);
+    args.put("op", op.name());
+    args.put("protocol", BridgeContract.PROTOCOL_VERSION);
+    JsonNode result = call(args);
+    try {
+      return MESSAGES.convertValue(result, op.replyType());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "stratalake bridge: the reply of " + op.name() + " does not follow the contract", e);
+    }
+  }
+
+  private static JsonNode call(ObjectNode args) {
     String response = new Runner(function(), args.toString()).runInPython(useDaemon());
     JsonNode answer;
     try {

@@ -1,9 +1,9 @@
 package org.stratalake.spark.catalog;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,7 +20,6 @@ import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableCatalogCapability;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.TableInfo;
@@ -32,6 +31,25 @@ import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.stratalake.spark.bridge.Json;
+import org.stratalake.spark.bridge.Messages.AlterTable;
+import org.stratalake.spark.bridge.Messages.CatalogConf;
+import org.stratalake.spark.bridge.Messages.CreateDatabase;
+import org.stratalake.spark.bridge.Messages.CreateTable;
+import org.stratalake.spark.bridge.Messages.DatabaseExists;
+import org.stratalake.spark.bridge.Messages.DescribeProcedure;
+import org.stratalake.spark.bridge.Messages.DropDatabase;
+import org.stratalake.spark.bridge.Messages.DropTable;
+import org.stratalake.spark.bridge.Messages.ListDatabases;
+import org.stratalake.spark.bridge.Messages.ListProcedures;
+import org.stratalake.spark.bridge.Messages.ListTables;
+import org.stratalake.spark.bridge.Messages.LoadDatabase;
+import org.stratalake.spark.bridge.Messages.LoadTable;
+import org.stratalake.spark.bridge.Messages.RenameTable;
+import org.stratalake.spark.bridge.Messages.StageTable;
+import org.stratalake.spark.bridge.Messages.TableDescription;
+import org.stratalake.spark.bridge.Messages.TableExists;
+import org.stratalake.spark.bridge.Messages;
+import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
 import org.stratalake.spark.functions.BucketFunction;
 import org.stratalake.spark.functions.SliceFunction;
@@ -47,7 +65,7 @@ import org.stratalake.spark.functions.SliceFunction;
 public class SparkCatalog
     implements StagingTableCatalog, SupportsNamespaces, ProcedureCatalog, FunctionCatalog {
   private String name;
-  private ObjectNode catalogConf;
+  private CatalogConf catalogConf;
 
   @Override
   public void initialize(String name, CaseInsensitiveStringMap options) {
@@ -57,14 +75,13 @@ public class SparkCatalog
       throw new IllegalArgumentException(
           "stratalake: set spark.sql.catalog." + name + ".warehouse to the warehouse path or URI");
     }
-    catalogConf = PythonBridge.JSON.createObjectNode();
-    catalogConf.put("warehouse", warehouse);
-    ObjectNode opts = catalogConf.putObject("options");
+    Map<String, String> opts = new LinkedHashMap<>();
     for (Map.Entry<String, String> e : options.asCaseSensitiveMap().entrySet()) {
       if (!e.getKey().equals("warehouse")) {
         opts.put(e.getKey(), e.getValue());
       }
     }
+    catalogConf = new CatalogConf(warehouse, opts);
   }
 
   @Override
@@ -82,17 +99,9 @@ public class SparkCatalog
     return EnumSet.of(TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT);
   }
 
-  ObjectNode request() {
-    ObjectNode req = PythonBridge.JSON.createObjectNode();
-    req.set("catalog", catalogConf);
-    return req;
-  }
-
-  private ObjectNode request(Identifier ident) {
-    ObjectNode req = request();
-    req.put("database", database(ident.namespace()));
-    req.put("table", ident.name());
-    return req;
+  /** The catalog every request of this catalog names. */
+  public CatalogConf conf() {
+    return catalogConf;
   }
 
   private static String database(String[] namespace) {
@@ -107,19 +116,19 @@ public class SparkCatalog
 
   @Override
   public UnboundProcedure loadProcedure(Identifier ident) {
-    ObjectNode req = request();
-    req.putArray("namespace").addAll(
-        java.util.Arrays.stream(ident.namespace()).map(n -> req.textNode(n)).toList());
-    req.put("procedure", ident.name());
-    return new StrataLakeProcedure(this, ident.name(), PythonBridge.call("describe_procedure", req));
+    DescribeProcedure req =
+        new DescribeProcedure(catalogConf, List.of(ident.namespace()), ident.name());
+    return new StrataLakeProcedure(
+        this, ident.name(), PythonBridge.call(Operation.DESCRIBE_PROCEDURE, req));
   }
 
   @Override
   public Identifier[] listProcedures(String[] namespace) {
-    JsonNode names = PythonBridge.call("list_procedures", request());
+    List<String> names =
+        PythonBridge.call(Operation.LIST_PROCEDURES, new ListProcedures(catalogConf));
     Identifier[] out = new Identifier[names.size()];
     for (int i = 0; i < out.length; i++) {
-      out[i] = Identifier.of(namespace, names.get(i).asText());
+      out[i] = Identifier.of(namespace, names.get(i));
     }
     return out;
   }
@@ -128,10 +137,10 @@ public class SparkCatalog
 
   @Override
   public String[][] listNamespaces() {
-    JsonNode dbs = PythonBridge.call("list_databases", request());
+    List<String> dbs = PythonBridge.call(Operation.LIST_DATABASES, new ListDatabases(catalogConf));
     String[][] out = new String[dbs.size()][];
     for (int i = 0; i < dbs.size(); i++) {
-      out[i] = new String[] {dbs.get(i).asText()};
+      out[i] = new String[] {dbs.get(i)};
     }
     return out;
   }
@@ -152,9 +161,8 @@ public class SparkCatalog
     if (namespace.length != 1) {
       return false;
     }
-    ObjectNode req = request();
-    req.put("database", namespace[0]);
-    return PythonBridge.call("database_exists", req).asBoolean();
+    return PythonBridge.call(
+        Operation.DATABASE_EXISTS, new DatabaseExists(catalogConf, namespace[0]));
   }
 
   @Override
@@ -163,17 +171,15 @@ public class SparkCatalog
     if (namespace.length != 1) {
       throw new NoSuchNamespaceException(namespace);
     }
-    ObjectNode req = request();
-    req.put("database", namespace[0]);
-    return Json.toMap(PythonBridge.call("load_database", req));
+    return new HashMap<>(
+        PythonBridge.call(Operation.LOAD_DATABASE, new LoadDatabase(catalogConf, namespace[0])));
   }
 
   @Override
   public void createNamespace(String[] namespace, Map<String, String> metadata) {
-    ObjectNode req = request();
-    req.put("database", database(namespace));
-    req.set("properties", PythonBridge.JSON.valueToTree(metadata));
-    PythonBridge.call("create_database", req);
+    PythonBridge.call(
+        Operation.CREATE_DATABASE,
+        new CreateDatabase(catalogConf, database(namespace), metadata));
   }
 
   @Override
@@ -183,49 +189,45 @@ public class SparkCatalog
 
   @Override
   public boolean dropNamespace(String[] namespace, boolean cascade) {
-    ObjectNode req = request();
-    req.put("database", database(namespace));
-    req.put("cascade", cascade);
-    return PythonBridge.call("drop_database", req).asBoolean();
+    return PythonBridge.call(
+        Operation.DROP_DATABASE, new DropDatabase(catalogConf, database(namespace), cascade));
   }
 
   // ---- tables ------------------------------------------------------------------------------
 
   @Override
   public Identifier[] listTables(String[] namespace) {
-    ObjectNode req = request();
-    req.put("database", database(namespace));
-    JsonNode tables = PythonBridge.call("list_tables", req);
+    List<String> tables =
+        PythonBridge.call(Operation.LIST_TABLES, new ListTables(catalogConf, database(namespace)));
     Identifier[] out = new Identifier[tables.size()];
     for (int i = 0; i < tables.size(); i++) {
-      out[i] = Identifier.of(namespace, tables.get(i).asText());
+      out[i] = Identifier.of(namespace, tables.get(i));
     }
     return out;
   }
 
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
-    return load(request(ident));
+    return load(ident, null, null);
   }
 
   /** VERSION AS OF: a snapshot id or a tag name. */
   @Override
   public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
-    ObjectNode req = request(ident);
-    req.put("version", version);
-    return load(req);
+    return load(ident, version, null);
   }
 
   /** TIMESTAMP AS OF: Spark passes microseconds since the epoch. */
   @Override
   public Table loadTable(Identifier ident, long timestampMicros) throws NoSuchTableException {
-    ObjectNode req = request(ident);
-    req.put("timestamp_micros", timestampMicros);
-    return load(req);
+    return load(ident, null, timestampMicros);
   }
 
-  private StrataLakeTable load(ObjectNode req) {
-    return new StrataLakeTable(PythonBridge.call("load_table", req));
+  private StrataLakeTable load(Identifier ident, String version, Long timestampMicros) {
+    LoadTable req =
+        new LoadTable(
+            catalogConf, database(ident.namespace()), ident.name(), version, timestampMicros);
+    return new StrataLakeTable(PythonBridge.call(Operation.LOAD_TABLE, req));
   }
 
   @Override
@@ -233,7 +235,9 @@ public class SparkCatalog
     if (ident.namespace().length != 1) {
       return false;
     }
-    return PythonBridge.call("table_exists", request(ident)).asBoolean();
+    return PythonBridge.call(
+        Operation.TABLE_EXISTS,
+        new TableExists(catalogConf, database(ident.namespace()), ident.name()));
   }
 
   // Spark 4.3 calls the TableInfo overload; the older ones stay for other callers.
@@ -271,29 +275,27 @@ public class SparkCatalog
     return create(createRequest(ident, schema, partitions, properties, constraints));
   }
 
-  StrataLakeTable create(ObjectNode createRequest) {
-    return new StrataLakeTable(PythonBridge.call("create_table", createRequest));
+  StrataLakeTable create(CreateTable createRequest) {
+    return new StrataLakeTable(PythonBridge.call(Operation.CREATE_TABLE, createRequest));
   }
 
   /** Runs a staged create/replace in Python; see bridge_handlers.stage_table. */
-  JsonNode stage(ObjectNode stageRequest) {
-    return PythonBridge.call("stage_table", stageRequest);
+  Messages.StagedTable stage(StageTable stageRequest) {
+    return PythonBridge.call(Operation.STAGE_TABLE, stageRequest);
   }
 
-  StrataLakeTable table(JsonNode meta) {
+  StrataLakeTable table(TableDescription meta) {
     return new StrataLakeTable(meta);
   }
 
   /** A create_table request; also kept by staged tables that create lazily. */
-  ObjectNode createRequest(
+  CreateTable createRequest(
       Identifier ident,
       StructType schema,
       Transform[] partitions,
       Map<String, String> properties,
       Constraint[] constraints) {
-    ObjectNode req = request(ident);
-    req.set("schema", Json.readTree(schema.json()));
-    ArrayNode partitionKeys = req.putArray("partition_keys");
+    List<String> partitionKeys = new ArrayList<>();
     for (Transform t : partitions) {
       if (!"identity".equals(t.name()) || t.references().length != 1) {
         throw new UnsupportedOperationException(
@@ -301,18 +303,25 @@ public class SparkCatalog
       }
       partitionKeys.add(String.join(".", t.references()[0].fieldNames()));
     }
+    List<String> primaryKeys = new ArrayList<>();
     for (Constraint c : constraints) {
       if (!(c instanceof PrimaryKey)) {
         throw new UnsupportedOperationException(
             "stratalake: only PRIMARY KEY constraints are supported, got " + c.toDDL());
       }
-      ArrayNode cols = req.putArray("primary_keys");
+      primaryKeys.clear();
       for (NamedReference ref : ((PrimaryKey) c).columns()) {
-        cols.add(String.join(".", ref.fieldNames()));
+        primaryKeys.add(String.join(".", ref.fieldNames()));
       }
     }
-    req.set("properties", PythonBridge.JSON.valueToTree(properties));
-    return req;
+    return new CreateTable(
+        catalogConf,
+        database(ident.namespace()),
+        ident.name(),
+        Json.readTree(schema.json()),
+        partitionKeys,
+        primaryKeys,
+        properties);
   }
 
   // ---- staging: CREATE/REPLACE TABLE ... AS SELECT, DataFrameWriter.saveAsTable -------------
@@ -336,24 +345,25 @@ public class SparkCatalog
   public StagedTable stageCreateOrReplace(Identifier ident, TableInfo info) {
     StrataLakeTable existing = null;
     if (tableExists(ident)) {
-      existing = load(request(ident));
+      existing = load(ident, null, null);
     }
     return new StagedStrataLakeTable(this, ident, existing, createRequest(ident, info));
   }
 
-  private ObjectNode createRequest(Identifier ident, TableInfo info) {
+  private CreateTable createRequest(Identifier ident, TableInfo info) {
     return createRequest(
         ident, info.schema(), info.partitions(), info.properties(), info.constraints());
   }
 
   @Override
   public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
-    ObjectNode req = request(ident);
-    ArrayNode out = req.putArray("changes");
+    List<Messages.TableChange> out = new ArrayList<>();
     for (TableChange change : changes) {
-      out.add(TableChanges.toJson(change));
+      out.add(TableChanges.toMessage(change));
     }
-    return new StrataLakeTable(PythonBridge.call("alter_table", req));
+    AlterTable req =
+        new AlterTable(catalogConf, database(ident.namespace()), ident.name(), out);
+    return new StrataLakeTable(PythonBridge.call(Operation.ALTER_TABLE, req));
   }
 
   @Override
@@ -361,17 +371,22 @@ public class SparkCatalog
     if (ident.namespace().length != 1) {
       return false;
     }
-    return PythonBridge.call("drop_table", request(ident)).asBoolean();
+    return PythonBridge.call(
+        Operation.DROP_TABLE, new DropTable(catalogConf, database(ident.namespace()), ident.name()));
   }
 
   @Override
   public void renameTable(Identifier oldIdent, Identifier newIdent) {
-    ObjectNode req = request(oldIdent);
     // Spark passes the new name relative to this catalog; a bare name keeps the database.
     String[] ns = newIdent.namespace().length == 0 ? oldIdent.namespace() : newIdent.namespace();
-    req.put("new_database", database(ns));
-    req.put("new_table", newIdent.name());
-    PythonBridge.call("rename_table", req);
+    RenameTable req =
+        new RenameTable(
+            catalogConf,
+            database(oldIdent.namespace()),
+            oldIdent.name(),
+            database(ns),
+            newIdent.name());
+    PythonBridge.call(Operation.RENAME_TABLE, req);
   }
 
   // ---- functions: Paimon's bucket, for bucketed joins and write distribution (BucketFunction) --

@@ -1,7 +1,5 @@
 package org.stratalake.spark.catalog;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
@@ -14,7 +12,9 @@ import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
-import org.stratalake.spark.bridge.PythonBridge;
+import org.stratalake.spark.bridge.Messages.CreateTable;
+import org.stratalake.spark.bridge.Messages.StageTable;
+import org.stratalake.spark.bridge.Messages;
 
 /**
  * CREATE/REPLACE TABLE ... AS SELECT and DataFrameWriter.saveAsTable go through here.
@@ -29,33 +29,41 @@ public final class StagedStrataLakeTable implements StagedTable, SupportsWrite {
   private final SparkCatalog catalog;
   private final Identifier ident;
   private final boolean replacing;
-  private final ObjectNode createRequest;
+  private final CreateTable createRequest;
   private final StructType schema;
   private StrataLakeTable staged; // the table written to, once the write started
   private boolean createdHere;
 
   StagedStrataLakeTable(
-      SparkCatalog catalog, Identifier ident, StrataLakeTable existing, ObjectNode request) {
+      SparkCatalog catalog, Identifier ident, StrataLakeTable existing, CreateTable request) {
     this.catalog = catalog;
     this.ident = ident;
     this.replacing = existing != null;
     this.createRequest = request;
-    this.schema = (StructType) DataType.fromJson(request.get("schema").toString());
+    this.schema = (StructType) DataType.fromJson(request.schema().toString());
   }
 
-  private JsonNode stage(Map<String, String> writeOptions, boolean allowOverwrite) {
-    ObjectNode req = createRequest.deepCopy();
-    req.set("write_options", PythonBridge.JSON.valueToTree(writeOptions));
-    req.put("replace", replacing);
-    req.put("allow_overwrite", allowOverwrite);
-    return catalog.stage(req);
+  private Messages.StagedTable stage(Map<String, String> writeOptions, boolean allowOverwrite) {
+    CreateTable c = createRequest;
+    return catalog.stage(
+        new StageTable(
+            c.catalog(),
+            c.database(),
+            c.table(),
+            c.schema(),
+            c.partitionKeys(),
+            c.primaryKeys(),
+            c.properties(),
+            writeOptions,
+            replacing,
+            allowOverwrite));
   }
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    JsonNode answer = stage(info.options().asCaseSensitiveMap(), true);
-    staged = catalog.table(answer.get("table"));
-    boolean overwrite = "truncate".equals(answer.path("mode").asText());
+    Messages.StagedTable answer = stage(info.options().asCaseSensitiveMap(), true);
+    staged = catalog.table(answer.table());
+    boolean overwrite = "truncate".equals(answer.mode());
     createdHere = !overwrite;
     WriteBuilder builder = staged.newWriteBuilder(info);
     return overwrite ? ((SupportsTruncate) builder).truncate() : builder;
@@ -65,7 +73,7 @@ public final class StagedStrataLakeTable implements StagedTable, SupportsWrite {
   public void commitStagedChanges() {
     if (staged == null) {
       // REPLACE TABLE / CREATE OR REPLACE TABLE without a query: nothing was written.
-      staged = catalog.table(stage(Map.of(), false).get("table"));
+      staged = catalog.table(stage(Map.of(), false).table());
     }
   }
 

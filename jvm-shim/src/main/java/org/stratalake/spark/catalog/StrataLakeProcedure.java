@@ -1,12 +1,13 @@
 package org.stratalake.spark.catalog;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
@@ -22,7 +23,13 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
-import org.stratalake.spark.bridge.Json;
+import org.stratalake.spark.bridge.Messages.CallProcedure;
+import org.stratalake.spark.bridge.Messages.CatalogConf;
+import org.stratalake.spark.bridge.Messages.ProcedureAnswer;
+import org.stratalake.spark.bridge.Messages.ProcedureJob;
+import org.stratalake.spark.bridge.Messages.ProcedureSpec;
+import org.stratalake.spark.bridge.Messages;
+import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
 
 /**
@@ -38,9 +45,9 @@ import org.stratalake.spark.bridge.PythonBridge;
 public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedure {
   private final SparkCatalog catalog;
   private final String name;
-  private final JsonNode spec;
+  private final ProcedureSpec spec;
 
-  StrataLakeProcedure(SparkCatalog catalog, String name, JsonNode spec) {
+  StrataLakeProcedure(SparkCatalog catalog, String name, ProcedureSpec spec) {
     this.catalog = catalog;
     this.name = name;
     this.spec = spec;
@@ -53,7 +60,7 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
 
   @Override
   public String description() {
-    return spec.path("description").asText(name);
+    return spec.description() == null ? name : spec.description();
   }
 
   @Override
@@ -68,13 +75,12 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
 
   @Override
   public ProcedureParameter[] parameters() {
-    JsonNode params = spec.get("parameters");
+    List<Messages.ProcedureParameter> params = spec.parameters();
     ProcedureParameter[] out = new ProcedureParameter[params.size()];
     for (int i = 0; i < out.length; i++) {
-      JsonNode p = params.get(i);
-      ProcedureParameter.Builder b =
-          ProcedureParameter.in(p.get("name").asText(), DataType.fromDDL(p.get("type").asText()));
-      if (!p.path("required").asBoolean(false)) {
+      Messages.ProcedureParameter p = params.get(i);
+      ProcedureParameter.Builder b = ProcedureParameter.in(p.name(), DataType.fromDDL(p.type()));
+      if (!p.required()) {
         b = b.defaultValue("NULL"); // Python applies the real default
       }
       out[i] = b.build();
@@ -85,17 +91,14 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
   @Override
   public Iterator<Scan> call(InternalRow input) {
     ProcedureParameter[] params = parameters();
-    ObjectNode req = catalog.request();
-    req.put("procedure", name);
-    req.put("current_database", currentDatabase());
-    ObjectNode args = req.putObject("args");
+    ObjectNode args = PythonBridge.JSON.createObjectNode();
     for (int i = 0; i < params.length; i++) {
       putArg(args, params[i].name(), params[i].dataType(), input, i);
     }
-    JsonNode answer = run(req);
-    StructType schema = (StructType) DataType.fromJson(answer.get("schema").toString());
+    ProcedureAnswer answer = run(catalog.conf(), name, currentDatabase(), args);
+    StructType schema = (StructType) DataType.fromJson(answer.schema().toString());
     List<InternalRow> rows = new ArrayList<>();
-    for (JsonNode row : answer.get("rows")) {
+    for (List<JsonNode> row : answer.rows()) {
       Object[] values = new Object[schema.fields().length];
       for (int i = 0; i < values.length; i++) {
         values[i] = internal(row.get(i), schema.fields()[i].dataType());
@@ -122,25 +125,33 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
   }
 
   /**
-   * Calls the procedure a request names ("catalog", "procedure", "args"), running the Spark jobs
-   * it asks for; returns Python's final answer (schema and rows).
+   * Calls procedure {@code name} of catalog {@code conf} with {@code args} (bare table names are
+   * of {@code currentDatabase}; null: the catalog's default), running the Spark jobs it asks for;
+   * returns Python's final answer (schema and rows).
    */
-  static JsonNode run(ObjectNode req) {
-    JsonNode answer = PythonBridge.call("call_procedure", req);
-    while (answer.has("job")) {
-      req.set("state", answer.get("state"));
-      req.set("job_results", runJob(answer.get("job")));
-      answer = PythonBridge.call("call_procedure", req);
+  static ProcedureAnswer run(
+      CatalogConf conf, String name, String currentDatabase, ObjectNode args) {
+    Map<String, JsonNode> argMap = new LinkedHashMap<>();
+    args.properties().forEach(e -> argMap.put(e.getKey(), e.getValue()));
+    ProcedureAnswer answer =
+        PythonBridge.call(
+            Operation.CALL_PROCEDURE,
+            new CallProcedure(conf, name, currentDatabase, argMap, NullNode.getInstance(), null));
+    while (answer.job() != null) {
+      answer =
+          PythonBridge.call(
+              Operation.CALL_PROCEDURE,
+              new CallProcedure(
+                  conf, name, currentDatabase, argMap, answer.state(), runJob(answer.job())));
     }
     return answer;
   }
 
   /** Runs the job Python described; returns each task's binary result, base64-encoded. */
-  private static ArrayNode runJob(JsonNode job) {
-    Map<String, String> options = Json.toMap(job.get("options"));
+  private static List<String> runJob(ProcedureJob job) {
     List<Row> results = SparkSession.active().read().format(StrataLakeTable.SOURCE_NAME)
-        .schema("result BINARY").options(options).load().collectAsList();
-    ArrayNode out = PythonBridge.JSON.createArrayNode();
+        .schema("result BINARY").options(job.options()).load().collectAsList();
+    List<String> out = new ArrayList<>();
     for (Row r : results) {
       out.add(Base64.getEncoder().encodeToString((byte[]) r.get(0)));
     }

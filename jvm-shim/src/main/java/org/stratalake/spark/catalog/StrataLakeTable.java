@@ -1,7 +1,6 @@
 package org.stratalake.spark.catalog;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -31,7 +30,15 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
-import org.stratalake.spark.bridge.Json;
+import org.stratalake.spark.bridge.Messages.CanDeleteWhere;
+import org.stratalake.spark.bridge.Messages.CompactionDue;
+import org.stratalake.spark.bridge.Messages.DeleteWhere;
+import org.stratalake.spark.bridge.Messages.DynamicAssigners;
+import org.stratalake.spark.bridge.Messages.NativeAppendPlan;
+import org.stratalake.spark.bridge.Messages.TableDescription;
+import org.stratalake.spark.bridge.Messages.TableIdentity;
+import org.stratalake.spark.bridge.Messages.WriteDistribution;
+import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
 import org.stratalake.spark.scan.StrataLakeScanBuilder;
 import org.stratalake.spark.write.PredicateJson;
@@ -64,34 +71,30 @@ public class StrataLakeTable
   private final List<String> partitionKeys;
   private final List<String> primaryKeys;
   private final List<String> writeClusterColumns;
-  private final JsonNode writeDistribution;
-  private final JsonNode nativeAppend;
+  private final WriteDistribution writeDistribution;
+  private final NativeAppendPlan nativeAppend;
   private final Map<String, String> properties;
   private final Map<String, String> sourceOptions;
   // Row-level DML: which table the bridge acts on, and why a statement is refused (null: allowed).
-  private final JsonNode identity;
+  private final TableIdentity identity;
   private final String updateError;
   private final String deleteError;
   private final String systemTable;
 
-  StrataLakeTable(JsonNode meta) {
-    this.name = meta.path("name").asText();
-    this.schema = (StructType) DataType.fromJson(meta.get("schema").toString());
-    this.partitionKeys = Json.toList(meta.get("partition_keys"));
-    this.primaryKeys = Json.toList(meta.get("primary_keys"));
-    this.writeClusterColumns = Json.toList(meta.get("write_cluster_columns"));
-    this.writeDistribution = meta.get("write_distribution");
-    this.nativeAppend = meta.get("native_append");
-    this.properties = Json.toMap(meta.get("properties"));
-    this.sourceOptions = Json.toMap(meta.get("source_options"));
-    this.identity = meta.get("identity");
-    this.updateError = textOrNull(meta.path("row_level").get("update_error"));
-    this.deleteError = textOrNull(meta.path("row_level").get("delete_error"));
-    this.systemTable = textOrNull(meta.get("system_table"));
-  }
-
-  private static String textOrNull(JsonNode node) {
-    return node == null || node.isNull() ? null : node.asText();
+  StrataLakeTable(TableDescription meta) {
+    this.name = meta.name();
+    this.schema = (StructType) DataType.fromJson(meta.schema().toString());
+    this.partitionKeys = meta.partitionKeys();
+    this.primaryKeys = meta.primaryKeys();
+    this.writeClusterColumns = meta.writeClusterColumns();
+    this.writeDistribution = meta.writeDistribution();
+    this.nativeAppend = meta.nativeAppend();
+    this.properties = new HashMap<>(meta.properties());
+    this.sourceOptions = new HashMap<>(meta.sourceOptions());
+    this.identity = meta.identity();
+    this.updateError = meta.rowLevel().updateError();
+    this.deleteError = meta.rowLevel().deleteError();
+    this.systemTable = meta.systemTable();
   }
 
   @Override
@@ -287,20 +290,24 @@ public class StrataLakeTable
    */
   @Override
   public boolean canDeleteWhere(Predicate[] predicates) {
-    ArrayNode json = PredicateJson.toJson(predicates);
+    List<JsonNode> json = PredicateJson.toJson(predicates);
     if (json == null || systemTable != null) {
       return false;
     }
-    ObjectNode req = identity.deepCopy();
-    req.set("predicates", json);
-    return PythonBridge.call("can_delete_where", req).asBoolean();
+    CanDeleteWhere req =
+        new CanDeleteWhere(identity.catalog(), identity.database(), identity.table(), json);
+    return PythonBridge.call(Operation.CAN_DELETE_WHERE, req);
   }
 
   @Override
   public void deleteWhere(Predicate[] predicates) {
-    ObjectNode req = identity.deepCopy();
-    req.set("predicates", PredicateJson.toJson(predicates));
-    PythonBridge.call("delete_where", req);
+    DeleteWhere req =
+        new DeleteWhere(
+            identity.catalog(),
+            identity.database(),
+            identity.table(),
+            PredicateJson.toJson(predicates));
+    PythonBridge.call(Operation.DELETE_WHERE, req);
   }
 
   public String updateError() {
@@ -329,9 +336,9 @@ public class StrataLakeTable
    * owner slice only, so each bucket has one writer (Python reads the table's hash index).
    */
   public int ownerConsistentAssigners(int requested) {
-    ObjectNode req = identity.deepCopy();
-    req.put("num_assigners", requested);
-    return PythonBridge.call("dynamic_assigners", req).asInt(1);
+    DynamicAssigners req =
+        new DynamicAssigners(identity.catalog(), identity.database(), identity.table(), requested);
+    return PythonBridge.call(Operation.DYNAMIC_ASSIGNERS, req);
   }
 
   /**
@@ -340,13 +347,10 @@ public class StrataLakeTable
    * deletion vectors a lookup table's compaction produces) in a COMPACT snapshot.
    */
   public void compactLevel0() {
-    ObjectNode req = PythonBridge.JSON.createObjectNode();
-    req.set("catalog", identity.get("catalog"));
-    req.put("procedure", "compact");
-    ObjectNode args = req.putObject("args");
-    args.put("table", identity.get("database").asText() + "." + identity.get("table").asText());
+    ObjectNode args = PythonBridge.JSON.createObjectNode();
+    args.put("table", identity.database() + "." + identity.table());
     args.put("compact_strategy", "minor");
-    StrataLakeProcedure.run(req);
+    StrataLakeProcedure.run(identity.catalog(), "compact", null, args);
   }
 
   /**
@@ -355,18 +359,20 @@ public class StrataLakeTable
    * compaction_due}), else nothing.
    */
   public void compactIfDue() {
-    if (PythonBridge.call("compaction_due", identity.deepCopy()).asBoolean(false)) {
+    CompactionDue req =
+        new CompactionDue(identity.catalog(), identity.database(), identity.table());
+    if (PythonBridge.call(Operation.COMPACTION_DUE, req)) {
       compactLevel0();
     }
   }
 
   /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
-  public JsonNode writeDistribution() {
+  public WriteDistribution writeDistribution() {
     return writeDistribution;
   }
 
   /** Python's settings for writing this table with Spark's Parquet writer; null when it may not. */
-  public JsonNode nativeAppend() {
+  public NativeAppendPlan nativeAppend() {
     return nativeAppend;
   }
 

@@ -1,65 +1,94 @@
 package org.stratalake.spark.catalog;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.stratalake.spark.bridge.Json;
-import org.stratalake.spark.bridge.PythonBridge;
+import org.stratalake.spark.bridge.Messages;
 
-/** Spark's ALTER TABLE changes as JSON for the Python catalog (which validates them). */
+/** Spark's ALTER TABLE changes as bridge messages for the Python catalog (which validates them). */
 public final class TableChanges {
   private TableChanges() {}
 
-  static ObjectNode toJson(TableChange change) {
-    ObjectNode out = PythonBridge.JSON.createObjectNode();
-    if (change instanceof TableChange.SetProperty) {
-      TableChange.SetProperty c = (TableChange.SetProperty) change;
-      out.put("kind", "set_property").put("key", c.property()).put("value", c.value());
-    } else if (change instanceof TableChange.RemoveProperty) {
-      out.put("kind", "remove_property")
-          .put("key", ((TableChange.RemoveProperty) change).property());
-    } else if (change instanceof TableChange.AddColumn) {
-      TableChange.AddColumn c = (TableChange.AddColumn) change;
+  static Messages.TableChange toMessage(TableChange change) {
+    if (change instanceof TableChange.SetProperty c) {
+      return message("set_property", null, c.property(), c.value(), null, null, null, null, null);
+    } else if (change instanceof TableChange.RemoveProperty c) {
+      return message("remove_property", null, c.property(), null, null, null, null, null, null);
+    } else if (change instanceof TableChange.AddColumn c) {
       if (c.position() != null) {
         throw unsupported("ADD COLUMN ... FIRST/AFTER");
       }
       if (c.defaultValue() != null) {
         throw unsupported("column DEFAULT values");
       }
-      names(out.put("kind", "add_column"), c.fieldNames());
-      out.set("type", Json.readTree(c.dataType().json()));
-      out.put("nullable", c.isNullable()).put("comment", c.comment());
-    } else if (change instanceof TableChange.RenameColumn) {
-      TableChange.RenameColumn c = (TableChange.RenameColumn) change;
-      names(out.put("kind", "rename_column"), c.fieldNames()).put("new_name", c.newName());
-    } else if (change instanceof TableChange.DeleteColumn) {
-      TableChange.DeleteColumn c = (TableChange.DeleteColumn) change;
-      names(out.put("kind", "drop_column"), c.fieldNames())
-          .put("if_exists", Boolean.TRUE.equals(c.ifExists()));
-    } else if (change instanceof TableChange.UpdateColumnType) {
-      TableChange.UpdateColumnType c = (TableChange.UpdateColumnType) change;
-      names(out.put("kind", "update_column_type"), c.fieldNames());
-      out.set("type", Json.readTree(c.newDataType().json()));
-    } else if (change instanceof TableChange.UpdateColumnComment) {
-      TableChange.UpdateColumnComment c = (TableChange.UpdateColumnComment) change;
-      names(out.put("kind", "update_column_comment"), c.fieldNames())
-          .put("comment", c.newComment());
-    } else if (change instanceof TableChange.UpdateColumnNullability) {
-      TableChange.UpdateColumnNullability c = (TableChange.UpdateColumnNullability) change;
-      names(out.put("kind", "update_column_nullability"), c.fieldNames())
-          .put("nullable", c.nullable());
-    } else {
-      throw unsupported(change.getClass().getSimpleName());
+      return message(
+          "add_column",
+          c.fieldNames(),
+          null,
+          null,
+          Json.readTree(c.dataType().json()),
+          c.isNullable(),
+          c.comment(),
+          null,
+          null);
+    } else if (change instanceof TableChange.RenameColumn c) {
+      return message(
+          "rename_column", c.fieldNames(), null, null, null, null, null, c.newName(), null);
+    } else if (change instanceof TableChange.DeleteColumn c) {
+      return message(
+          "drop_column",
+          c.fieldNames(),
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          Boolean.TRUE.equals(c.ifExists()));
+    } else if (change instanceof TableChange.UpdateColumnType c) {
+      return message(
+          "update_column_type",
+          c.fieldNames(),
+          null,
+          null,
+          Json.readTree(c.newDataType().json()),
+          null,
+          null,
+          null,
+          null);
+    } else if (change instanceof TableChange.UpdateColumnComment c) {
+      return message(
+          "update_column_comment", c.fieldNames(), null, null, null, null, c.newComment(), null,
+          null);
+    } else if (change instanceof TableChange.UpdateColumnNullability c) {
+      return message(
+          "update_column_nullability", c.fieldNames(), null, null, null, c.nullable(), null, null,
+          null);
     }
-    return out;
+    throw unsupported(change.getClass().getSimpleName());
   }
 
-  private static ObjectNode names(ObjectNode out, String[] fieldNames) {
-    ArrayNode arr = out.putArray("field_names");
-    for (String n : fieldNames) {
-      arr.add(n);
-    }
-    return out;
+  private static Messages.TableChange message(
+      String kind,
+      String[] fieldNames,
+      String key,
+      String value,
+      JsonNode type,
+      Boolean nullable,
+      String comment,
+      String newName,
+      Boolean ifExists) {
+    return new Messages.TableChange(
+        kind,
+        fieldNames == null ? null : List.of(fieldNames),
+        key,
+        value,
+        type,
+        nullable,
+        comment,
+        newName,
+        ifExists);
   }
 
   private static UnsupportedOperationException unsupported(String what) {

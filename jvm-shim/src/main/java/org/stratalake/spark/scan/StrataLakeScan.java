@@ -1,6 +1,5 @@
 package org.stratalake.spark.scan;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Base64;
@@ -43,6 +42,11 @@ import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.stratalake.spark.bridge.Json;
+import org.stratalake.spark.bridge.Messages.PlanScan;
+import org.stratalake.spark.bridge.Messages.ScanPlan;
+import org.stratalake.spark.bridge.Messages.ScanSplit;
+import org.stratalake.spark.bridge.Messages;
+import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
 import org.stratalake.spark.catalog.StrataLakeTable;
 
@@ -71,7 +75,7 @@ public final class StrataLakeScan
   /** A partially pushed COUNT(*): every input partition returns one row, its count. */
   private final boolean countOnly;
   private final ArrayNode runtimeFilters = PythonBridge.JSON.createArrayNode();
-  private JsonNode plan;
+  private ScanPlan plan;
 
   StrataLakeScan(
       StrataLakeTable table,
@@ -114,34 +118,31 @@ public final class StrataLakeScan
   }
 
   /** The Python planner's answer for the current pushdowns (one bridge call, then cached). */
-  private JsonNode plan() {
+  private ScanPlan plan() {
     if (plan == null) {
-      ObjectNode req = PythonBridge.JSON.createObjectNode();
-      req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
-      ArrayNode columns = req.putArray("columns");
-      for (String name : readSchema.fieldNames()) {
-        columns.add(name);
-      }
+      List<String> columns = List.of(readSchema.fieldNames());
       // Native splits are packed into input partitions as Spark packs Parquet files.
-      req.put(
-          "parallelism",
-          org.apache.spark.sql.classic.SparkSession$.MODULE$.active().sparkContext().defaultParallelism());
+      int parallelism =
+          org.apache.spark.sql.classic.SparkSession$.MODULE$.active().sparkContext().defaultParallelism();
       if (countOnly) {
-        req.remove("columns");
-        req.put("count", true);
+        columns = null;
         // Splits that need a merge are packed into one COUNT(*) task per task slot: each task
         // returns one number, and every further task per slot only adds Spark's per-task cost
         // (measured: 20M rows in 32 splits, 2 slots: 0.33 s in 2 tasks, 0.38 s in 4).
-        req.put("parallelism", taskSlots());
+        parallelism = taskSlots();
       }
-      req.set("filters", filters);
-      req.set("runtime_filters", runtimeFilters);
-      if (limit != null) {
-        req.put("limit", limit);
-      }
-      req.put("native", nativeRead);
-      req.put("native_merge", NativeParquet.mergeEnabled());
-      plan = PythonBridge.call("plan_scan", req);
+      PlanScan req =
+          new PlanScan(
+              sourceOptions,
+              columns,
+              countOnly,
+              parallelism,
+              Json.elements(filters),
+              Json.elements(runtimeFilters),
+              limit,
+              nativeRead,
+              NativeParquet.mergeEnabled());
+      plan = PythonBridge.call(Operation.PLAN_SCAN, req);
     }
     return plan;
   }
@@ -155,15 +156,14 @@ public final class StrataLakeScan
    * vectors when every split is merged in Python ({@link MergedBatchReader}).
    */
   String vectorClass() {
-    if (countOnly || plan().get("splits").isEmpty()) {
+    if (countOnly || plan().splits().isEmpty()) {
       return null;
     }
     boolean allNative = true;
     boolean merged = true;
     boolean views = false;
-    for (JsonNode s : plan().get("splits")) {
-      JsonNode files = s.get("native_files");
-      if (files == null || files.isNull()) {
+    for (ScanSplit s : plan().splits()) {
+      if (s.nativeFiles() == null) {
         allNative = false;
         continue;
       }
@@ -182,15 +182,22 @@ public final class StrataLakeScan
     return merged ? org.apache.spark.sql.vectorized.ArrowColumnVector.class.getName() : null;
   }
 
+  private static int orZero(Integer value) {
+    return value == null ? 0 : value;
+  }
+
   /** Whether a planned split is read natively minus rows a key merge in Python supersedes. */
-  private static boolean hasSupersededRows(JsonNode split) {
-    return split.has("superseded_partition");
+  private static boolean hasSupersededRows(ScanSplit split) {
+    return split.supersededPartition() != null;
   }
 
   /** Whether a native file of a planned split has a deletion vector. */
-  private static boolean hasDeletionVector(JsonNode split) {
-    for (JsonNode f : split.path("native_files")) {
-      if (f.has("deletion") && !f.get("deletion").isNull()) {
+  private static boolean hasDeletionVector(ScanSplit split) {
+    if (split.nativeFiles() == null) {
+      return false;
+    }
+    for (Messages.NativeFile f : split.nativeFiles()) {
+      if (f.deletion() != null) {
         return true;
       }
     }
@@ -214,23 +221,23 @@ public final class StrataLakeScan
     if (!runtimeFilters.isEmpty()) {
       sb.append(" [runtime filters: ").append(runtimeFilters.size()).append(']');
     }
-    JsonNode splits = plan().get("splits");
+    List<ScanSplit> splits = plan().splits();
     if (countOnly) {
       return sb.append(" [COUNT(*): ")
-          .append(plan().path("count_from_metadata").asInt())
+          .append(orZero(plan().countFromMetadata()))
           .append(" splits from metadata, ")
-          .append(plan().path("count_merged").asInt())
+          .append(orZero(plan().countMerged()))
           .append(" merged in Python]")
           .toString();
     }
     int nativeSplits = 0;
     int merged = 0;
     int keyMerged = 0;
-    for (JsonNode s : splits) {
+    for (ScanSplit s : splits) {
       // A native entry may be several splits the planner packed into one input partition.
-      if (s.has("native_files")) {
-        nativeSplits += s.path("splits").asInt(1);
-        keyMerged += s.path("superseded").asInt(0);
+      if (s.nativeFiles() != null) {
+        nativeSplits += s.splits() == null ? 1 : s.splits();
+        keyMerged += orZero(s.superseded());
       } else {
         merged++;
       }
@@ -248,10 +255,10 @@ public final class StrataLakeScan
 
   @Override
   public Statistics estimateStatistics() {
-    JsonNode p = plan();
-    long rows = p.path("rows").asLong();
+    ScanPlan p = plan();
+    long rows = p.rows();
     // Spark treats 0 bytes as "tiny"; an empty table is, but keep the estimate positive.
-    long bytes = Math.max(1L, p.path("bytes").asLong());
+    long bytes = Math.max(1L, p.bytes());
     return new Statistics() {
       @Override
       public OptionalLong sizeInBytes() {
@@ -275,16 +282,16 @@ public final class StrataLakeScan
    */
   @Override
   public Partitioning outputPartitioning() {
-    JsonNode p = plan();
-    JsonNode numBuckets = p.get("num_buckets");
-    List<String> keys = Json.toList(p.get("bucket_keys"));
+    ScanPlan p = plan();
+    Integer numBuckets = p.numBuckets();
+    List<String> keys = p.bucketKeys();
     Set<Integer> buckets = new HashSet<>();
-    p.get("splits").forEach(s -> buckets.add(s.get("bucket").asInt()));
-    if (numBuckets == null || numBuckets.isNull() || keys.isEmpty() || buckets.isEmpty()) {
-      return new UnknownPartitioning(Math.max(1, p.get("splits").size()));
+    p.splits().forEach(s -> buckets.add(s.bucket()));
+    if (numBuckets == null || keys.isEmpty() || buckets.isEmpty()) {
+      return new UnknownPartitioning(Math.max(1, p.splits().size()));
     }
     return new KeyGroupedPartitioning(
-        new Expression[] {Expressions.bucket(numBuckets.asInt(), keys.toArray(new String[0]))},
+        new Expression[] {Expressions.bucket(numBuckets, keys.toArray(new String[0]))},
         buckets.size());
   }
 
@@ -297,7 +304,7 @@ public final class StrataLakeScan
    */
   @Override
   public SortOrder[] outputOrdering() {
-    List<String> keys = Json.toList(plan().get("ordering"));
+    List<String> keys = plan().ordering();
     SortOrder[] out = new SortOrder[keys.size()];
     for (int i = 0; i < out.length; i++) {
       out[i] =
@@ -414,15 +421,15 @@ public final class StrataLakeScan
    * pruning filter) only when two scans of the same table compare equal.
    */
   private final class StrataLakeBatch implements Batch {
-    private final JsonNode batchPlan;
+    private final ScanPlan batchPlan;
     private final String identity;
 
-    StrataLakeBatch(JsonNode batchPlan) {
+    StrataLakeBatch(ScanPlan batchPlan) {
       this.batchPlan = batchPlan;
       this.identity =
           table.name()
               + '@'
-              + batchPlan.path("snapshot_id").asText()
+              + batchPlan.snapshotId()
               + readSchema.json()
               + filters
               + runtimeFilters
@@ -431,46 +438,44 @@ public final class StrataLakeScan
 
     @Override
     public InputPartition[] planInputPartitions() {
-      JsonNode splits = batchPlan.get("splits");
+      List<ScanSplit> splits = batchPlan.splits();
       InputPartition[] out = new InputPartition[splits.size()];
       Base64.Decoder b64 = Base64.getDecoder();
       for (int i = 0; i < out.length; i++) {
-        JsonNode s = splits.get(i);
-        PythonInputPartition py =
-            new PythonInputPartition(i, b64.decode(s.get("partition").asText()));
+        ScanSplit s = splits.get(i);
+        PythonInputPartition py = new PythonInputPartition(i, b64.decode(s.partition()));
         StrataLakeInputPartition.NativeFile[] nativeFiles = null;
-        JsonNode nf = s.get("native_files");
-        if (nf != null && !nf.isNull()) {
+        List<Messages.NativeFile> nf = s.nativeFiles();
+        if (nf != null) {
           nativeFiles = new StrataLakeInputPartition.NativeFile[nf.size()];
           for (int j = 0; j < nativeFiles.length; j++) {
-            JsonNode f = nf.get(j);
-            JsonNode dv = f.get("deletion");
-            boolean hasDv = dv != null && !dv.isNull();
+            Messages.NativeFile f = nf.get(j);
+            Messages.DeletionFile dv = f.deletion();
+            boolean hasDv = dv != null;
             nativeFiles[j] =
                 new StrataLakeInputPartition.NativeFile(
-                    f.get("path").asText(),
-                    f.get("size").asLong(),
-                    f.get("rows").asLong(),
-                    hasDv ? dv.get("path").asText() : null,
-                    hasDv ? dv.get("offset").asLong() : 0L,
-                    hasDv ? dv.get("length").asInt() : 0);
+                    f.path(),
+                    f.size(),
+                    f.rows(),
+                    hasDv ? dv.path() : null,
+                    hasDv ? dv.offset() : 0L,
+                    hasDv ? dv.length() : 0);
           }
         }
         out[i] =
             new StrataLakeInputPartition(
                 py,
-                s.get("bucket").asInt(),
-                s.get("files").asLong(),
-                s.get("bytes").asLong(),
-                s.get("rows").asLong(),
-                s.get("runs").asLong(),
-                s.path("splits").asInt(1),
+                s.bucket(),
+                s.files(),
+                s.bytes(),
+                s.rows(),
+                s.runs(),
+                s.splits() == null ? 1 : s.splits(),
                 nativeFiles,
-                s.has("superseded_partition")
-                    ? new PythonInputPartition(
-                        i, b64.decode(s.get("superseded_partition").asText()))
+                s.supersededPartition() != null
+                    ? new PythonInputPartition(i, b64.decode(s.supersededPartition()))
                     : null,
-                s.path("superseded").asInt(0));
+                orZero(s.superseded()));
       }
       return out;
     }
@@ -478,13 +483,13 @@ public final class StrataLakeScan
     @Override
     public PartitionReaderFactory createReaderFactory() {
       int nativeSplits = 0;
-      JsonNode splits = batchPlan.get("splits");
-      for (JsonNode s : splits) {
-        nativeSplits += s.has("native_files") ? 1 : 0;
+      List<ScanSplit> splits = batchPlan.splits();
+      for (ScanSplit s : splits) {
+        nativeSplits += s.nativeFiles() != null ? 1 : 0;
       }
       boolean deletions = false;
       boolean superseded = false;
-      for (JsonNode s : splits) {
+      for (ScanSplit s : splits) {
         superseded |= hasSupersededRows(s);
         deletions |= hasDeletionVector(s);
       }

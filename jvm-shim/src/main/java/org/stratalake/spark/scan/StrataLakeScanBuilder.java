@@ -36,6 +36,12 @@ import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
+import org.stratalake.spark.bridge.Json;
+import org.stratalake.spark.bridge.Messages.AggregatePartitions;
+import org.stratalake.spark.bridge.Messages.ClassifyFilters;
+import org.stratalake.spark.bridge.Messages.CountRows;
+import org.stratalake.spark.bridge.Messages.PartitionAggregate;
+import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
 import org.stratalake.spark.catalog.StrataLakeTable;
 
@@ -101,13 +107,10 @@ public final class StrataLakeScanBuilder
     if (!translated.isEmpty()) {
       // Python says which of them the scan applies exactly (key and partition predicates):
       // Spark drops those; everything else is evaluated again after the scan.
-      ObjectNode req = PythonBridge.JSON.createObjectNode();
-      req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
-      req.set("filters", filters);
-      req.put("native", nativeRead);
-      JsonNode exact = PythonBridge.call("classify_filters", req);
+      ClassifyFilters req = new ClassifyFilters(sourceOptions, Json.elements(filters), nativeRead);
+      List<Boolean> exact = PythonBridge.call(Operation.CLASSIFY_FILTERS, req);
       for (int i = 0; i < translated.size(); i++) {
-        if (!exact.get(i).asBoolean()) {
+        if (!exact.get(i)) {
           after.add(translated.get(i));
         }
       }
@@ -155,10 +158,7 @@ public final class StrataLakeScanBuilder
   /** The table's row count from metadata, if Python says it is exact; null otherwise. */
   private Long metadataCount() {
     if (count == null && filters.isEmpty()) {
-      ObjectNode req = PythonBridge.JSON.createObjectNode();
-      req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
-      JsonNode answer = PythonBridge.call("count_rows", req);
-      count = answer == null || answer.isNull() ? null : answer.asLong();
+      count = PythonBridge.call(Operation.COUNT_ROWS, new CountRows(sourceOptions));
     }
     return count;
   }
@@ -210,10 +210,8 @@ public final class StrataLakeScanBuilder
     }
     List<String> partitionKeys = table.partitionKeys();
     StructType full = CharVarcharUtils.replaceCharVarcharWithStringInSchema(table.schema());
-    ObjectNode req = PythonBridge.JSON.createObjectNode();
-    req.set("source_options", PythonBridge.JSON.valueToTree(sourceOptions));
-    ArrayNode groupBy = req.putArray("group_by");
-    ArrayNode aggregates = req.putArray("aggregates");
+    List<String> groupBy = new ArrayList<>();
+    List<PartitionAggregate> aggregates = new ArrayList<>();
     List<StructField> fields = new ArrayList<>();
     for (Expression e : agg.groupByExpressions()) {
       String c = column(e);
@@ -224,19 +222,19 @@ public final class StrataLakeScanBuilder
       fields.add(full.apply(c));
     }
     for (AggregateFunc f : agg.aggregateExpressions()) {
-      ObjectNode a = aggregates.addObject();
       if (f instanceof CountStar) {
-        a.put("fn", "count");
+        aggregates.add(new PartitionAggregate("count", null));
         fields.add(new StructField("count(*)", DataTypes.LongType, false, Metadata.empty()));
         continue;
       }
       String c;
+      String fn;
       if (f instanceof Min) {
         c = column(((Min) f).column());
-        a.put("fn", "min");
+        fn = "min";
       } else if (f instanceof Max) {
         c = column(((Max) f).column());
-        a.put("fn", "max");
+        fn = "max";
       } else {
         return false;
       }
@@ -244,19 +242,21 @@ public final class StrataLakeScanBuilder
       if (c == null || !java.util.Arrays.asList(full.fieldNames()).contains(c)) {
         return false;
       }
-      a.put("column", c);
+      aggregates.add(new PartitionAggregate(fn, c));
       StructField source = full.apply(c);
       fields.add(
-          new StructField(
-              a.get("fn").asText() + "(" + c + ")", source.dataType(), true, Metadata.empty()));
+          new StructField(fn + "(" + c + ")", source.dataType(), true, Metadata.empty()));
     }
-    JsonNode answer = PythonBridge.call("aggregate_partitions", req);
-    if (answer == null || answer.isNull()) {
+    List<List<JsonNode>> answer =
+        PythonBridge.call(
+            Operation.AGGREGATE_PARTITIONS,
+            new AggregatePartitions(sourceOptions, groupBy, aggregates));
+    if (answer == null) {
       return false;
     }
     aggSchema = new StructType(fields.toArray(new StructField[0]));
     List<InternalRow> rows = new ArrayList<>();
-    for (JsonNode r : answer) {
+    for (List<JsonNode> r : answer) {
       Object[] values = new Object[fields.size()];
       for (int i = 0; i < values.length; i++) {
         values[i] = catalyst(r.get(i), fields.get(i).dataType());

@@ -1,6 +1,5 @@
 package org.stratalake.spark.write;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.Serializable;
 import java.nio.file.Files;
@@ -39,14 +38,14 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMe
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DateType;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
-import org.stratalake.spark.bridge.Json;
+import org.stratalake.spark.bridge.Messages.NativeAppendPlan;
+import org.stratalake.spark.bridge.Messages.NativeColumn;
 
 /**
  * Rows of a bucket-unaware append table written by Spark's own Parquet writer
@@ -78,32 +77,32 @@ public final class NativeAppendWrite {
    * The write settings when this write may go native: Python's plan exists, the session allows
    * it, and Spark's input has exactly the table's columns (by name and order). Null otherwise.
    */
-  static Settings settings(JsonNode plan, StructType input) {
-    if (plan == null || plan.isNull() || plan.isMissingNode()) {
+  static Settings settings(NativeAppendPlan plan, StructType input) {
+    if (plan == null) {
       return null;
     }
     String enabled = SQLConf.get().getConfString(ENABLED, "true");
     if (!Boolean.parseBoolean(enabled.trim())) {
       return null;
     }
-    JsonNode columns = plan.get("columns");
+    List<NativeColumn> columns = plan.columns();
     StructField[] fields = input.fields();
-    if (columns == null || columns.size() != fields.length) {
+    if (columns.size() != fields.length) {
       return null;
     }
     StructType sparkSchema = (StructType) CharVarcharUtils.replaceCharVarcharWithStringInSchema(input);
     StructField[] out = new StructField[fields.length];
     for (int i = 0; i < fields.length; i++) {
-      JsonNode c = columns.get(i);
-      if (!c.path("name").asText().equals(fields[i].name())) {
+      NativeColumn c = columns.get(i);
+      if (!c.name().equals(fields[i].name())) {
         return null;
       }
       // The file's column is optional or required as the table's field is (Spark has checked
       // NOT NULL columns before the write).
       StructField f = sparkSchema.fields()[i];
-      out[i] = new StructField(f.name(), f.dataType(), c.path("nullable").asBoolean(true), Metadata.empty());
+      out[i] = new StructField(f.name(), f.dataType(), c.nullable(), Metadata.empty());
     }
-    List<String> partitionKeys = Json.toList(plan.get("partition_keys"));
+    List<String> partitionKeys = plan.partitionKeys();
     StructType schema = new StructType(out);
     int[] partitionIndex = new int[partitionKeys.size()];
     DataType[] partitionTypes = new DataType[partitionKeys.size()];
@@ -112,17 +111,17 @@ public final class NativeAppendWrite {
       partitionTypes[i] = schema.fields()[partitionIndex[i]].dataType();
     }
     return new Settings(
-        plan.path("location").asText(),
-        plan.path("schema_id").asLong(),
+        plan.location(),
+        plan.schemaId(),
         schema.json(),
         partitionKeys.toArray(new String[0]),
         partitionIndex,
         partitionTypes,
-        plan.path("default_partition").asText("__DEFAULT_PARTITION__"),
-        plan.path("compression").asText("ZSTD"),
-        plan.path("zstd_level").asInt(1),
-        plan.path("target_file_size").asLong(128L << 20),
-        plan.path("row_group_size").asLong(64L << 20));
+        plan.defaultPartition(),
+        plan.compression(),
+        plan.zstdLevel(),
+        plan.targetFileSize(),
+        plan.rowGroupSize());
   }
 
   /** Rows sorted by the partition columns within each task, as Spark's own file writes sort them. */

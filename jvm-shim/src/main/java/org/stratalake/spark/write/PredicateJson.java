@@ -1,7 +1,10 @@
 package org.stratalake.spark.write;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
@@ -17,8 +20,8 @@ public final class PredicateJson {
   private PredicateJson() {}
 
   /** The predicates as a JSON array, or null if one holds something other than columns/literals. */
-  public static ArrayNode toJson(Predicate[] predicates) {
-    ArrayNode out = PythonBridge.JSON.createArrayNode();
+  public static List<JsonNode> toJson(Predicate[] predicates) {
+    List<JsonNode> out = new ArrayList<>();
     for (Predicate p : predicates) {
       ObjectNode node = expression(p);
       if (node == null) {

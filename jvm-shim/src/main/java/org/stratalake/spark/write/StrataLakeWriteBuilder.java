@@ -1,6 +1,5 @@
 package org.stratalake.spark.write;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +35,7 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
-import org.stratalake.spark.bridge.Json;
+import org.stratalake.spark.bridge.Messages.WriteDistribution;
 import org.stratalake.spark.bridge.PythonBridge;
 import org.stratalake.spark.catalog.StrataLakeTable;
 import org.stratalake.spark.functions.BucketFunction;
@@ -154,10 +153,10 @@ public final class StrataLakeWriteBuilder
     if (staticPartition != null) {
       options.put(STATIC_PARTITION, staticPartition);
     }
-    JsonNode spec = table.writeDistribution();
+    WriteDistribution spec = table.writeDistribution();
     int assigners = numAssigners(spec);
     Runnable afterCommit = null;
-    if (assigners > 1 && spec.path("owners_only").asBoolean(false)) {
+    if (assigners > 1 && Boolean.TRUE.equals(spec.ownersOnly())) {
       // Lookup, deletion-vector, first-row and full-compaction tables: a bucket that takes keys
       // of a slice other than its owner's gets level-0 files the owner's compaction does not see
       // (no changelog yet, invisible to deletion-vector reads). So N shrinks to what the table's
@@ -198,15 +197,15 @@ public final class StrataLakeWriteBuilder
    * for tables whose writers compact what they write, by the hash index (see build). 0 for other
    * tables.
    */
-  private static int numAssigners(JsonNode spec) {
-    if (spec == null || !"dynamic".equals(spec.path("kind").asText())) {
+  private static int numAssigners(WriteDistribution spec) {
+    if (spec == null || !"dynamic".equals(spec.kind())) {
       return 0;
     }
-    int n = spec.path("num_assigners").asInt(0);
+    int n = spec.numAssigners() == null ? 0 : spec.numAssigners();
     if (n <= 0) {
       n = org.apache.spark.sql.internal.SQLConf.get().numShufflePartitions();
     }
-    int cap = spec.path("max_assigners").asInt(Integer.MAX_VALUE);
+    int cap = spec.maxAssigners() == null ? Integer.MAX_VALUE : spec.maxAssigners();
     return Math.max(1, Math.min(n, cap));
   }
 
@@ -217,8 +216,12 @@ public final class StrataLakeWriteBuilder
    * (bridge_handlers.write_distribution); clustering by a subset still satisfies it, since rows
    * that agree on all expressions agree on any subset.
    */
-  private Expression[] clustering(JsonNode spec, int assigners) {
-    String kind = spec == null ? "columns" : spec.path("kind").asText("columns");
+  private static List<String> orEmpty(List<String> values) {
+    return values == null ? List.of() : values;
+  }
+
+  private Expression[] clustering(WriteDistribution spec, int assigners) {
+    String kind = spec == null ? "columns" : spec.kind();
     List<Expression> out = new ArrayList<>();
     switch (kind) {
       case "none":
@@ -227,7 +230,7 @@ public final class StrataLakeWriteBuilder
         // Paimon's assigner slice of the trimmed key's hash, |hash % N|: a task holds whole
         // slices and assigns their keys (dynamic_bucket.py); the partition columns make the
         // slice per partition, as Paimon's assigner id is.
-        List<String> partitions = Json.toList(spec.get("partition_keys"));
+        List<String> partitions = orEmpty(spec.partitionKeys());
         for (String p : partitions) {
           out.add(Expressions.column(p));
         }
@@ -239,8 +242,8 @@ public final class StrataLakeWriteBuilder
           // neighbouring partitions of a small write into one task.
           slice.add(Expressions.literal(SQLConf.get().numShufflePartitions()));
         }
-        slice.add(Expressions.literal(spec.get("compact_mask").asInt()));
-        for (String k : Json.toList(spec.get("bucket_keys"))) {
+        slice.add(Expressions.literal(spec.compactMask()));
+        for (String k : orEmpty(spec.bucketKeys())) {
           slice.add(Expressions.column(k));
         }
         // With partition columns, rows of a (partition, slice) meet in one task, whichever.
@@ -249,7 +252,7 @@ public final class StrataLakeWriteBuilder
         break;
       case "bucket":
       case "partition":
-        for (String p : Json.toList(spec.get("partition_keys"))) {
+        for (String p : orEmpty(spec.partitionKeys())) {
           out.add(Expressions.column(p));
         }
         if ("bucket".equals(kind)) {
@@ -258,12 +261,12 @@ public final class StrataLakeWriteBuilder
           // the tasks; Spark's hash of the bucket ids would leave some tasks idle.
           boolean unpartitioned = out.isEmpty();
           List<Expression> args = new ArrayList<>();
-          args.add(Expressions.literal(spec.get("num_buckets").asInt()));
+          args.add(Expressions.literal(spec.numBuckets()));
           if (unpartitioned) {
             args.add(Expressions.literal(SQLConf.get().numShufflePartitions()));
           }
-          args.add(Expressions.literal(spec.get("compact_mask").asInt()));
-          for (String k : Json.toList(spec.get("bucket_keys"))) {
+          args.add(Expressions.literal(spec.compactMask()));
+          for (String k : orEmpty(spec.bucketKeys())) {
             args.add(Expressions.column(k));
           }
           String bucketFunction = unpartitioned ? SliceFunction.NAME : BucketFunction.WRITE_NAME;

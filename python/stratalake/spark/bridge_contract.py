@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
@@ -497,12 +498,15 @@ OPERATIONS: dict[str, Operation] = _ops(
 
 
 # ---- decoding and encoding --------------------------------------------------------------------
+#
+# Each type gets one compiled codec (``_codec``), so a reply of thousands of splits costs a few
+# microseconds per object; a path to the offending key is only built when a check fails.
 
 
 def decode_request(message: Any) -> Any:
     """The typed request of one parsed JSON request, or BridgeContractError naming what is wrong."""
     if not isinstance(message, dict):
-        raise BridgeContractError(f"a bridge request must be a JSON object, got {type(message).__name__}")
+        raise BridgeContractError(f"a bridge request must be a JSON object, got {_json_type(message)}")
     op = message.get("op")
     operation = OPERATIONS.get(op) if isinstance(op, str) else None
     if operation is None:
@@ -518,55 +522,15 @@ def decode_request(message: Any) -> Any:
     return decode(operation.request, fields, f"request {op}")
 
 
-def decode_reply(op: str, value: Any) -> Any:
-    """A handler's reply checked against (and converted to) the operation's reply type."""
-    return decode(OPERATIONS[op].reply, value, f"reply of {op}")
+def reply_json(op: str, value: Any) -> Any:
+    """A handler's reply (typed, or plain JSON values) checked against the operation's reply type,
+    as JSON values with every field of every message (null for absent ones)."""
+    return _checked(_codec(OPERATIONS[op].reply, typed=False), value, f"reply of {op}")
 
 
 def decode(kind: Any, value: Any, where: str) -> Any:
     """``value`` (parsed JSON, or already typed) as ``kind``; BridgeContractError when it is not."""
-    if kind is None:
-        if value is not None:
-            raise BridgeContractError(f"bridge {where}: expected null, got {type(value).__name__}")
-        return None
-    if kind is Any:
-        return value
-    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
-        if isinstance(value, kind):
-            return value
-        if not isinstance(value, dict):
-            raise BridgeContractError(
-                f"bridge {where}: expected an object ({kind.__name__}), got {_json_type(value)}"
-            )
-        hints = _hints(kind)
-        unknown = [k for k in value if k not in hints]
-        if unknown:
-            raise BridgeContractError(f"bridge {where}: unknown key {unknown[0]!r} in {kind.__name__}")
-        args: dict[str, Any] = {}
-        for f in dataclasses.fields(kind):
-            if f.name in value:
-                args[f.name] = decode(hints[f.name], value[f.name], f"{where}.{f.name}")
-            elif f.default is dataclasses.MISSING:
-                raise BridgeContractError(f"bridge {where}: missing key {f.name!r} in {kind.__name__}")
-        return kind(**args)
-    origin = typing.get_origin(kind)
-    if origin in (Union, types.UnionType):
-        inner = [a for a in typing.get_args(kind) if a is not type(None)]
-        return None if value is None else decode(inner[0], value, where)
-    if origin is list:
-        if not isinstance(value, list):
-            raise BridgeContractError(f"bridge {where}: expected a list, got {_json_type(value)}")
-        (item,) = typing.get_args(kind)
-        return [decode(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise BridgeContractError(f"bridge {where}: expected an object, got {_json_type(value)}")
-        _, item = typing.get_args(kind)
-        return {str(k): decode(item, v, f"{where}.{k}") for k, v in value.items()}
-    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-    if not ok:
-        raise BridgeContractError(f"bridge {where}: expected {kind.__name__}, got {_json_type(value)}")
-    return value
+    return _checked(_codec(kind, typed=True), value, where)
 
 
 def encode(value: Any) -> Any:
@@ -580,19 +544,149 @@ def encode(value: Any) -> Any:
     return value
 
 
+class _Mismatch(Exception):
+    """A check that failed at ``path`` (innermost key first), before the message names it."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.path: list[str] = []
+
+
+def _checked(codec: Callable[[Any], Any], value: Any, where: str) -> Any:
+    try:
+        return codec(value)
+    except _Mismatch as m:
+        raise BridgeContractError(f"bridge {where}{''.join(reversed(m.path))}: {m.problem}") from None
+
+
 def _json_type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-_HINTS: dict[type[Any], dict[str, Any]] = {}
+_CODECS: dict[tuple[Any, bool], Callable[[Any], Any]] = {}
 
 
-def _hints(kind: type[Any]) -> dict[str, Any]:
-    hints = _HINTS.get(kind)
-    if hints is None:
-        hints = {f.name: typing.get_type_hints(kind)[f.name] for f in dataclasses.fields(kind)}
-        _HINTS[kind] = hints
-    return hints
+def _codec(kind: Any, typed: bool) -> Callable[[Any], Any]:
+    """Checks a value of ``kind``; ``typed``: returns dataclasses, else JSON values."""
+    key = (kind, typed)
+    codec = _CODECS.get(key)
+    if codec is None:
+        codec = _compile(kind, typed)
+        _CODECS[key] = codec
+    return codec
+
+
+def _compile(kind: Any, typed: bool) -> Callable[[Any], Any]:
+    if kind is None:
+
+        def null(value: Any) -> Any:
+            if value is not None:
+                raise _Mismatch(f"expected null, got {_json_type(value)}")
+            return None
+
+        return null
+    if kind is Any:
+        return lambda value: value
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        return _compile_message(kind, typed)
+    origin = typing.get_origin(kind)
+    if origin in (Union, types.UnionType):
+        (inner_kind,) = [a for a in typing.get_args(kind) if a is not type(None)]
+        inner = _codec(inner_kind, typed)
+        return lambda value: None if value is None else inner(value)
+    if origin is list:
+        item = _codec(typing.get_args(kind)[0], typed)
+
+        def listed(value: Any) -> Any:
+            if not isinstance(value, list | tuple):
+                raise _Mismatch(f"expected a list, got {_json_type(value)}")
+            out = []
+            for i, v in enumerate(value):
+                try:
+                    out.append(item(v))
+                except _Mismatch as m:
+                    m.path.append(f"[{i}]")
+                    raise
+            return out
+
+        return listed
+    if origin is dict:
+        item = _codec(typing.get_args(kind)[1], typed)
+
+        def mapped(value: Any) -> Any:
+            if not isinstance(value, dict):
+                raise _Mismatch(f"expected an object, got {_json_type(value)}")
+            out = {}
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise _Mismatch(f"expected string keys, got {_json_type(k)}")
+                try:
+                    out[k] = item(v)
+                except _Mismatch as m:
+                    m.path.append(f".{k}")
+                    raise
+            return out
+
+        return mapped
+    scalar: type[Any] = kind
+
+    def checked(value: Any) -> Any:
+        if not isinstance(value, scalar) or (scalar is int and isinstance(value, bool)):
+            raise _Mismatch(f"expected {scalar.__name__}, got {_json_type(value)}")
+        return value
+
+    return checked
+
+
+def _scalar(kind: Any) -> tuple[type[Any] | None, bool]:
+    """For a field of type str, int or bool (or T | None): (T, nullable); else (None, False)."""
+    nullable = False
+    if typing.get_origin(kind) in (Union, types.UnionType):
+        inner = [a for a in typing.get_args(kind) if a is not type(None)]
+        kind, nullable = inner[0], True
+    return (kind, nullable) if kind in (str, int, bool) else (None, False)
+
+
+def _compile_message(kind: type[Any], typed: bool) -> Callable[[Any], Any]:
+    hints = typing.get_type_hints(kind)
+    fields = [(f.name, f.default is dataclasses.MISSING) for f in dataclasses.fields(kind)]
+    names = frozenset(name for name, _ in fields)
+    # Per field: its exact scalar type when it has one (checked inline: the common case of a
+    # large reply), and its codec.
+    plan: list[tuple[str, bool, type[Any] | None, bool, Callable[[Any], Any]]] = []
+
+    def message(value: Any) -> Any:
+        if isinstance(value, kind):
+            value = {name: getattr(value, name) for name, _ in fields}
+        elif not isinstance(value, dict):
+            raise _Mismatch(f"expected an object ({kind.__name__}), got {_json_type(value)}")
+        if len(value) > len(names) or not names.issuperset(value):
+            unknown = sorted(value.keys() - names)
+            raise _Mismatch(f"unknown key {unknown[0]!r} in {kind.__name__}")
+        if not plan:  # compiled on first use: messages may refer to each other
+            for name, required in fields:
+                scalar, nullable = _scalar(hints[name])
+                plan.append((name, required, scalar, nullable, _codec(hints[name], typed)))
+        out = {}
+        for name, required, scalar, nullable, codec in plan:
+            if name in value:
+                v = value[name]
+                if scalar is not None and (type(v) is scalar or (v is None and nullable)):
+                    out[name] = v
+                    continue
+                try:
+                    out[name] = codec(v)
+                except _Mismatch as m:
+                    m.path.append(f".{name}")
+                    raise
+            elif required:
+                raise _Mismatch(f"missing key {name!r} in {kind.__name__}")
+            elif not typed:
+                out[name] = None
+        return kind(**out) if typed else out
+
+    return message
 
 
 # ---- the contract as data (compared with the JVM's BridgeContract.describe()) -----------------
@@ -615,6 +709,11 @@ def type_name(kind: Any) -> str:
     if origin is dict:
         return f"dict[str, {type_name(typing.get_args(kind)[1])}]"
     return {str: "str", int: "int", bool: "bool"}[kind]
+
+
+def _hints(kind: type[Any]) -> dict[str, Any]:
+    hints = typing.get_type_hints(kind)
+    return {f.name: hints[f.name] for f in dataclasses.fields(kind)}
 
 
 def _messages(kind: Any, out: dict[str, dict[str, str]]) -> None:

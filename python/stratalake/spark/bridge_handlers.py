@@ -762,8 +762,7 @@ def _handle(request: str) -> str:
     try:
         req = bc.decode_request(json.loads(request))
         handler = HANDLERS[req.OP]
-        reply = bc.decode_reply(req.OP, handler(req))
-        return json.dumps({"result": bc.encode(reply)})
+        return json.dumps({"result": bc.reply_json(req.OP, handler(req))})
     except StrataLakeError as exc:
         return json.dumps({"error": _error(exc, req, with_traceback=False)})
     except Exception as exc:  # a bug, not a user error: keep the traceback for the report

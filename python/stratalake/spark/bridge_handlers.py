@@ -618,7 +618,7 @@ def compaction_due(req: bc.CompactionDue) -> bool:
     return not table.schema().primary_keys and due(table)
 
 
-# ---- scans (org.stratalake.spark.StrataLakeScan) ---------------------------------------------
+# ---- scans (org.stratalake.spark.scan.StrataLakeScan) ----------------------------------------
 
 
 def _scan_table(options: Mapping[str, str]) -> Any:

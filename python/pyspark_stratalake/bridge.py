@@ -1,8 +1,9 @@
 """Driver-side Python worker answering the JVM catalog (``org.stratalake.spark.StrataLakeCatalog``).
 
 Spark starts it through ``PythonPlannerRunner`` (its daemon only imports modules whose name starts
-with ``pyspark``, hence this package). One request in, one answer out, both JSON strings; errors
-are part of the answer, see :mod:`stratalake.spark.bridge_handlers`.
+with ``pyspark``, hence this package). One request in, one answer out, both JSON strings of
+the messages :mod:`stratalake.spark.bridge_contract` lists; errors are part of the answer, see
+:mod:`stratalake.spark.bridge_handlers`.
 """
 
 from __future__ import annotations

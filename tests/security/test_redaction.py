@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import stratalake
-from stratalake.spark import bridge_handlers, source_options
+from stratalake.spark import bridge_contract, bridge_handlers, source_options
 
 SECRET = "wJalrXUtnFEMI-K7MDENG"
 CREDENTIALS = {
@@ -38,18 +38,27 @@ def test_bridge_log_redacts_catalog_and_source_options(
     log = tmp_path / "bridge.log"
     monkeypatch.setenv("STRATALAKE_BRIDGE_LOG", str(log))
     catalog = {"warehouse": str(tmp_path / "wh"), "options": {**CREDENTIALS, "s3.region": "eu-west-1"}}
-    load = {"op": "load_table", "catalog": catalog, "database": "db", "table": "t"}
+    load = {
+        "op": "load_table",
+        "protocol": bridge_contract.PROTOCOL_VERSION,
+        "catalog": catalog,
+        "database": "db",
+        "table": "t",
+        "version": None,
+        "timestamp_micros": None,
+    }
     answer = json.loads(bridge_handlers.handle(json.dumps(load)))
     assert "result" in answer, answer
     scan = {
         "op": "count_rows",
+        "protocol": bridge_contract.PROTOCOL_VERSION,
         "source_options": {
             source_options.WAREHOUSE: catalog["warehouse"],
             source_options.CATALOG_OPTIONS: json.dumps(catalog["options"]),
             source_options.TABLE: t.identifier,
         },
     }
-    bridge_handlers.handle(json.dumps(scan))
+    assert "result" in json.loads(bridge_handlers.handle(json.dumps(scan)))
     text = log.read_text()
     assert len(text.splitlines()) == 2
     assert SECRET not in text

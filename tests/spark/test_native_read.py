@@ -216,7 +216,7 @@ def test_generated_code_names_the_vector_class(spark: Any, db: str) -> None:
     onheap = "org.apache.spark.sql.execution.vectorized.OnHeapColumnVector"
     offheap = "org.apache.spark.sql.execution.vectorized.OffHeapColumnVector"
     generic = {"org.apache.spark.sql.vectorized.ColumnVector"}
-    views = {"org.stratalake.spark.SelectedColumnVector"}
+    views = {"org.stratalake.spark.scan.SelectedColumnVector"}
     # Two sorted runs per bucket: read natively after a key merge, as views of the kept rows.
     assert same(spark, agg)[0] == expected and vector_casts(spark, agg) == views
     # The same merged in Python: Arrow vectors only.

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.spark
 
 
 def rewrite(spark: Any, sql: str) -> str:
-    result: str = spark._jvm.org.stratalake.spark.WithClauseRewriter.rewrite(sql)
+    result: str = spark._jvm.org.stratalake.spark.sql.WithClauseRewriter.rewrite(sql)
     return result
 
 

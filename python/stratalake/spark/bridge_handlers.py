@@ -1,7 +1,8 @@
 """Answers the JVM catalog's requests with the Python catalog.
 
-Each request is a JSON object ``{"op": ..., "catalog": {"warehouse": ..., "options": {...}},
-...arguments}``; the answer is ``{"result": ...}`` or ``{"error": {"type", "message", ...}}``.
+Each request is a JSON object ``{"op": ..., "protocol": ..., ...fields}`` decoded into its typed
+request (:mod:`stratalake.spark.bridge_contract`, which lists every operation's request and
+reply); the answer is ``{"result": ...}`` or ``{"error": {"type", "message", ...}}``.
 The JVM maps error types onto Spark's own exceptions (``TableNotFoundError`` ->
 ``NoSuchTableException``...), so Spark keeps its IF [NOT] EXISTS semantics and messages.
 
@@ -11,6 +12,7 @@ every table answer re-reads the table's latest schema and snapshot, so it is nev
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -29,6 +31,7 @@ from stratalake.exceptions import (
     TableNotFoundError,
     UnsupportedError,
 )
+from stratalake.spark import bridge_contract as bc
 from stratalake.spark import dml, native_write, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
@@ -56,8 +59,7 @@ from stratalake.types import (
     VarCharType,
 )
 
-Request = dict[str, Any]
-Handler = Callable[[Request], Any]
+Handler = Callable[[Any], Any]
 
 DEFAULT_DATABASE = "default"
 PROVIDER = "stratalake"
@@ -68,81 +70,81 @@ _SPARK_RESERVED = ("owner", "is_managed_location", "external")
 _catalogs: dict[str, Catalog] = {}
 
 
-def catalog(conf: Mapping[str, Any]) -> Catalog:
+def catalog(conf: bc.CatalogConf) -> Catalog:
     """The catalog for a request's ``catalog`` entry, created once per worker process."""
-    key = json.dumps(conf, sort_keys=True)
+    key = json.dumps(bc.encode(conf), sort_keys=True)
     cat = _catalogs.get(key)
     if cat is None:
-        cat = Catalog(conf["warehouse"], options=dict(conf.get("options") or {}))
+        cat = Catalog(conf.warehouse, options=dict(conf.options))
         # Spark's session starts in the catalog's default namespace, as Paimon's catalogs do.
         cat.create_database(DEFAULT_DATABASE, ignore_if_exists=True)
         _catalogs[key] = cat
     return cat
 
 
-def _ident(req: Request) -> str:
+def _ident(req: Any) -> str:
     """``"db.table"`` of a request; both names checked (a readable InvalidIdentifierError in Spark)."""
-    return identifiers.join_table_identifier(req["database"], req["table"])
+    return identifiers.join_table_identifier(req.database, req.table)
 
 
 # ---- databases -------------------------------------------------------------------------------
 
 
-def list_databases(req: Request) -> list[str]:
-    return sorted(catalog(req["catalog"]).list_databases())
+def list_databases(req: bc.ListDatabases) -> list[str]:
+    return sorted(catalog(req.catalog).list_databases())
 
 
-def database_exists(req: Request) -> bool:
-    return bool(catalog(req["catalog"]).database_exists(req["database"]))
+def database_exists(req: bc.DatabaseExists) -> bool:
+    return bool(catalog(req.catalog).database_exists(req.database))
 
 
-def load_database(req: Request) -> dict[str, str]:
-    cat = catalog(req["catalog"])
-    if not cat.database_exists(req["database"]):
-        raise DatabaseNotFoundError(f"database {req['database']!r} does not exist")
+def load_database(req: bc.LoadDatabase) -> dict[str, str]:
+    cat = catalog(req.catalog)
+    if not cat.database_exists(req.database):
+        raise DatabaseNotFoundError(f"database {req.database!r} does not exist")
     props = getattr(cat, "database_properties", None)
-    return dict(props(req["database"])) if callable(props) else {}
+    return dict(props(req.database)) if callable(props) else {}
 
 
-def create_database(req: Request) -> None:
-    props = {k: v for k, v in (req.get("properties") or {}).items() if k not in _SPARK_RESERVED}
-    catalog(req["catalog"]).create_database(req["database"], properties=props or None)
+def create_database(req: bc.CreateDatabase) -> None:
+    props = {k: v for k, v in req.properties.items() if k not in _SPARK_RESERVED}
+    catalog(req.catalog).create_database(req.database, properties=props or None)
 
 
-def drop_database(req: Request) -> bool:
-    cat = catalog(req["catalog"])
-    if not cat.database_exists(req["database"]):
+def drop_database(req: bc.DropDatabase) -> bool:
+    cat = catalog(req.catalog)
+    if not cat.database_exists(req.database):
         return False
-    cat.drop_database(req["database"], cascade=bool(req.get("cascade")))
+    cat.drop_database(req.database, cascade=req.cascade)
     return True
 
 
 # ---- tables ----------------------------------------------------------------------------------
 
 
-def list_tables(req: Request) -> list[str]:
-    cat = catalog(req["catalog"])
-    if not cat.database_exists(req["database"]):
-        raise DatabaseNotFoundError(f"database {req['database']!r} does not exist")
-    return sorted(cat.list_tables(req["database"]))
+def list_tables(req: bc.ListTables) -> list[str]:
+    cat = catalog(req.catalog)
+    if not cat.database_exists(req.database):
+        raise DatabaseNotFoundError(f"database {req.database!r} does not exist")
+    return sorted(cat.list_tables(req.database))
 
 
-def table_exists(req: Request) -> bool:
-    return bool(catalog(req["catalog"]).table_exists(_ident(req)))
+def table_exists(req: bc.TableExists) -> bool:
+    return bool(catalog(req.catalog).table_exists(_ident(req)))
 
 
-def load_table(req: Request) -> dict[str, Any]:
-    base, system = spark_system_tables.split_name(str(req["table"]))
+def load_table(req: bc.LoadTable) -> bc.TableDescription:
+    base, system = spark_system_tables.split_name(req.table)
     try:
-        table = catalog(req["catalog"]).get_table(identifiers.join_table_identifier(req["database"], base))
+        table = catalog(req.catalog).get_table(identifiers.join_table_identifier(req.database, base))
     except DatabaseNotFoundError as exc:  # Spark expects "no such table" from loadTable
         raise TableNotFoundError(str(exc)) from exc
     # Time travel shows the columns the snapshot was written with (Table.as_of), as Paimon does;
     # system tables too (t$files VERSION AS OF 1 lists snapshot 1's files).
     snapshot_id: int | None = None
     tag: str | None = None
-    if req.get("version") is not None:
-        version = str(req["version"])
+    if req.version is not None:
+        version = req.version
         if version.isdigit():
             snapshot_id = int(version)
             table = table.as_of(table.snapshot(snapshot_id))  # SnapshotNotFoundError if missing
@@ -150,8 +152,8 @@ def load_table(req: Request) -> dict[str, Any]:
             # A tag name: scans plan from the tag's own snapshot copy, even once it expired.
             tag = version
             table = table.as_of(table.tag_manager.tag(tag))  # TagNotFoundError if missing
-    elif req.get("timestamp_micros") is not None:
-        millis = int(req["timestamp_micros"]) // 1000
+    elif req.timestamp_micros is not None:
+        millis = req.timestamp_micros // 1000
         snap = table.snapshot_at(millis)
         if snap is None:
             raise SnapshotNotFoundError(
@@ -160,13 +162,13 @@ def load_table(req: Request) -> dict[str, Any]:
         snapshot_id = snap.id
         table = table.as_of(snap)
     if system is not None:
-        return describe_system_table(req, table, system, snapshot_id, tag)
-    return describe(req, table, snapshot_id, tag)
+        return describe_system_table(req.catalog, table, system, snapshot_id, tag)
+    return describe(req.catalog, table, snapshot_id, tag)
 
 
 def describe(
-    req: Request, table: Any, snapshot_id: int | None = None, tag: str | None = None
-) -> dict[str, Any]:
+    conf: bc.CatalogConf, table: Any, snapshot_id: int | None = None, tag: str | None = None
+) -> bc.TableDescription:
     """Everything the JVM table needs: Spark schema, keys, properties, data source options."""
     schema = table.schema()
     primary_keys = list(schema.primary_keys)
@@ -199,8 +201,8 @@ def describe(
     cluster = partition_keys + [k for k in bucket_keys if k not in partition_keys]
 
     options = {
-        source_options.WAREHOUSE: req["catalog"]["warehouse"],
-        source_options.CATALOG_OPTIONS: json.dumps(req["catalog"].get("options") or {}),
+        source_options.WAREHOUSE: conf.warehouse,
+        source_options.CATALOG_OPTIONS: json.dumps(conf.options),
         source_options.TABLE: table.identifier,
         source_options.LOCATION: str(table.location),
         source_options.KEY_COLUMNS: json.dumps(partition_keys + primary_keys),
@@ -216,21 +218,22 @@ def describe(
         # start() arrive as changes, not in the initial full scan.
         options[source_options.STREAM_LATEST_SNAPSHOT] = str(table.snapshot_manager.latest_snapshot_id() or 0)
     database, name = table.identifier.split(".", 1)
-    return {
-        "name": table.identifier,
-        "schema": {"type": "struct", "fields": fields},
-        "partition_keys": partition_keys,
-        "primary_keys": primary_keys,
-        "properties": properties,
-        "source_options": options,
-        "write_cluster_columns": cluster if primary_keys else [],
-        "write_distribution": write_distribution(table),
+    native_append = native_write.native_append_plan(table) if snapshot_id is None and tag is None else None
+    return bc.TableDescription(
+        name=table.identifier,
+        schema={"type": "struct", "fields": fields},
+        partition_keys=partition_keys,
+        primary_keys=primary_keys,
+        properties=properties,
+        source_options=options,
+        write_cluster_columns=cluster if primary_keys else [],
+        write_distribution=bc.decode(bc.WriteDistribution, write_distribution(table), "write_distribution"),
         # Bucket-unaware append tables: written by Spark's Parquet writer (native_write.py).
-        "native_append": native_write.native_append_plan(table) if snapshot_id is None and tag is None else None,
-        # Row-level DML: the request that names this table, and which statements it refuses.
-        "identity": {"catalog": req["catalog"], "database": database, "table": name},
-        "row_level": dml.row_level_rules(table),
-    }
+        native_append=bc.decode(bc.NativeAppendPlan | None, native_append, "native_append"),
+        # Row-level DML: the table these requests name, and which statements it refuses.
+        identity=bc.TableIdentity(catalog=conf, database=database, table=name),
+        row_level=bc.decode(bc.RowLevelRules, dml.row_level_rules(table), "row_level"),
+    )
 
 
 def write_distribution(table: Any) -> dict[str, Any]:
@@ -349,62 +352,71 @@ def _jvm_hashable(t: Any) -> bool:
 
 
 def describe_system_table(
-    req: Request, table: Any, name: str, snapshot_id: int | None = None, tag: str | None = None
-) -> dict[str, Any]:
+    conf: bc.CatalogConf, table: Any, name: str, snapshot_id: int | None = None, tag: str | None = None
+) -> bc.TableDescription:
     """A read-only ``t$<name>`` table; the data source reads it with the base table's options
     (and the version it was loaded at: the tables that show one snapshot show that one)."""
-    meta = describe(req, table, snapshot_id, tag)
-    options = dict(meta["source_options"])
+    meta = describe(conf, table, snapshot_id, tag)
+    options = dict(meta.source_options)
     options[spark_system_tables.SYSTEM_TABLE] = name
-    return {
-        **meta,
-        "name": f"{table.identifier}${name}",
-        "schema": {"type": "struct", "fields": spark_system_tables.spark_fields(table, name)},
-        "partition_keys": [],
-        "primary_keys": [],
-        "properties": {"provider": PROVIDER},
-        "source_options": options,
-        "write_cluster_columns": [],
-        "write_distribution": {"kind": "none"},
-        "system_table": name,
-    }
+    return dataclasses.replace(
+        meta,
+        name=f"{table.identifier}${name}",
+        schema={"type": "struct", "fields": spark_system_tables.spark_fields(table, name)},
+        partition_keys=[],
+        primary_keys=[],
+        properties={"provider": PROVIDER},
+        source_options=options,
+        write_cluster_columns=[],
+        write_distribution=bc.WriteDistribution(kind="none"),
+        system_table=name,
+    )
 
 
 # ---- row-level DML and procedures --------------------------------------------------------------
 
 
-def can_delete_where(req: Request) -> bool:
-    table = catalog(req["catalog"]).get_table(_ident(req))
-    return dml.delete_plan(table, dml.parse_predicates(req.get("predicates") or [])) is not None
+def can_delete_where(req: bc.CanDeleteWhere) -> bool:
+    table = catalog(req.catalog).get_table(_ident(req))
+    return dml.delete_plan(table, dml.parse_predicates(req.predicates)) is not None
 
 
-def delete_where(req: Request) -> int | None:
-    table = catalog(req["catalog"]).get_table(_ident(req))
-    conjuncts = dml.parse_predicates(req.get("predicates") or [])
+def delete_where(req: bc.DeleteWhere) -> int | None:
+    table = catalog(req.catalog).get_table(_ident(req))
+    conjuncts = dml.parse_predicates(req.predicates or [])
     if conjuncts is None:
         raise UnsupportedError(f"table {_ident(req)}: this DELETE condition cannot be evaluated")
     return dml.delete_where(table, conjuncts)
 
 
-def list_procedures(req: Request) -> list[str]:
+def list_procedures(req: bc.ListProcedures) -> list[str]:
     return sorted(procedures.PROCEDURES)
 
 
-def describe_procedure(req: Request) -> dict[str, Any]:
-    return procedures.lookup(req.get("namespace") or [], req["procedure"]).describe()
+def describe_procedure(req: bc.DescribeProcedure) -> Any:
+    return procedures.lookup(req.namespace, req.procedure).describe()
 
 
-def call_procedure(req: Request) -> dict[str, Any]:
-    state = dict(req.get("state") or {})
-    if req.get("job_results") is not None:
-        state["job_results"] = req["job_results"]
-    state["source_options_of"] = lambda table: dict(describe(req, table)["source_options"])
-    args = req.get("args") or {}
-    current = str(req.get("current_database") or DEFAULT_DATABASE)
-    if args.get("table") is not None:
-        # The table a TableNotFoundError names (Spark's TABLE_OR_VIEW_NOT_FOUND message).
-        req["database"], req["table"] = procedures.table_identifier(args["table"], current)
-    return procedures.call(catalog(req["catalog"]), req["procedure"], args, state, current)
+def call_procedure(req: bc.CallProcedure) -> Any:
+    state = dict(req.state or {})
+    if req.job_results is not None:
+        state["job_results"] = req.job_results
+    state["source_options_of"] = lambda table: dict(describe(req.catalog, table).source_options)
+    current = req.current_database or DEFAULT_DATABASE
+    return procedures.call(catalog(req.catalog), req.procedure, req.args, state, current)
+
+
+def _procedure_table(req: bc.CallProcedure) -> tuple[str, str] | None:
+    """The table a procedure call names, for the TableNotFoundError Spark reports
+    (TABLE_OR_VIEW_NOT_FOUND); None when its arguments name none (or not a valid one)."""
+    table = req.args.get("table")
+    if table is None:
+        return None
+    try:
+        database, name = procedures.table_identifier(table, req.current_database or DEFAULT_DATABASE)
+    except StrataLakeError:
+        return None
+    return database, name
 
 
 def _split_keys(value: str) -> list[str]:
@@ -412,7 +424,7 @@ def _split_keys(value: str) -> list[str]:
 
 
 def _table_spec(
-    req: Request, extra_options: Mapping[str, str] | None = None, inherit: Any = None
+    req: bc.CreateTable | bc.StageTable, extra_options: Mapping[str, str] | None = None, inherit: Any = None
 ) -> dict[str, Any]:
     """``Catalog.create_table`` arguments from a Spark create request.
 
@@ -420,7 +432,7 @@ def _table_spec(
     (a table being replaced) supplies keys and options the request does not give.
     """
     ident = _ident(req)
-    props: dict[str, str] = dict(req.get("properties") or {})
+    props: dict[str, str] = dict(req.properties)
     comment = props.pop("comment", None)
     # Every table of a stratalake catalog is a stratalake table. DataFrameWriter.saveAsTable
     # always sends a provider (spark.sql.sources.default, "parquet"), so USING is ignored.
@@ -435,7 +447,7 @@ def _table_spec(
         if not key.startswith("stratalake."):
             options.setdefault(key, value)
 
-    primary_keys: list[str] = list(req.get("primary_keys") or [])
+    primary_keys: list[str] = list(req.primary_keys)
     pk_option = options.pop("primary-key", None)
     if pk_option is not None:
         from_option = _split_keys(pk_option)
@@ -445,12 +457,12 @@ def _table_spec(
                 f"'primary-key'='{pk_option}' disagree; give the key once"
             )
         primary_keys = from_option
-    partition_keys: list[str] = list(req.get("partition_keys") or [])
+    partition_keys: list[str] = list(req.partition_keys)
     partition_option = options.pop("partition", None)
     if partition_option is not None and not partition_keys:
         partition_keys = _split_keys(partition_option)
 
-    names = [f["name"] for f in req["schema"]["fields"]]
+    names = [f["name"] for f in req.schema["fields"]]
     if inherit is not None:
         old = inherit.schema()
         if not primary_keys and all(k in names for k in old.primary_keys):
@@ -463,7 +475,7 @@ def _table_spec(
             comment = old.comment
 
     columns: list[tuple[str, ...]] = []
-    for f in req["schema"]["fields"]:
+    for f in req.schema["fields"]:
         nullable = bool(f.get("nullable", True)) and f["name"] not in primary_keys
         description = (f.get("metadata") or {}).get("comment")
         paimon_type = spark_to_paimon(f["type"], nullable)
@@ -477,9 +489,9 @@ def _table_spec(
     }
 
 
-def create_table(req: Request) -> dict[str, Any]:
-    table = catalog(req["catalog"]).create_table(_ident(req), **_table_spec(req))
-    return describe(req, table)
+def create_table(req: bc.CreateTable) -> bc.TableDescription:
+    table = catalog(req.catalog).create_table(_ident(req), **_table_spec(req))
+    return describe(req.catalog, table)
 
 
 def _same_columns(table: Any, spark_schema: Mapping[str, Any]) -> bool:
@@ -494,152 +506,163 @@ def _same_columns(table: Any, spark_schema: Mapping[str, Any]) -> bool:
     )
 
 
-def stage_table(req: Request) -> dict[str, Any]:
+def stage_table(req: bc.StageTable) -> bc.StagedTable:
     """CREATE/REPLACE TABLE AS SELECT and saveAsTable, when Spark starts writing (or commits).
 
     Answers ``{"mode": "append" | "truncate", "table": <describe>}``: "truncate" means the
     existing table is kept (same columns) and the write replaces its rows in one snapshot.
     """
     ident = _ident(req)
-    cat = catalog(req["catalog"])
-    write_options = dict(req.get("write_options") or {})
-    existing = cat.get_table(ident) if req.get("replace") and cat.table_exists(ident) else None
+    cat = catalog(req.catalog)
+    write_options = dict(req.write_options)
+    existing = cat.get_table(ident) if req.replace and cat.table_exists(ident) else None
     if existing is not None:
         explicit_key = (
-            req.get("primary_keys")
+            req.primary_keys
             or "primary-key" in write_options
-            or any(k.removeprefix("option.") == "primary-key" for k in (req.get("properties") or {}))
+            or any(k.removeprefix("option.") == "primary-key" for k in req.properties)
         )
-        if req.get("allow_overwrite") and not explicit_key and _same_columns(existing, req["schema"]):
-            return {"mode": "truncate", "table": describe(req, existing)}
+        if req.allow_overwrite and not explicit_key and _same_columns(existing, req.schema):
+            return bc.StagedTable(mode="truncate", table=describe(req.catalog, existing))
         spec = _table_spec(req, write_options, inherit=existing)
         cat.drop_table(ident)
     else:
         spec = _table_spec(req, write_options)
-    return {"mode": "append", "table": describe(req, cat.create_table(ident, **spec))}
+    return bc.StagedTable(mode="append", table=describe(req.catalog, cat.create_table(ident, **spec)))
 
 
-def _field_name(change: Mapping[str, Any]) -> str:
-    names = list(change["field_names"])
+def _field_name(change: bc.TableChange) -> str:
+    names = list(change.field_names or [])
     if len(names) != 1:
         raise UnsupportedError(f"nested column {'.'.join(names)} cannot be altered")
     return str(names[0])
 
 
-def _schema_change(table: Any, change: Mapping[str, Any]) -> Any:
-    kind = change["kind"]
+def _given(value: str | None, change: bc.TableChange, field: str) -> str:
+    """A field the change's kind needs (the JVM always sends it for that kind)."""
+    if value is None:
+        raise bc.BridgeContractError(f"bridge request alter_table: a {change.kind} change without {field!r}")
+    return value
+
+
+def _schema_change(table: Any, change: bc.TableChange) -> Any:
+    kind = change.kind
     if kind == "set_property":
-        if change["key"] == "comment":
-            return SchemaChange.update_comment(change["value"])
-        return SchemaChange.set_option(change["key"], change["value"])
+        if change.key == "comment":
+            return SchemaChange.update_comment(change.value)
+        return SchemaChange.set_option(
+            _given(change.key, change, "key"), _given(change.value, change, "value")
+        )
     if kind == "remove_property":
-        if change["key"] == "comment":
+        if change.key == "comment":
             return SchemaChange.update_comment(None)
-        return SchemaChange.remove_option(change["key"])
+        return SchemaChange.remove_option(_given(change.key, change, "key"))
     name = _field_name(change)
     if kind == "add_column":
-        paimon_type = spark_to_paimon(change["type"], bool(change.get("nullable", True)))
-        return SchemaChange.add_column(name, paimon_type, comment=change.get("comment"))
+        paimon_type = spark_to_paimon(change.type, change.nullable is not False)
+        return SchemaChange.add_column(name, paimon_type, comment=change.comment)
     if kind == "rename_column":
-        return SchemaChange.rename_column(name, change["new_name"])
+        return SchemaChange.rename_column(name, _given(change.new_name, change, "new_name"))
     if kind == "drop_column":
         return SchemaChange.drop_column(name)
     if kind == "update_column_type":
         current = next((f for f in table.schema().fields if f.name == name), None)
         nullable = True if current is None else bool(current.type.nullable)
-        return SchemaChange.update_column_type(name, spark_to_paimon(change["type"], nullable))
+        return SchemaChange.update_column_type(name, spark_to_paimon(change.type, nullable))
     factory = getattr(SchemaChange, kind, None)
     if kind == "update_column_comment" and factory is not None:
-        return factory(name, change.get("comment"))
+        return factory(name, change.comment)
     if kind == "update_column_nullability" and factory is not None:
-        return factory(name, bool(change["nullable"]))
+        return factory(name, bool(change.nullable))
     raise UnsupportedError(f"table {table.identifier}: ALTER TABLE {kind.replace('_', ' ')} is not supported")
 
 
-def alter_table(req: Request) -> dict[str, Any]:
+def alter_table(req: bc.AlterTable) -> bc.TableDescription:
     ident = _ident(req)
-    cat = catalog(req["catalog"])
+    cat = catalog(req.catalog)
     table = cat.get_table(ident)
-    changes = [_schema_change(table, c) for c in req.get("changes") or []]
+    changes = [_schema_change(table, c) for c in req.changes]
     if changes:
         cat.alter_table(ident, changes)
-    return describe(req, cat.get_table(ident))
+    return describe(req.catalog, cat.get_table(ident))
 
 
-def drop_table(req: Request) -> bool:
-    cat = catalog(req["catalog"])
+def drop_table(req: bc.DropTable) -> bool:
+    cat = catalog(req.catalog)
     if not cat.table_exists(_ident(req)):
         return False
     cat.drop_table(_ident(req))
     return True
 
 
-def rename_table(req: Request) -> None:
-    new_ident = identifiers.join_table_identifier(req["new_database"], req["new_table"])
-    catalog(req["catalog"]).rename_table(_ident(req), new_ident)
+def rename_table(req: bc.RenameTable) -> None:
+    new_ident = identifiers.join_table_identifier(req.new_database, req.new_table)
+    catalog(req.catalog).rename_table(_ident(req), new_ident)
 
 
-def dynamic_assigners(req: Request) -> int:
+def dynamic_assigners(req: bc.DynamicAssigners) -> int:
     """For a write into a dynamic-bucket table whose writers compact every bucket they write: the
     number of assigner slices to use, at most ``num_assigners``, under which every bucket's keys
     belong to its owner slice (one writer per bucket; 1 falls back to one writer per partition)."""
-    table = catalog(req["catalog"]).get_table(_ident(req))
+    table = catalog(req.catalog).get_table(_ident(req))
     if is_cross_partition(table):
-        return owner_consistent_slices(table, int(req["num_assigners"]))
-    return owner_consistent_assigners(table, int(req["num_assigners"]))
+        return owner_consistent_slices(table, req.num_assigners)
+    return owner_consistent_assigners(table, req.num_assigners)
 
 
-def compaction_due(req: Request) -> bool:
+def compaction_due(req: bc.CompactionDue) -> bool:
     """After a native append write: whether the table's small-file compaction has files to merge."""
     from stratalake.table.append_compact import compaction_due as due
 
-    table = catalog(req["catalog"]).get_table(_ident(req))
+    table = catalog(req.catalog).get_table(_ident(req))
     return not table.schema().primary_keys and due(table)
 
 
-# ---- scans (org.stratalake.spark.StrataLakeScan) ---------------------------------------------
+# ---- scans (org.stratalake.spark.scan.StrataLakeScan) ----------------------------------------
 
 
-def _scan_table(req: Request) -> Any:
+def _scan_table(options: Mapping[str, str]) -> Any:
     """The table a scan's data source options name, through this worker's cached catalog."""
-    options = req["source_options"]
-    conf = {
-        "warehouse": options[source_options.WAREHOUSE],
-        "options": json.loads(options.get(source_options.CATALOG_OPTIONS) or "{}"),
-    }
+    conf = bc.CatalogConf(
+        warehouse=options[source_options.WAREHOUSE],
+        options=json.loads(options.get(source_options.CATALOG_OPTIONS) or "{}"),
+    )
     from stratalake.spark import planning
 
     # A time-travel scan reads in the columns of its snapshot (the schema Spark was given).
     return planning.read_table(catalog(conf).get_table(options[source_options.TABLE]), options)
 
 
-def plan_scan(req: Request) -> dict[str, Any]:
+def plan_scan(req: bc.PlanScan) -> Any:
     """Splits, statistics and bucket layout of a scan; see :func:`stratalake.spark.planning.plan`."""
     from stratalake.spark import planning
 
-    return planning.plan(_scan_table(req), req["source_options"], req)
+    return planning.plan(_scan_table(req.source_options), req.source_options, bc.encode(req))
 
 
-def classify_filters(req: Request) -> list[bool]:
+def classify_filters(req: bc.ClassifyFilters) -> list[bool]:
     """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
     from stratalake.spark import planning
 
-    return planning.exact_filters(_scan_table(req), req.get("filters") or [], native=bool(req.get("native")))
+    return planning.exact_filters(_scan_table(req.source_options), req.filters, native=req.native)
 
 
-def count_rows(req: Request) -> int | None:
+def count_rows(req: bc.CountRows) -> int | None:
     """COUNT(*) from file metadata when that is exact, else null (Spark then scans)."""
     from stratalake.spark import planning
 
-    return planning.count_rows(_scan_table(req), req["source_options"])
+    return planning.count_rows(_scan_table(req.source_options), req.source_options)
 
 
-def aggregate_partitions(req: Request) -> list[list[Any]] | None:
+def aggregate_partitions(req: bc.AggregatePartitions) -> list[list[Any]] | None:
     """Aggregates over partition columns from file metadata when exact, else null (Spark scans)."""
     from stratalake.spark import planning
 
     return planning.aggregate_partitions(
-        _scan_table(req), req["source_options"], req.get("group_by") or [], req.get("aggregates") or []
+        _scan_table(req.source_options),
+        req.source_options,
+        req.group_by,
+        [bc.encode(a) for a in req.aggregates],
     )
 
 
@@ -671,18 +694,21 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-def _error(exc: BaseException, req: Request, with_traceback: bool) -> dict[str, Any]:
+def _error(exc: BaseException, req: Any, with_traceback: bool) -> dict[str, Any]:
     error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
     # Which object is missing or already there, for Spark's own exception messages.
+    database: str = getattr(req, "database", "")
+    table: str = getattr(req, "table", "")
+    if isinstance(req, bc.CallProcedure):
+        database, table = _procedure_table(req) or ("", "")
     if isinstance(exc, (TableNotFoundError, TableAlreadyExistsError)):
-        error["database"] = req.get("database", "")
-        error["table"] = req.get("table", "")
-        if isinstance(exc, TableAlreadyExistsError) and req.get("new_table"):
-            error["database"], error["table"] = req["new_database"], req["new_table"]
+        error["database"], error["table"] = database, table
+        if isinstance(exc, TableAlreadyExistsError) and isinstance(req, bc.RenameTable):
+            error["database"], error["table"] = req.new_database, req.new_table
     elif isinstance(exc, (DatabaseNotFoundError, DatabaseAlreadyExistsError)) or type(exc).__name__ in (
         "DatabaseNotEmptyError",
     ):
-        error["database"] = req.get("database", "")
+        error["database"] = database
     if with_traceback:
         error["traceback"] = traceback.format_exc()
     return error
@@ -732,13 +758,11 @@ def _redact(value: Any) -> Any:
 
 
 def _handle(request: str) -> str:
-    req: Request = {}
+    req: Any = None
     try:
-        req = json.loads(request)
-        handler = HANDLERS.get(req.get("op", ""))
-        if handler is None:
-            raise UnsupportedError(f"unknown stratalake bridge request {req.get('op')!r}")
-        return json.dumps({"result": handler(req)})
+        req = bc.decode_request(json.loads(request))
+        handler = HANDLERS[req.OP]
+        return json.dumps({"result": bc.reply_json(req.OP, handler(req))})
     except StrataLakeError as exc:
         return json.dumps({"error": _error(exc, req, with_traceback=False)})
     except Exception as exc:  # a bug, not a user error: keep the traceback for the report

@@ -1,0 +1,151 @@
+package org.stratalake.spark.bridge;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import net.razorvine.pickle.Pickler;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.python.PythonFunction;
+import org.apache.spark.api.python.PythonUtils$;
+import org.apache.spark.api.python.PythonWorkerUtils;
+import org.apache.spark.sql.execution.python.PythonPlannerRunner;
+
+/**
+ * Sends one typed request ({@link Messages}) to the Python catalog and returns its typed reply.
+ *
+ * <p>Why Spark's driver-side {@code PythonPlannerRunner}: it is the machinery Spark itself uses to
+ * plan Python data sources, so it works the same from PySpark and from the pure-JVM spark-sql
+ * shell, needs no py4j callback server, and reuses Spark's pooled Python daemon (a few ms per
+ * call once warm). A py4j callback would only work when a Python driver exists; a private
+ * subprocess would duplicate worker management. The cost is an internal API pinned to Spark 4.3.
+ *
+ * <p>The worker module must start with "pyspark": Spark's daemon only imports such modules.
+ */
+public final class PythonBridge {
+  public static final ObjectMapper JSON = new ObjectMapper();
+  private static final String WORKER_MODULE = "pyspark_stratalake.bridge";
+  private static final int PYTHON_EXCEPTION_THROWN = -2;
+
+  // Built once: resolving the interpreter version spawns a process. Keeping the function (and so
+  // its envVars) stable also keeps Spark on one pooled daemon.
+  private static volatile PythonFunction function;
+
+  private PythonBridge() {}
+
+  private static PythonFunction function() {
+    PythonFunction f = function;
+    if (f == null) {
+      synchronized (PythonBridge.class) {
+        if (function == null) {
+          function = PythonUtils$.MODULE$.createPythonFunction(new byte[0]);
+        }
+        f = function;
+      }
+    }
+    return f;
+  }
+
+  /**
+   * Reads and writes the messages of {@link Messages}: snake_case keys, and strict both ways (an
+   * unknown key, or a missing one, in a reply is an error: the two sides disagree).
+   */
+  static final ObjectMapper MESSAGES =
+      JsonMapper.builder()
+          .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+          .build();
+
+  /** Calls per operation in this JVM (BridgeContract.callCounts), for tests and diagnostics. */
+  static final Map<String, LongAdder> CALLS = new ConcurrentHashMap<>();
+
+  /**
+   * Calls {@code op} with {@code request} (every field sent, with the protocol version); returns
+   * the reply, or throws the error Python answered, mapped onto Spark's exceptions.
+   */
+  public static <Q extends Record, R> R call(Operation<Q, R> op, Q request) {
+    CALLS.computeIfAbsent(op.name(), k -> new LongAdder()).increment();
+    ObjectNode args = MESSAGES.valueToTree(request);
+    args.put("op", op.name());
+    args.put("protocol", BridgeContract.PROTOCOL_VERSION);
+    JsonNode result = call(args);
+    try {
+      return MESSAGES.convertValue(result, op.replyType());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(
+          "stratalake bridge: the reply of " + op.name() + " does not follow the contract", e);
+    }
+  }
+
+  private static JsonNode call(ObjectNode args) {
+    String response = new Runner(function(), args.toString()).runInPython(useDaemon());
+    JsonNode answer;
+    try {
+      answer = JSON.readTree(response);
+    } catch (IOException e) {
+      throw new IllegalStateException("stratalake bridge returned malformed JSON: " + response, e);
+    }
+    JsonNode error = answer.get("error");
+    if (error != null && !error.isNull()) {
+      throw Errors.fromPython(error);
+    }
+    return answer.get("result");
+  }
+
+  private static boolean useDaemon() {
+    SparkEnv env = SparkEnv.get();
+    return env == null || env.conf().getBoolean("spark.python.use.daemon", true);
+  }
+
+  private static final class Runner extends PythonPlannerRunner<String> {
+    private final String request;
+
+    Runner(PythonFunction func, String request) {
+      super(func);
+      this.request = request;
+    }
+
+    @Override
+    public String workerModule() {
+      return WORKER_MODULE;
+    }
+
+    @Override
+    public void writeToPython(DataOutputStream out, Pickler pickler) {
+      PythonWorkerUtils.writeUTF(request, out);
+    }
+
+    @Override
+    public String receiveFromPython(DataInputStream in) {
+      try {
+        int length = in.readInt();
+        if (length == PYTHON_EXCEPTION_THROWN) {
+          // Only errors outside the handlers' own try (e.g. an import failure) take this path.
+          String trace = PythonWorkerUtils.readUTF(in);
+          throw new IllegalStateException("stratalake Python bridge failed:\n" + trace);
+        }
+        byte[] bytes = PythonWorkerUtils.readBytes(length, in);
+        return new String(bytes, StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        // Rethrown unchecked-but-unwrapped so the runner's own handler reports a crashed worker.
+        throw Runner.<RuntimeException>sneaky(e);
+      }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> E sneaky(Throwable e) throws E {
+      throw (E) e;
+    }
+  }
+}

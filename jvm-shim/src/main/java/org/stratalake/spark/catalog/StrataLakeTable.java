@@ -1,0 +1,383 @@
+package org.stratalake.spark.catalog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
+import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.constraints.Constraint;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.stratalake.spark.bridge.Messages.CanDeleteWhere;
+import org.stratalake.spark.bridge.Messages.CompactionDue;
+import org.stratalake.spark.bridge.Messages.DeleteWhere;
+import org.stratalake.spark.bridge.Messages.DynamicAssigners;
+import org.stratalake.spark.bridge.Messages.NativeAppendPlan;
+import org.stratalake.spark.bridge.Messages.TableDescription;
+import org.stratalake.spark.bridge.Messages.TableIdentity;
+import org.stratalake.spark.bridge.Messages.WriteDistribution;
+import org.stratalake.spark.bridge.Operation;
+import org.stratalake.spark.bridge.PythonBridge;
+import org.stratalake.spark.scan.StrataLakeScanBuilder;
+import org.stratalake.spark.write.PredicateJson;
+import org.stratalake.spark.write.StrataLakeRowLevelOperation;
+import org.stratalake.spark.write.StrataLakeWriteBuilder;
+
+/**
+ * A stratalake table as Spark sees it: metadata from the Python catalog, scans and writes served
+ * by the Python data source "stratalake".
+ *
+ * <p>The data source learns which table (and which snapshot, for time travel) it serves from the
+ * "source_options" the catalog computed; they are added to every scan's and write's options.
+ */
+public class StrataLakeTable
+    implements Table,
+        SupportsRead,
+        SupportsWrite,
+        SupportsRowLevelOperations,
+        SupportsDeleteV2,
+        SupportsMetadataColumns {
+  public static final String SOURCE_NAME = "stratalake";
+  // Row ids of append tables (python/stratalake/table/append_dml.py): the data file's name and
+  // the row's position in it, plus the snapshot the scan read.
+  public static final String FILE_COLUMN = "__stratalake_file";
+  public static final String POS_COLUMN = "__stratalake_pos";
+  public static final String SNAPSHOT_COLUMN = "__stratalake_snapshot";
+
+  private final String name;
+  private final StructType schema;
+  private final List<String> partitionKeys;
+  private final List<String> primaryKeys;
+  private final List<String> writeClusterColumns;
+  private final WriteDistribution writeDistribution;
+  private final NativeAppendPlan nativeAppend;
+  private final Map<String, String> properties;
+  private final Map<String, String> sourceOptions;
+  // Row-level DML: which table the bridge acts on, and why a statement is refused (null: allowed).
+  private final TableIdentity identity;
+  private final String updateError;
+  private final String deleteError;
+  private final String systemTable;
+
+  StrataLakeTable(TableDescription meta) {
+    this.name = meta.name();
+    this.schema = (StructType) DataType.fromJson(meta.schema().toString());
+    this.partitionKeys = meta.partitionKeys();
+    this.primaryKeys = meta.primaryKeys();
+    this.writeClusterColumns = meta.writeClusterColumns();
+    this.writeDistribution = meta.writeDistribution();
+    this.nativeAppend = meta.nativeAppend();
+    this.properties = new HashMap<>(meta.properties());
+    this.sourceOptions = new HashMap<>(meta.sourceOptions());
+    this.identity = meta.identity();
+    this.updateError = meta.rowLevel().updateError();
+    this.deleteError = meta.rowLevel().deleteError();
+    this.systemTable = meta.systemTable();
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  // Spark derives columns() from schema(); PythonTable speaks StructType too.
+  @Override
+  @SuppressWarnings("deprecation")
+  public StructType schema() {
+    return schema;
+  }
+
+  @Override
+  public Transform[] partitioning() {
+    Transform[] out = new Transform[partitionKeys.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Expressions.identity(partitionKeys.get(i));
+    }
+    return out;
+  }
+
+  @Override
+  public Map<String, String> properties() {
+    return properties;
+  }
+
+  @Override
+  public Constraint[] constraints() {
+    if (primaryKeys.isEmpty()) {
+      return new Constraint[0];
+    }
+    NamedReference[] cols = new NamedReference[primaryKeys.size()];
+    for (int i = 0; i < cols.length; i++) {
+      cols[i] = Expressions.column(primaryKeys.get(i));
+    }
+    // Paimon keeps no constraint name; a fixed one makes SHOW CREATE TABLE deterministic.
+    return new Constraint[] {
+      Constraint.primaryKey("pk", cols).enforced(false).rely(false).build()
+    };
+  }
+
+  /** Whether rows are addressed by file and position (an append table, not a system table). */
+  public boolean isAppendTable() {
+    return primaryKeys.isEmpty() && systemTable == null;
+  }
+
+  @Override
+  public MetadataColumn[] metadataColumns() {
+    if (!isAppendTable()) {
+      return new MetadataColumn[0];
+    }
+    return new MetadataColumn[] {
+      new RowIdColumn(FILE_COLUMN, DataTypes.StringType),
+      new RowIdColumn(POS_COLUMN, DataTypes.LongType),
+      new RowIdColumn(SNAPSHOT_COLUMN, DataTypes.LongType)
+    };
+  }
+
+  /** A non-null metadata column the Python reader fills for append tables. */
+  private static final class RowIdColumn implements MetadataColumn {
+    private final String name;
+    private final DataType type;
+
+    RowIdColumn(String name, DataType type) {
+      this.name = name;
+      this.type = type;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public DataType dataType() {
+      return type;
+    }
+
+    @Override
+    public boolean isNullable() {
+      return false;
+    }
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    if ("audit_log".equals(systemTable)) { // a change stream too (stratalake.spark.streaming)
+      return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ);
+    }
+    if (systemTable != null) {
+      return EnumSet.of(TableCapability.BATCH_READ); // t$snapshots etc. are read-only
+    }
+    return EnumSet.of(
+        TableCapability.BATCH_READ,
+        TableCapability.BATCH_WRITE,
+        TableCapability.TRUNCATE,
+        TableCapability.OVERWRITE_BY_FILTER,
+        TableCapability.OVERWRITE_DYNAMIC,
+        // Served by the Python source's stream reader and writer (stratalake.spark.streaming).
+        TableCapability.MICRO_BATCH_READ,
+        TableCapability.STREAMING_WRITE);
+  }
+
+  /** A fresh Python source per scan or write: PythonDataSourceV2 caches its first planning. */
+  public static Table pythonTable(StructType schema) {
+    PythonDataSourceV2 ds = new PythonDataSourceV2();
+    ds.setShortName(SOURCE_NAME);
+    return ds.getTable(schema, new Transform[0], new HashMap<>());
+  }
+
+  /**
+   * A query's options (WITH (...), .option(...)) under the catalog's source options. A user key
+   * that spells a catalog key in another case ('Stratalake.Warehouse') is dropped: Spark's
+   * case-insensitive option maps would otherwise let it replace the catalog's warehouse, table or
+   * location, and move reads and writes out of the catalog's warehouse.
+   */
+  public Map<String, String> withSourceOptions(Map<String, String> userOptions) {
+    java.util.Set<String> reserved = new java.util.HashSet<>();
+    for (String key : sourceOptions.keySet()) {
+      reserved.add(key.toLowerCase(java.util.Locale.ROOT));
+    }
+    Map<String, String> merged = new HashMap<>();
+    userOptions.forEach(
+        (key, value) -> {
+          if (!reserved.contains(key.toLowerCase(java.util.Locale.ROOT))) {
+            merged.put(key, value);
+          }
+        });
+    merged.putAll(sourceOptions);
+    return merged;
+  }
+
+  /** Prefix of session settings that are read options of every scan in the session. */
+  static final String SESSION_OPTION_PREFIX = "spark.stratalake.";
+
+  /**
+   * The query's read options over the session's {@code spark.stratalake.<option>} settings
+   * ({@code SET spark.stratalake.scan.snapshot-id = 1}): SQL has no per-query read options, and
+   * Paimon's Spark integration takes {@code spark.paimon.<option>} settings the same way (its
+   * dynamic options). The query's own option wins. Python validates them all
+   * (stratalake.spark.read_options).
+   */
+  static Map<String, String> withSessionOptions(Map<String, String> queryOptions) {
+    Map<String, String> merged = new HashMap<>();
+    scala.jdk.javaapi.CollectionConverters.asJava(
+            org.apache.spark.sql.internal.SQLConf.get().getAllConfs())
+        .forEach(
+            (key, value) -> {
+              if (key.startsWith(SESSION_OPTION_PREFIX)
+                  && key.length() > SESSION_OPTION_PREFIX.length()) {
+                merged.put(key.substring(SESSION_OPTION_PREFIX.length()), value);
+              }
+            });
+    java.util.Set<String> given = new java.util.HashSet<>();
+    queryOptions.keySet().forEach(k -> given.add(k.toLowerCase(java.util.Locale.ROOT)));
+    merged.keySet().removeIf(k -> given.contains(k.toLowerCase(java.util.Locale.ROOT)));
+    merged.putAll(queryOptions);
+    return merged;
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    // Our builder wraps Spark's Python scan so pushdowns, statistics and partitioning reach
+    // Python (StrataLakeScanBuilder); the splits are still read by the Python data source.
+    Map<String, String> readOptions = withSessionOptions(options.asCaseSensitiveMap());
+    if (systemTable != null) {
+      // System tables (t$files...) are small or computed: the plain Python scan reads them.
+      CaseInsensitiveStringMap merged = new CaseInsensitiveStringMap(withSourceOptions(readOptions));
+      return ((SupportsRead) pythonTable(schema)).newScanBuilder(merged);
+    }
+    return new StrataLakeScanBuilder(this, withSourceOptions(readOptions));
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new StrataLakeWriteBuilder(this, info);
+  }
+
+  @Override
+  public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    if (systemTable != null) {
+      throw new UnsupportedOperationException("stratalake: system table " + name + " is read-only");
+    }
+    return new StrataLakeRowLevelOperation(this, info.command());
+  }
+
+  /**
+   * Whether a DELETE runs without reading rows (a truncate, a partition drop, or -D records for
+   * whole primary keys given as literals). Python decides; Spark asks while optimizing (EXPLAIN
+   * too), so this only reads metadata.
+   */
+  @Override
+  public boolean canDeleteWhere(Predicate[] predicates) {
+    List<JsonNode> json = PredicateJson.toJson(predicates);
+    if (json == null || systemTable != null) {
+      return false;
+    }
+    CanDeleteWhere req =
+        new CanDeleteWhere(identity.catalog(), identity.database(), identity.table(), json);
+    return PythonBridge.call(Operation.CAN_DELETE_WHERE, req);
+  }
+
+  @Override
+  public void deleteWhere(Predicate[] predicates) {
+    DeleteWhere req =
+        new DeleteWhere(
+            identity.catalog(),
+            identity.database(),
+            identity.table(),
+            PredicateJson.toJson(predicates));
+    PythonBridge.call(Operation.DELETE_WHERE, req);
+  }
+
+  public String updateError() {
+    return updateError;
+  }
+
+  public String deleteError() {
+    return deleteError;
+  }
+
+  public List<String> primaryKeys() {
+    return primaryKeys;
+  }
+
+  public List<String> partitionKeys() {
+    return partitionKeys;
+  }
+
+  public List<String> writeClusterColumns() {
+    return writeClusterColumns;
+  }
+
+  /**
+   * For a dynamic-bucket table whose writers compact every bucket they write: the largest number
+   * of assigner slices, at most {@code requested}, under which each bucket takes keys of its
+   * owner slice only, so each bucket has one writer (Python reads the table's hash index).
+   */
+  public int ownerConsistentAssigners(int requested) {
+    DynamicAssigners req =
+        new DynamicAssigners(identity.catalog(), identity.database(), identity.table(), requested);
+    return PythonBridge.call(Operation.DYNAMIC_ASSIGNERS, req);
+  }
+
+  /**
+   * {@code CALL sys.compact(table, 'minor')} as a distributed job: after a write whose tasks added
+   * level-0 files to buckets of other assigner slices, this compacts them (with the changelog and
+   * deletion vectors a lookup table's compaction produces) in a COMPACT snapshot.
+   */
+  public void compactLevel0() {
+    ObjectNode args = PythonBridge.JSON.createObjectNode();
+    args.put("table", identity.database() + "." + identity.table());
+    args.put("compact_strategy", "minor");
+    StrataLakeProcedure.run(identity.catalog(), "compact", null, args);
+  }
+
+  /**
+   * After a native append write: {@code CALL sys.compact(table, 'minor')} as a distributed job
+   * when some bucket holds small files the append compaction would pick (Python's {@code
+   * compaction_due}), else nothing.
+   */
+  public void compactIfDue() {
+    CompactionDue req =
+        new CompactionDue(identity.catalog(), identity.database(), identity.table());
+    if (PythonBridge.call(Operation.COMPACTION_DUE, req)) {
+      compactLevel0();
+    }
+  }
+
+  /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
+  public WriteDistribution writeDistribution() {
+    return writeDistribution;
+  }
+
+  /** Python's settings for writing this table with Spark's Parquet writer; null when it may not. */
+  public NativeAppendPlan nativeAppend() {
+    return nativeAppend;
+  }
+
+  @Override
+  public String toString() {
+    return "StrataLakeTable(" + name + ")";
+  }
+}

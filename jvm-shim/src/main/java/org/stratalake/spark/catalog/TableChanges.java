@@ -1,0 +1,98 @@
+package org.stratalake.spark.catalog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.stratalake.spark.bridge.Json;
+import org.stratalake.spark.bridge.Messages;
+
+/** Spark's ALTER TABLE changes as bridge messages for the Python catalog (which validates them). */
+public final class TableChanges {
+  private TableChanges() {}
+
+  static Messages.TableChange toMessage(TableChange change) {
+    if (change instanceof TableChange.SetProperty c) {
+      return message("set_property", null, c.property(), c.value(), null, null, null, null, null);
+    } else if (change instanceof TableChange.RemoveProperty c) {
+      return message("remove_property", null, c.property(), null, null, null, null, null, null);
+    } else if (change instanceof TableChange.AddColumn c) {
+      if (c.position() != null) {
+        throw unsupported("ADD COLUMN ... FIRST/AFTER");
+      }
+      if (c.defaultValue() != null) {
+        throw unsupported("column DEFAULT values");
+      }
+      return message(
+          "add_column",
+          c.fieldNames(),
+          null,
+          null,
+          Json.readTree(c.dataType().json()),
+          c.isNullable(),
+          c.comment(),
+          null,
+          null);
+    } else if (change instanceof TableChange.RenameColumn c) {
+      return message(
+          "rename_column", c.fieldNames(), null, null, null, null, null, c.newName(), null);
+    } else if (change instanceof TableChange.DeleteColumn c) {
+      return message(
+          "drop_column",
+          c.fieldNames(),
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          Boolean.TRUE.equals(c.ifExists()));
+    } else if (change instanceof TableChange.UpdateColumnType c) {
+      return message(
+          "update_column_type",
+          c.fieldNames(),
+          null,
+          null,
+          Json.readTree(c.newDataType().json()),
+          null,
+          null,
+          null,
+          null);
+    } else if (change instanceof TableChange.UpdateColumnComment c) {
+      return message(
+          "update_column_comment", c.fieldNames(), null, null, null, null, c.newComment(), null,
+          null);
+    } else if (change instanceof TableChange.UpdateColumnNullability c) {
+      return message(
+          "update_column_nullability", c.fieldNames(), null, null, null, c.nullable(), null, null,
+          null);
+    }
+    throw unsupported(change.getClass().getSimpleName());
+  }
+
+  private static Messages.TableChange message(
+      String kind,
+      String[] fieldNames,
+      String key,
+      String value,
+      JsonNode type,
+      Boolean nullable,
+      String comment,
+      String newName,
+      Boolean ifExists) {
+    return new Messages.TableChange(
+        kind,
+        fieldNames == null ? null : List.of(fieldNames),
+        key,
+        value,
+        type,
+        nullable,
+        comment,
+        newName,
+        ifExists);
+  }
+
+  private static UnsupportedOperationException unsupported(String what) {
+    return new UnsupportedOperationException(
+        "stratalake: ALTER TABLE with " + what + " is not supported");
+  }
+}

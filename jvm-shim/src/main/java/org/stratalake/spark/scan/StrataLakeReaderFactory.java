@@ -1,0 +1,342 @@
+package org.stratalake.spark.scan;
+
+import java.io.IOException;
+import org.apache.spark.paths.SparkPath;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.execution.datasources.v2.FilePartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonPartitionReaderFactory;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * Reads the scan's splits: splits that need a merge through the Python merge (as Arrow batches,
+ * {@link MergedBatchReader}, or, on the row path, through Spark's Python reader factory, which this
+ * wrapper only unwraps and counts), splits that need none ({@link
+ * StrataLakeInputPartition#isNative()}) with Spark's own vectorized Parquet reader, file after
+ * file, with no Python involved.
+ *
+ * <p>Spark requires every partition of a scan to agree on columnar reads. The rule: the scan is
+ * columnar when Spark's Parquet reader returns batches for the read schema (if any split is
+ * native) and the columnar merged path is on (if any split needs a merge; SQL setting {@value
+ * MergedBatchReader#ENABLED}); otherwise every split is handed over row by row.
+ */
+public final class StrataLakeReaderFactory implements PartitionReaderFactory {
+  private static final long serialVersionUID = 1L;
+
+  /** Null when every split is native. */
+  private final PartitionReaderFactory python;
+  /** The Python reader in "superseded" mode ({@link SupersededRows}); null when no split needs it. */
+  private final PartitionReaderFactory positions;
+  /** Spark's Parquet reader factory for the read schema; null when no split is native. */
+  private final FilePartitionReaderFactory parquet;
+  /** The same without pushed filters, for files with a deletion vector; null when none has. */
+  private final FilePartitionReaderFactory unfiltered;
+
+  private final boolean columnar;
+
+  StrataLakeReaderFactory(
+      PartitionReaderFactory python,
+      PartitionReaderFactory positions,
+      FilePartitionReaderFactory parquet,
+      FilePartitionReaderFactory unfiltered,
+      boolean columnar) {
+    this.python = python;
+    this.positions = positions;
+    this.parquet = parquet;
+    this.unfiltered = unfiltered;
+    this.columnar = columnar;
+  }
+
+  @Override
+  public boolean supportColumnarReads(InputPartition partition) {
+    return columnar;
+  }
+
+  @Override
+  public PartitionReader<InternalRow> createReader(InputPartition partition) {
+    StrataLakeInputPartition split = (StrataLakeInputPartition) partition;
+    if (split.isNative()) {
+      return new NativeRowReader(parquet, unfiltered, superseded(split), split);
+    }
+    return new MeteredReader(python.createReader(split.python), split);
+  }
+
+  @Override
+  public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+    StrataLakeInputPartition split = (StrataLakeInputPartition) partition;
+    if (!columnar) {
+      throw new IllegalStateException("stratalake: columnar read of a row-based scan");
+    }
+    if (!split.isNative()) {
+      return new MergedBatchReader(
+          (PythonPartitionReaderFactory) python, split.python, openTotals(split));
+    }
+    return new NativeBatchReader(parquet, unfiltered, superseded(split), split);
+  }
+
+  /** The superseded rows of each file of a key-merged native split; null for other splits. */
+  private RoaringBitmap[] superseded(StrataLakeInputPartition split) {
+    return split.superseded == null
+        ? null
+        : SupersededRows.read((PythonPartitionReaderFactory) positions, split);
+  }
+
+  private static long[] openTotals(StrataLakeInputPartition split) {
+    long[] totals = ScanMetrics.taskTotals();
+    totals[ScanMetrics.I_FILES] += split.files;
+    totals[ScanMetrics.I_BYTES] += split.bytes;
+    totals[ScanMetrics.I_RUNS] += split.runs;
+    totals[ScanMetrics.I_ROWS_BEFORE] += split.rows;
+    totals[split.isNative() ? ScanMetrics.I_NATIVE_SPLITS : ScanMetrics.I_PYTHON_SPLITS] += split.splits;
+    totals[ScanMetrics.I_KEY_MERGED_SPLITS] += split.keyMergedSplits;
+    return totals;
+  }
+
+  private static final class MeteredReader implements PartitionReader<InternalRow> {
+    private final PartitionReader<InternalRow> delegate;
+    private final long[] totals;
+
+    MeteredReader(PartitionReader<InternalRow> delegate, StrataLakeInputPartition split) {
+      this.delegate = delegate;
+      this.totals = openTotals(split);
+    }
+
+    @Override
+    public boolean next() throws IOException {
+      return delegate.next();
+    }
+
+    @Override
+    public InternalRow get() {
+      totals[ScanMetrics.I_ROWS_AFTER]++;
+      return delegate.get();
+    }
+
+    @Override
+    public void close() throws IOException {
+      delegate.close();
+    }
+
+    @Override
+    public CustomTaskMetric[] currentMetricsValues() {
+      // Python's own metrics (data sent/received by the worker) stay visible next to ours.
+      CustomTaskMetric[] py = delegate.currentMetricsValues();
+      CustomTaskMetric[] ours = ScanMetrics.values(totals);
+      CustomTaskMetric[] out = new CustomTaskMetric[py.length + ours.length];
+      System.arraycopy(py, 0, out, 0, py.length);
+      System.arraycopy(ours, 0, out, py.length, ours.length);
+      return out;
+    }
+  }
+
+  /**
+   * The files of a native split one after the other, each through Spark's Parquet reader (which
+   * reads the requested columns by name; the planner made sure the file has the table's schema).
+   * A file with a deletion vector (or superseded rows, {@link SupersededRows}) is read without
+   * pushed filters, so every row group is decoded and a row's position in the file is its count;
+   * deleted positions are dropped.
+   */
+  private abstract static class NativeReader<T> implements PartitionReader<T> {
+    private final FilePartitionReaderFactory parquet;
+    private final FilePartitionReaderFactory unfiltered;
+    private final StrataLakeInputPartition.NativeFile[] files;
+    /** Per file, the rows the split's merge drops (null: not a key-merged split, or none). */
+    private final RoaringBitmap[] superseded;
+    final long[] totals;
+    private int next;
+    private PartitionReader<T> current;
+    /** The current file's deleted positions, or null. */
+    RoaringBitmap deleted;
+    /** Position in the current file of the next row the Parquet reader returns. */
+    long position;
+
+    NativeReader(
+        FilePartitionReaderFactory parquet,
+        FilePartitionReaderFactory unfiltered,
+        RoaringBitmap[] superseded,
+        StrataLakeInputPartition split) {
+      this.parquet = parquet;
+      this.unfiltered = unfiltered;
+      this.files = split.nativeFiles;
+      this.superseded = superseded;
+      this.totals = openTotals(split);
+    }
+
+    abstract PartitionReader<T> open(FilePartitionReaderFactory parquet, PartitionedFile file);
+
+    /** Takes the Parquet reader's current value; false when nothing of it is left. */
+    abstract boolean accept(T value);
+
+    @Override
+    public boolean next() throws IOException {
+      while (true) {
+        if (current != null) {
+          if (current.next()) {
+            if (accept(current.get())) {
+              return true;
+            }
+            continue;
+          }
+          current.close();
+          current = null;
+        }
+        if (next >= files.length) {
+          return false;
+        }
+        StrataLakeInputPartition.NativeFile f = files[next++];
+        PartitionedFile file =
+            new PartitionedFile(
+                InternalRow.empty(),
+                SparkPath.fromPathString(f.path),
+                0L,
+                f.size,
+                new String[0],
+                0L,
+                f.size,
+                scala.collection.immutable.Map$.MODULE$.<String, Object>empty());
+        deleted = f.dvPath == null ? null : DeletionVectors.read(f, conf());
+        if (superseded != null && superseded[next - 1] != null) {
+          // (the planner sends no split with both; a union keeps both right regardless)
+          deleted =
+              deleted == null
+                  ? superseded[next - 1]
+                  : RoaringBitmap.or(deleted, superseded[next - 1]);
+        }
+        position = 0;
+        current = open(deleted == null ? parquet : unfiltered, file);
+      }
+    }
+
+    private org.apache.hadoop.conf.Configuration conf() {
+      return ((org.apache.spark.sql.execution.datasources.v2.parquet.ParquetPartitionReaderFactory)
+              unfiltered)
+          .broadcastedConf()
+          .value()
+          .value();
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (current != null) {
+        current.close();
+        current = null;
+      }
+    }
+
+    @Override
+    public CustomTaskMetric[] currentMetricsValues() {
+      return ScanMetrics.values(totals);
+    }
+  }
+
+  private static final class NativeBatchReader extends NativeReader<ColumnarBatch> {
+    private ColumnarBatch value;
+    private ColumnarBatch copy;
+    private int[] keep;
+    /** Whether every batch goes out as a view (the scan has deleted or superseded rows). */
+    private final boolean views;
+    /** 0, 1, 2, ...: the positions of a view of every row. */
+    private int[] identity;
+
+    NativeBatchReader(
+        FilePartitionReaderFactory parquet,
+        FilePartitionReaderFactory unfiltered,
+        RoaringBitmap[] superseded,
+        StrataLakeInputPartition split) {
+      super(parquet, unfiltered, superseded, split);
+      // (the scan makes the unfiltered reader exactly when some file has deleted or superseded rows)
+      this.views = unfiltered != null;
+    }
+
+    @Override
+    PartitionReader<ColumnarBatch> open(FilePartitionReaderFactory parquet, PartitionedFile file) {
+      return parquet.buildColumnarReader(file);
+    }
+
+    @Override
+    boolean accept(ColumnarBatch batch) {
+      int n = batch.numRows();
+      long start = position;
+      position += n;
+      if (deleted == null || deleted.rangeCardinality(start, start + n) == 0) {
+        if (views && n > 0) {
+          // A scan that has any deleted rows hands Spark views only (here of every row), so its
+          // batches are of one kind (StrataLakeScan.vectorClass).
+          if (identity == null || identity.length < n) {
+            identity = new int[n];
+            for (int i = 0; i < n; i++) {
+              identity[i] = i;
+            }
+          }
+          copy = DeletionVectors.select(batch, identity, n);
+          value = copy;
+          return true;
+        }
+        value = batch;
+        return n > 0;
+      }
+      if (keep == null || keep.length < n) {
+        keep = new int[n];
+      }
+      int kept = DeletionVectors.live(deleted, start, n, keep);
+      if (kept == 0) {
+        return false;
+      }
+      // A view of the kept rows (no copy), valid until the Parquet reader's next batch, which is
+      // exactly as long as Spark may use the batch this reader returns.
+      copy = DeletionVectors.select(batch, keep, kept);
+      value = copy;
+      return true;
+    }
+
+    @Override
+    public ColumnarBatch get() {
+      totals[ScanMetrics.I_ROWS_AFTER] += value.numRows();
+      return value;
+    }
+
+    @Override
+    public void close() throws IOException {
+      super.close();
+      if (copy != null) {
+        copy.close();
+        copy = null;
+      }
+    }
+  }
+
+  private static final class NativeRowReader extends NativeReader<InternalRow> {
+    private InternalRow value;
+
+    NativeRowReader(
+        FilePartitionReaderFactory parquet,
+        FilePartitionReaderFactory unfiltered,
+        RoaringBitmap[] superseded,
+        StrataLakeInputPartition split) {
+      super(parquet, unfiltered, superseded, split);
+    }
+
+    @Override
+    PartitionReader<InternalRow> open(FilePartitionReaderFactory parquet, PartitionedFile file) {
+      return parquet.buildReader(file);
+    }
+
+    @Override
+    boolean accept(InternalRow row) {
+      long p = position++;
+      value = row;
+      return deleted == null || !deleted.contains((int) p);
+    }
+
+    @Override
+    public InternalRow get() {
+      totals[ScanMetrics.I_ROWS_AFTER]++;
+      return value;
+    }
+  }
+}

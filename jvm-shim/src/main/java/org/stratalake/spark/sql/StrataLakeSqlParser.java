@@ -1,0 +1,88 @@
+package org.stratalake.spark.sql;
+
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.parser.ParameterContext;
+import org.apache.spark.sql.catalyst.parser.ParseException;
+import org.apache.spark.sql.catalyst.parser.ParserInterface;
+import org.apache.spark.sql.catalyst.parser.SqlStatementSplitResult;
+import org.apache.spark.sql.catalyst.parser.TemporalIdentifier;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import scala.collection.immutable.Seq;
+
+/**
+ * Spark's parser plus one rewrite: Flink/Paimon {@code WITH (...)} table options become
+ * {@code TBLPROPERTIES (...)} (see {@link WithClauseRewriter}). Everything is delegated, so all
+ * other syntax and error messages stay Spark's own.
+ */
+public class StrataLakeSqlParser implements ParserInterface {
+  private final ParserInterface delegate;
+
+  public StrataLakeSqlParser(ParserInterface delegate) {
+    this.delegate = delegate;
+  }
+
+  @Override
+  public LogicalPlan parsePlan(String sqlText) throws ParseException {
+    return delegate.parsePlan(WithClauseRewriter.rewrite(sqlText));
+  }
+
+  @Override
+  public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext context)
+      throws ParseException {
+    return delegate.parsePlanWithParameters(WithClauseRewriter.rewrite(sqlText), context);
+  }
+
+  @Override
+  public Expression parseExpression(String sqlText) throws ParseException {
+    return delegate.parseExpression(sqlText);
+  }
+
+  @Override
+  public TableIdentifier parseTableIdentifier(String sqlText) throws ParseException {
+    return delegate.parseTableIdentifier(sqlText);
+  }
+
+  @Override
+  public FunctionIdentifier parseFunctionIdentifier(String sqlText) throws ParseException {
+    return delegate.parseFunctionIdentifier(sqlText);
+  }
+
+  @Override
+  public Seq<String> parseMultipartIdentifier(String sqlText) throws ParseException {
+    return delegate.parseMultipartIdentifier(sqlText);
+  }
+
+  @Override
+  public TemporalIdentifier parseTemporalTableIdentifier(String sqlText) throws ParseException {
+    return delegate.parseTemporalTableIdentifier(sqlText);
+  }
+
+  @Override
+  public LogicalPlan parseQuery(String sqlText) throws ParseException {
+    return delegate.parseQuery(sqlText);
+  }
+
+  @Override
+  public StructType parseRoutineParam(String sqlText) throws ParseException {
+    return delegate.parseRoutineParam(sqlText);
+  }
+
+  @Override
+  public SqlStatementSplitResult splitStatements(String sqlText) {
+    return delegate.splitStatements(sqlText);
+  }
+
+  @Override
+  public StructType parseTableSchema(String sqlText) throws ParseException {
+    return delegate.parseTableSchema(sqlText);
+  }
+
+  @Override
+  public DataType parseDataType(String sqlText) throws ParseException {
+    return delegate.parseDataType(sqlText);
+  }
+}

@@ -1,0 +1,96 @@
+package org.stratalake.spark.write;
+
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.DeltaWriteBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperation;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.SupportsDelta;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.stratalake.spark.bridge.StrataLakeException;
+import org.stratalake.spark.catalog.StrataLakeTable;
+
+/**
+ * DELETE / UPDATE / MERGE INTO as a delta keyed by the primary key, so Spark's analyzer plans the
+ * changed rows (a {@code WriteDelta}) and {@link RowLevelRewrite} sends them to the Python writer.
+ * Append tables have no key: their rows are addressed by the metadata columns data file and
+ * position (the snapshot read comes along), and an update is a delete plus an insert.
+ *
+ * <p>Spark builds this during analysis (EXPLAIN too), so it only checks the table's rules, which
+ * Python computed when the table was loaded. A DELETE is not checked here: it may still become a
+ * metadata-only partition drop ({@code SupportsDeleteV2}); the rewrite checks what remains.
+ */
+public final class StrataLakeRowLevelOperation implements RowLevelOperationBuilder, SupportsDelta {
+  private final StrataLakeTable table;
+  private final Command command;
+
+  public StrataLakeRowLevelOperation(StrataLakeTable table, Command command) {
+    this.table = table;
+    this.command = command;
+    if (command != Command.DELETE && table.updateError() != null) {
+      throw new StrataLakeException("UnsupportedError", table.updateError());
+    }
+  }
+
+  @Override
+  public RowLevelOperation build() {
+    return this;
+  }
+
+  @Override
+  public Command command() {
+    return command;
+  }
+
+  @Override
+  public String description() {
+    return "stratalake " + command + (table.isAppendTable() ? " by file and position" : " by primary key");
+  }
+
+  StrataLakeTable table() {
+    return table;
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    return table.newScanBuilder(options);
+  }
+
+  @Override
+  public NamedReference[] rowId() {
+    if (table.isAppendTable()) {
+      return new NamedReference[] {
+        Expressions.column(StrataLakeTable.FILE_COLUMN), Expressions.column(StrataLakeTable.POS_COLUMN)
+      };
+    }
+    NamedReference[] out = new NamedReference[table.primaryKeys().size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Expressions.column(table.primaryKeys().get(i));
+    }
+    return out;
+  }
+
+  @Override
+  public NamedReference[] requiredMetadataAttributes() {
+    if (table.isAppendTable()) {
+      return new NamedReference[] {Expressions.column(StrataLakeTable.SNAPSHOT_COLUMN)};
+    }
+    return new NamedReference[0];
+  }
+
+  @Override
+  public boolean representUpdateAsDeleteAndInsert() {
+    // Append tables: the old row's position is deleted, the new row appended.
+    return table.isAppendTable();
+  }
+
+  /** Never used: RowLevelRewrite replaces the WriteDelta before Spark asks for its writer. */
+  @Override
+  public DeltaWriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    throw new IllegalStateException(
+        "stratalake: " + command + " on " + table.name() + " was not rewritten into change "
+            + "records; is spark.sql.extensions=org.stratalake.spark.StrataLakeSparkSessionExtensions set?");
+  }
+}

@@ -99,3 +99,17 @@ def test_readers_do_not_read_through_links(tmp_path: Path) -> None:
     bucket.mkdir()
     (bucket / data_file.name).write_bytes(copy.read_bytes())
     assert sorted(t.read().column("id").to_pylist()) == [1, 2]
+
+
+def test_readers_do_not_read_through_a_linked_partition_directory(tmp_path: Path) -> None:
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
+    t = cat.create_table("db.p", schema=schema, primary_key=["id", "p"], partition_keys=["p"], options={"bucket": "1"})
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "p": ["x"]}, schema=schema))
+    partition = Path(t.location) / "p=x"
+    moved = tmp_path / "elsewhere"
+    partition.rename(moved)
+    os.symlink(moved, partition)
+    with pytest.raises(UnsupportedError, match=r"p=x is a symbolic link; stratalake does not read"):
+        t.read()

@@ -62,3 +62,43 @@ def test_crafted_vector_size_fails_the_native_read_by_name(spark: Any, db: str, 
         assert "OutOfMemoryError" not in message
     finally:
         spark.conf.unset(NATIVE)
+
+
+def _relink(directory: Any, elsewhere: Any) -> None:
+    """Move ``directory`` to ``elsewhere`` and leave a symbolic link to it in its place."""
+    import os
+    import shutil
+
+    shutil.move(str(directory), str(elsewhere))
+    os.symlink(elsewhere, directory)
+
+
+def test_native_read_refuses_a_linked_bucket_directory(spark: Any, db: str, warehouse: Any, tmp_path: Any) -> None:
+    table = f"{db}.linked_read"
+    spark.sql(f"CREATE TABLE {table} (k BIGINT, v STRING, PRIMARY KEY (k) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1')")
+    spark.sql(f"INSERT INTO {table} SELECT id, concat('v', id) FROM range(100)")
+    query = f"SELECT count(*), max(length(v)) FROM {table} WHERE v IS NOT NULL"
+    spark.conf.set(NATIVE, "true")
+    try:
+        assert tuple(spark.sql(query).collect()[0]) == (100, 3)
+        _relink(warehouse / f"{db.removeprefix('lake.')}.db" / "linked_read" / "bucket-0", tmp_path / "elsewhere")
+        for on in ("true", "false"):  # Spark's Parquet reader in the JVM, then the Python reader
+            spark.conf.set(NATIVE, on)
+            with pytest.raises(Exception, match=r"bucket-0 is a symbolic link; stratalake does not read"):
+                spark.sql(query).collect()
+    finally:
+        spark.conf.unset(NATIVE)
+
+
+def test_native_append_write_refuses_a_linked_bucket_directory(
+    spark: Any, db: str, warehouse: Any, tmp_path: Any
+) -> None:
+    table = f"{db}.linked_write"
+    spark.sql(f"CREATE TABLE {table} (k BIGINT, v STRING) PARTITIONED BY (v)")
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a')")
+    elsewhere = tmp_path / "elsewhere_w"
+    _relink(warehouse / f"{db.removeprefix('lake.')}.db" / "linked_write" / "v=a", elsewhere)
+    before = sorted(p.name for p in elsewhere.rglob("*"))
+    with pytest.raises(Exception, match=r"v=a is a symbolic link; stratalake does not write"):
+        spark.sql(f"INSERT INTO {table} VALUES (2, 'a')")
+    assert sorted(p.name for p in elsewhere.rglob("*")) == before

@@ -380,18 +380,33 @@ def _refuse_linked_directory(directory: str) -> None:
         )
 
 
+#: Directory levels a table holds under its root (Paimon's layout): a file's ancestors with these
+#: names are inside the table; the first other name is the table's own directory.
+_TABLE_LEVELS = ("manifest", "snapshot", "changelog", "index", "tag", "schema", "statistics")
+
+
+def _inside_table_level(name: str) -> bool:
+    return name.startswith("bucket-") or "=" in name or name in _TABLE_LEVELS
+
+
 def _refuse_linked_file(path: str) -> None:
-    """Files are never read through a symbolic link, the file's own or its directory's: a
-    ``bucket-7 -> /elsewhere`` planted by someone who may write the table would otherwise let a
-    reader with wider rights (a compaction, an operator's job) copy another table's rows into this
-    one. Two ``lstat`` calls per opened file; links further up (e.g. the warehouse) are fine."""
-    for candidate in (path, os.path.dirname(path)):
+    """Files are never read through a symbolic link: the file's own, or a directory between it and
+    its table (bucket, partition and metadata directories). A ``bucket-7 -> /elsewhere`` planted by
+    someone who may write the table would otherwise let a reader with wider rights (a compaction,
+    an operator's job) copy another table's rows into this one. A few ``lstat`` calls per opened
+    file; links further up (the table's own directory, the warehouse) are fine."""
+    candidate = path
+    while True:
         if os.path.islink(candidate):
             raise UnsupportedError(
                 f"{candidate} is a symbolic link; stratalake does not read table files through "
                 f"links (reading {path}: a link inside a table could lead outside it). Replace "
                 "the link by the real file or directory"
             )
+        parent = os.path.dirname(candidate)
+        if parent == candidate or not _inside_table_level(os.path.basename(parent)):
+            return
+        candidate = parent
 
 
 def _write_new(path: str, data: bytes) -> None:

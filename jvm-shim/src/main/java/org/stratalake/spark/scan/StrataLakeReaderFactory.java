@@ -8,6 +8,7 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.stratalake.spark.fs.LocalLinks;
 import org.apache.spark.sql.execution.datasources.v2.FilePartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonPartitionReaderFactory;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -189,6 +190,10 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
           return false;
         }
         StrataLakeInputPartition.NativeFile f = files[next++];
+        LocalLinks.refuseRead(f.path);
+        if (f.dvPath != null) {
+          LocalLinks.refuseRead(f.dvPath);
+        }
         PartitionedFile file =
             new PartitionedFile(
                 InternalRow.empty(),

@@ -1,5 +1,6 @@
 package org.stratalake.spark.write;
 
+import org.stratalake.spark.fs.LocalLinks;
 import java.io.IOException;
 import java.io.Serializable;
 import java.nio.file.Files;
@@ -374,6 +375,17 @@ public final class NativeAppendWrite {
         directory += "/" + partitionPath;
       }
       directory += "/bucket-0";
+      // Every directory of the file's path inside the table: a linked partition or bucket
+      // directory would lead this writer outside the table.
+      LocalLinks.refuseWriteInto(directory);
+      if (!partitionPath.isEmpty()) {
+        String[] levels = partitionPath.split("/");
+        String at = settings.location;
+        for (String level : levels) {
+          at += "/" + level;
+          LocalLinks.refuseWriteInto(at);
+        }
+      }
       Files.createDirectories(Paths.get(directory));
       String path = directory + "/data-" + uuid + "-" + (counter++) + ".parquet";
       paths.add(path);

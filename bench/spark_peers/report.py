@@ -180,6 +180,13 @@ def section(res: dict[str, Any]) -> str:
         + " (`mvn dependency:get`, forced update).",
     ]
     errors = {k: v["error"] for k, v in systems.items() if "error" in v}
+    errors.update(
+        {
+            f"{k} changelog": v["answers"]["changelog_error"]
+            for k, v in systems.items()
+            if "changelog_error" in v.get("answers", {})
+        }
+    )
     if errors:
         lines.append(f"- Failed: {errors}")
     lines += ["", "### Goals", "", "| goal | measured | target | status |", "|---|---|---|---|"]

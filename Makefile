@@ -75,8 +75,8 @@ bench-quick: setup
 # Issue 31: stratalake vs Delta Lake and Iceberg (and Spark's Parquet) on Spark, one process per
 # system. The peers' venv (pyspark $(PEERS_SPARK)) and their jars from Maven Central are cached in
 # $(PEERS_VENV) and $(PEERS_JARS). Sizes: BENCH_PEERS_ARGS='--rows 2000000' (default 20M rows);
-# --report rewrites the latest-run section of BENCHMARKS.md. The quick run (200k rows) takes about
-# 20 minutes on a busy 2-core machine: not part of .ci/run.
+# --report rewrites the latest-run section of BENCHMARKS.md. The quick run (200k rows) took 13
+# minutes on the busy 2-core machine (Delta alone 6; each process warms up first): not in .ci/run.
 PEERS_SPARK ?= 4.0
 PEERS_VENV  := .venv-peers-$(PEERS_SPARK)
 PEERS_JARS  := .bench-peers/jars

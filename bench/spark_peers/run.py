@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jars", required=True, help="folder with the peers' jars (prepare.sh)")
     p.add_argument("--rows", type=int, default=20_000_000)
     p.add_argument(
-        "--quick", action="store_true", help="200k rows, 3 read repetitions (about 3 minutes per system here)"
+        "--quick", action="store_true", help="200k rows (13 minutes here, 2-6 per system)"
     )
     p.add_argument("--reps", type=int, default=3, help="runs of each read (median reported)")
     p.add_argument(

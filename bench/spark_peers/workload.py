@@ -325,6 +325,10 @@ class StrataLake(System):
             .start()
         )
         q.awaitTermination()
+        # Where a stream's time goes: Spark's per-micro-batch durations (planning, offsets, the batch).
+        self.progress = [
+            {"rows": pr["numInputRows"], "duration_ms": pr["durationMs"]} for pr in q.recentProgress
+        ]
         return counts
 
     def compact(self, spark: Any, t: str) -> None:
@@ -486,6 +490,8 @@ def run_table(system: System, spark: Any, rows: int, reps: int, rec: Recorder, s
     rec.timed("upsert", lambda: system.upsert(spark, base, "upd"))
     try:
         answers["changelog"] = rec.timed("changelog", lambda: system.changelog(spark, base, before))
+        if hasattr(system, "progress"):
+            answers["changelog_progress"] = system.progress
     except Exception as e:  # a peer without a changelog of this table kind: say why, go on
         answers["changelog_error"] = f"{type(e).__name__}: {e}"[:500]
         print(f"  changelog failed: {answers['changelog_error']}", flush=True)

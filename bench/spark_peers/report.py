@@ -188,7 +188,7 @@ def section(res: dict[str, Any]) -> str:
         }
     )
     if errors:
-        lines.append(f"- Failed: {errors}")
+        lines += [f"- Failed: {k}: `{v}`" for k, v in errors.items()]
     lines += ["", "### Goals", "", "| goal | measured | target | status |", "|---|---|---|---|"]
     lines += [f"| {g} | {m} | {t} | {s} |" for g, m, t, s in goals(res)]
     bad = agreement(res)

@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar wheel test test-faults test-paimon-java test-spark-versions test-fast lint demo bench bench-quick clean
+.PHONY: setup jar wheel test test-faults test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-peers bench-peers-quick clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -71,6 +71,23 @@ bench: setup
 bench-quick: setup
 	$(VPY) -m pip install -q -r bench/requirements.txt
 	$(VPY) -m bench.run --quick
+
+# Issue 31: stratalake vs Delta Lake and Iceberg (and Spark's Parquet) on Spark, one process per
+# system. The peers' venv (pyspark $(PEERS_SPARK)) and their jars from Maven Central are cached in
+# $(PEERS_VENV) and $(PEERS_JARS). Sizes: BENCH_PEERS_ARGS='--rows 2000000' (default 20M rows);
+# --report rewrites the latest-run section of BENCHMARKS.md. The quick run (200k rows) took 13
+# minutes on the busy 2-core machine (Delta alone 6; each process warms up first): not in .ci/run.
+PEERS_SPARK ?= 4.0
+PEERS_VENV  := .venv-peers-$(PEERS_SPARK)
+PEERS_JARS  := .bench-peers/jars
+BENCH_PEERS_ARGS ?= --report
+bench-peers: setup
+	PYTHON=$(PYTHON) bash bench/spark_peers/prepare.sh $(PEERS_VENV) $(PEERS_JARS) $(PEERS_SPARK)
+	$(VPY) -m bench.spark_peers.run --peer-python $(abspath $(PEERS_VENV))/bin/python --jars $(PEERS_JARS) $(BENCH_PEERS_ARGS)
+
+bench-peers-quick: setup
+	PYTHON=$(PYTHON) bash bench/spark_peers/prepare.sh $(PEERS_VENV) $(PEERS_JARS) $(PEERS_SPARK)
+	$(VPY) -m bench.spark_peers.run --peer-python $(abspath $(PEERS_VENV))/bin/python --jars $(PEERS_JARS) --quick
 
 clean:
 	rm -rf $(VENV) .venv-spark-* $(JAR) jvm-shim/target build dist *.egg-info

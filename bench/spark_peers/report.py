@@ -1,0 +1,283 @@
+"""Markdown for a run of ``bench.spark_peers.run``: goals, figures, memory and where the time goes.
+
+    .venv/bin/python -m bench.spark_peers.report bench/results/peers-200000.json [--update]
+
+``--update`` replaces the latest-run section of BENCHMARKS.md (between the ``peers:latest`` marks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.harness import REPO_DIR
+
+START, END = "<!-- peers:latest:start -->", "<!-- peers:latest:end -->"
+PHASES = (" before compaction", " after compaction")
+#: (label in the table, statement, Parquet statement to compare with or None)
+ROWS: list[tuple[str, str, str | None]] = [
+    ("load N rows into an empty table", "load", "load"),
+    ("upsert N/4 rows (a quarter of every partition's keys)", "upsert", "upsert"),
+    ("changelog of the upsert", "changelog", None),
+    ("delete 1% of the keys by a key list", "delete", None),
+    *[
+        (f"{name}{phase}", f"{stmt}{phase}", stmt)
+        for phase in PHASES
+        for name, stmt in (
+            ("count(*)", "count"),
+            ("full-scan aggregate", "aggregate"),
+            ("point lookup by key", "point lookup"),
+            ("key-range filter (N/1000 keys)", "key range"),
+        )
+    ],
+    ("full compaction", "compaction", None),
+]
+PEERS = ("delta", "iceberg")
+NAMES = {"stratalake": "stratalake", "delta": "Delta", "iceberg": "Iceberg"}
+
+
+def _s(res: dict[str, Any], key: str, stmt: str | None) -> float | None:
+    sys_res = res["systems"].get(key, {})
+    st = sys_res.get("statements", {}).get(stmt) if stmt else None
+    return float(st["seconds"]) if st else None
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
+
+
+def _parquet_key(system: str) -> str:
+    return "parquet-own" if system == "stratalake" else "parquet-peers"
+
+
+def _version(res: dict[str, Any], key: str) -> str:
+    return str(res["systems"].get(key, {}).get("spark", "?"))
+
+
+def goals(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(goal, measured, target, status) of issue 31's goals."""
+    out: list[tuple[str, str, str, str]] = [
+        (
+            "every workload: stratalake <= Paimon on Spark",
+            "not measured: Paimon's Spark connector is not on Maven Central (see the run's notes)",
+            "<= 1.0x",
+            "n/a",
+        )
+    ]
+    for label, stmt in (
+        ("upsert", "upsert"),
+        ("delete", "delete"),
+        ("point lookup before compaction", "point lookup before compaction"),
+        ("point lookup after compaction", "point lookup after compaction"),
+        ("changelog read", "changelog"),
+    ):
+        for peer in PEERS:
+            a, b = _s(res, "stratalake", stmt), _s(res, peer, stmt)
+            if a is None or b is None:
+                out.append((f"{label}: stratalake / {NAMES[peer]}", "-", "<= 0.5x", "n/a"))
+                continue
+            r = a / b
+            out.append(
+                (
+                    f"{label}: stratalake / {NAMES[peer]}",
+                    f"{r:.2f}x ({a:.2f} s vs {b:.2f} s)",
+                    "<= 0.5x",
+                    "met" if r <= 0.5 else "MISSED",
+                )
+            )
+    a, f, pq = (
+        _s(res, "stratalake", "load"),
+        _s(res, "parquet-own", "load sorted floor"),
+        _s(res, "parquet-own", "load"),
+    )
+    if a is not None and f is not None and pq is not None:
+        out.append(
+            (
+                "load: stratalake / Spark's clustered, sorted Parquet write (the fair floor)",
+                f"{a / f:.2f}x ({a:.2f} s vs {f:.2f} s; plain `df.write.parquet`: {a / pq:.2f}x)",
+                "<= 1.25x",
+                "met" if a / f <= 1.25 else "MISSED",
+            )
+        )
+    for name, stmt in (("count(*)", "count"), ("full-scan aggregate", "aggregate")):
+        a, b = _s(res, "stratalake", f"{stmt} after compaction"), _s(res, "parquet-own", stmt)
+        if a is not None and b is not None:
+            out.append(
+                (
+                    f"{name} after compaction: stratalake / Spark Parquet",
+                    f"{a / b:.2f}x ({a:.2f} s vs {b:.2f} s)",
+                    "<= 1.1x",
+                    "met" if a / b <= 1.1 else "MISSED",
+                )
+            )
+    out.append(("peak memory of every process <= Paimon's", "Paimon not measured", "<= Paimon", "n/a"))
+    return out
+
+
+def _peak(res: dict[str, Any], key: str) -> dict[str, float]:
+    peak: dict[str, float] = {}
+    for st in res["systems"].get(key, {}).get("statements", {}).values():
+        for k, v in st["peak_mib"].items():
+            peak[k] = max(peak.get(k, 0.0), v)
+    return peak
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(float(a) - float(b)) <= 1e-9 * max(abs(float(a)), abs(float(b)), 1.0)
+    return bool(a == b)
+
+
+def agreement(res: dict[str, Any]) -> list[str]:
+    """Statements whose answers differ between systems (each compared with stratalake's, and the reads
+    also with the Parquet copy of the expected rows)."""
+    ref = res["systems"].get("stratalake", {}).get("answers")
+    if not ref:
+        return ["stratalake has no answers"]
+    bad = []
+    for key, sys_res in res["systems"].items():
+        answers = sys_res.get("answers")
+        if not answers or key == "stratalake":
+            continue
+        for label, value in answers.items():
+            if label == "_rows":
+                continue
+            targets = (
+                [label] if key not in ("parquet-own", "parquet-peers") else [f"{label}{p}" for p in PHASES]
+            )
+            for t in targets:
+                if t in ref and not _close(ref[t], value):
+                    bad.append(f"{key} {t}: {value} vs stratalake {ref[t]}")
+    return bad
+
+
+def section(res: dict[str, Any]) -> str:
+    rows = int(res["rows"])
+    systems = res["systems"]
+    lines = [
+        f"## Latest run: stratalake vs Delta Lake and Iceberg on Spark (issue 31), {res['started']}",
+        "",
+        f"- Command: `{res['command']}`, at {res['commit']}; {rows:,} rows (bench.spark_scale's data), `local[2]`, "
+        f"4 shuffle partitions for every system; reads: median of {res['reps']}, every write once.",
+        f"- Spark: stratalake and its Parquet on pyspark {_version(res, 'stratalake')}; Delta "
+        f"({', '.join(systems.get('delta', {}).get('jars', [])) or '-'}), Iceberg "
+        f"({', '.join(systems.get('iceberg', {}).get('jars', [])) or '-'}) and their Parquet on pyspark "
+        f"{_version(res, 'delta')}.",
+        f"- Load average (1/5/15 min) before / after: {'/'.join(f'{x:.1f}' for x in res['load_before'])} / "
+        f"{'/'.join(f'{x:.1f}' for x in res.get('load_after', []))}: the 2 cores were shared with other sessions; "
+        "compare ratios of this run only.",
+        "- Tables: stratalake `PRIMARY KEY (id, p)`, partitioned by `p`, `'bucket' = '8'`, "
+        "`'changelog-producer' = 'lookup'`, `'deletion-vectors.enabled' = 'true'`; Delta partitioned by `p`, "
+        "change data feed and deletion vectors on (its DELETE takes no subquery: the key list is deleted with "
+        "`MERGE ... WHEN MATCHED THEN DELETE`); Iceberg format v2, partitioned by `p, bucket(8, id)`, "
+        "merge-on-read for MERGE, DELETE and UPDATE.",
+        "- Paimon on Spark: not measured. Maven Central served none of "
+        + ", ".join(f"`{a}`" for a in res.get("paimon_tried", []))
+        + " (`mvn dependency:get`, forced update).",
+    ]
+    errors = {k: v["error"] for k, v in systems.items() if "error" in v}
+    errors.update(
+        {
+            f"{k} changelog": v["answers"]["changelog_error"]
+            for k, v in systems.items()
+            if "changelog_error" in v.get("answers", {})
+        }
+    )
+    if errors:
+        lines += [f"- Failed: {k}: `{v}`" for k, v in errors.items()]
+    lines += ["", "### Goals", "", "| goal | measured | target | status |", "|---|---|---|---|"]
+    lines += [f"| {g} | {m} | {t} | {s} |" for g, m, t, s in goals(res)]
+    bad = agreement(res)
+    lines.append(
+        f"| every system's answers agree (counts, sums, lookups, changelog kinds) | {'yes' if not bad else '; '.join(bad)} | yes | {'met' if not bad else 'MISSED'} |"
+    )
+    lines += [
+        "",
+        "### Seconds (ratio to Spark's Parquet on the same Spark)",
+        "",
+        "| workload | stratalake | Delta | Iceberg | stratalake / Delta | stratalake / Iceberg | Parquet "
+        f"{_version(res, 'parquet-own')} | Parquet {_version(res, 'parquet-peers')} |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, stmt, pq in ROWS:
+        cells = []
+        for key in ("stratalake", "delta", "iceberg"):
+            s = _s(res, key, stmt)
+            own = _s(res, _parquet_key(key), pq)
+            cells.append(_fmt(s) + (f" ({_ratio(s, own)})" if pq and s is not None else ""))
+        a = _s(res, "stratalake", stmt)
+        cells += [_ratio(a, _s(res, "delta", stmt)), _ratio(a, _s(res, "iceberg", stmt))]
+        cells += [_fmt(_s(res, "parquet-own", pq)), _fmt(_s(res, "parquet-peers", pq))]
+        lines.append(
+            f"| {label.replace('N/4', f'{rows // 4:,}').replace('N ', f'{rows:,} ')} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    f = _s(res, "parquet-own", "load sorted floor")
+    lines.append(
+        f"| load: Spark's clustered, sorted Parquet write (fair floor) | - | - | - | - | - | {_fmt(f)} | - |"
+    )
+    lines += [
+        "",
+        "### Peak resident memory (MiB, over all statements; `local[2]`: the driver JVM runs the tasks)",
+        "",
+        "| system | JVM | driver Python | Spark's Python workers (summed) |",
+        "|---|---|---|---|",
+    ]
+    for key in ("stratalake", "delta", "iceberg", "parquet-own", "parquet-peers"):
+        pk = _peak(res, key)
+        if pk:
+            lines.append(
+                f"| {key} | {pk.get('jvm', 0):.0f} | {pk.get('driver_python', 0):.0f} | {pk.get('python_workers', 0):.0f} |"
+            )
+    lines += [
+        "",
+        "### Where stratalake's time goes (per statement, per run; CPU from /proc of the process tree, task "
+        "times from Spark's REST API)",
+        "",
+        "| statement | wall s | stages | task run s | task JVM CPU s | JVM CPU s | Python workers CPU s | driver Python CPU s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, st in systems.get("stratalake", {}).get("statements", {}).items():
+        cpu = st["cpu_seconds"]
+        lines.append(
+            f"| {label} | {st['seconds']:.2f} | {st['stages']:.0f} | {st['task_run_seconds']:.2f} | "
+            f"{st['task_jvm_cpu_seconds']:.2f} | {cpu['jvm']:.2f} | {cpu['python_workers']:.2f} | {cpu['driver_python']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def update_benchmarks(text: str, path: Path | None = None) -> None:
+    """Replaces the latest-run section of BENCHMARKS.md (between the marks) with ``text``."""
+    path = path or REPO_DIR / "BENCHMARKS.md"
+    page = path.read_text()
+    if START not in page or END not in page:
+        raise SystemExit(f"{path} has no {START} ... {END} marks")
+    head, rest = page.split(START, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{START}\n{text}{END}{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("results")
+    p.add_argument("--update", action="store_true")
+    args = p.parse_args(argv)
+    text = section(json.loads(Path(args.results).read_text()))
+    print(text)
+    if args.update:
+        update_benchmarks(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

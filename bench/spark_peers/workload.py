@@ -1,0 +1,589 @@
+"""One system's run of issue 31's workloads, in a process of its own (see ``run.py``).
+
+    python -m bench.spark_peers.workload SYSTEM ROWS OUT.json [--jars a.jar,b.jar] [--reps 3]
+
+SYSTEM: ``stratalake``, ``delta``, ``iceberg`` or ``parquet`` (Spark's Parquet source on the
+running pyspark; ``--sorted-floor`` adds the clustered, sorted write). Data: bench.spark_scale's
+rows (``id, a, b, c, d, p``, ``p`` one of 4 values, key ``(id, p)``); the upsert rewrites a quarter
+of every partition's keys, the delete removes 1% of the keys by a key list. Each statement first
+runs untimed on a small table of the same system (class loading, Python workers), then once on
+the real one; reads run ``--reps`` times and report the median. Around every statement the
+process tree is sampled every 0.25 s from /proc: peak RSS and CPU seconds of the driver JVM
+(``local[2]``: also the executor), the driver's Python and Spark's Python workers; and Spark's
+REST API gives the stages' task run time and JVM CPU time.
+
+Imports only pyspark and the standard library (stratalake for the stratalake system).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+AGG = "SELECT sum(length(b)) AS lb, sum(c) AS sc, max(a) AS ma FROM {t}"
+COUNT = "SELECT count(*) FROM {t}"
+COLS = (
+    "id",
+    "id * 3 AS a",
+    "concat('v', cast(id AS string)) AS b",
+    "CAST(id * 0.5 AS DOUBLE) AS c",
+    "id % 1000 AS d",
+    "concat('p', cast(id % 4 AS string)) AS p",
+)
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+# ---------------------------------------------------------------------------------------------------------
+# measurement
+
+
+def _proc_table() -> dict[int, tuple[int, str, float, float]]:
+    """pid -> (ppid, comm, cpu seconds, rss MiB) of every process (one /proc pass)."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # comm is in parentheses and may hold spaces: split after the last ')'
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        ppid, utime, stime, rss = int(fields[1]), int(fields[11]), int(fields[12]), int(fields[21])
+        out[int(name)] = (ppid, comm, (utime + stime) / CLK_TCK, rss * PAGE_MIB)
+    return out
+
+
+def _kind(pid: int, comm: str) -> str:
+    if pid == os.getpid():
+        return "driver_python"
+    return "jvm" if comm == "java" else "python_workers" if comm.startswith("python") else "other"
+
+
+class TreeSampler:
+    """Peak RSS (MiB, summed per kind) and CPU seconds per kind of this process and its descendants:
+    ``jvm`` (Spark's driver, which runs the tasks in local mode), ``driver_python`` (this process) and
+    ``python_workers`` (Spark's Python daemon and the workers it forks). CPU of a process that ends
+    between two samples is counted up to its last sample."""
+
+    KINDS = ("jvm", "driver_python", "python_workers")
+
+    def __init__(self, interval: float = 0.25) -> None:
+        self.interval = interval
+        self.peak = dict.fromkeys(self.KINDS, 0.0)
+        self._base: dict[int, float] = {}
+        self._last: dict[int, tuple[str, float]] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _tree(self) -> dict[int, tuple[str, float, float]]:
+        table = _proc_table()
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, *_rest) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        out, todo = {}, [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            if pid in table:
+                _, comm, cpu, rss = table[pid]
+                out[pid] = (_kind(pid, comm), cpu, rss)
+            todo.extend(children.get(pid, []))
+        return out
+
+    def _sample(self) -> None:
+        rss = dict.fromkeys(self.KINDS, 0.0)
+        for pid, (kind, cpu, mib) in self._tree().items():
+            if kind in rss:
+                rss[kind] += mib
+                self._last[pid] = (kind, cpu)
+        for k, v in rss.items():
+            self.peak[k] = max(self.peak[k], v)
+
+    def cpu(self) -> dict[str, float]:
+        out = dict.fromkeys(self.KINDS, 0.0)
+        for pid, (kind, cpu) in self._last.items():
+            out[kind] += cpu - self._base.get(pid, 0.0)
+        return out
+
+    def __enter__(self) -> TreeSampler:
+        self._base = {pid: cpu for pid, (_k, cpu, _r) in self._tree().items()}
+
+        def loop() -> None:
+            while not self._stop.wait(self.interval):
+                self._sample()
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._sample()
+
+
+class Stages:
+    """Task time of the stages a statement ran, from Spark's REST API (the UI must be on)."""
+
+    def __init__(self, spark: Any) -> None:
+        sc = spark.sparkContext
+        self.url = (
+            f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages?status=complete"
+            if sc.uiWebUrl
+            else None
+        )
+        self.seen: set[tuple[int, int]] = set()
+        self.mark()
+
+    def _stages(self) -> list[dict[str, Any]]:
+        if self.url is None:
+            return []
+        try:
+            with urllib.request.urlopen(self.url, timeout=30) as r:
+                result: list[dict[str, Any]] = json.load(r)
+                return result
+        except OSError:
+            return []
+
+    def mark(self) -> None:
+        self.seen = {(s["stageId"], s["attemptId"]) for s in self._stages()}
+
+    def since_mark(self) -> dict[str, float]:
+        """Summed over the stages completed since :meth:`mark`: tasks' run time and their JVM CPU time
+        (which leaves out the Python workers a task waits for), seconds."""
+        run = cpu = 0.0
+        n = 0
+        for s in self._stages():
+            if (s["stageId"], s["attemptId"]) in self.seen:
+                continue
+            n += 1
+            run += s.get("executorRunTime", 0) / 1e3
+            cpu += s.get("executorCpuTime", 0) / 1e9
+        self.mark()
+        return {"stages": n, "task_run_seconds": run, "task_jvm_cpu_seconds": cpu}
+
+
+class Recorder:
+    def __init__(self, spark: Any) -> None:
+        self.statements: dict[str, Any] = {}
+        self.stages = Stages(spark)
+        self.enabled = True
+
+    def timed(self, label: str, fn: Callable[[], Any], reps: int = 1) -> Any:
+        """Runs ``fn`` ``reps`` times; records median seconds, every run, peak RSS and CPU per process
+        kind over all runs and the task time of the stages of the runs (summed, divided by reps)."""
+        if not self.enabled:
+            start = time.perf_counter()
+            out = fn()
+            print(f"  (warm-up) {label}: {time.perf_counter() - start:.2f}s", flush=True)
+            return out
+        times: list[float] = []
+        value: Any = None
+        self.stages.mark()
+        with TreeSampler() as tree:
+            for rep in range(reps):
+                start = time.perf_counter()
+                out = fn()
+                times.append(time.perf_counter() - start)
+                value = out if rep == 0 else value
+        time.sleep(0.3)  # Spark's status store hears of finished stages asynchronously
+        stages = {k: v / reps for k, v in self.stages.since_mark().items()}
+        cpu = {k: v / reps for k, v in tree.cpu().items()}
+        self.statements[label] = {
+            "seconds": sorted(times)[len(times) // 2],
+            "runs": times,
+            "peak_mib": tree.peak,
+            "cpu_seconds": cpu,
+            **stages,
+        }
+        print(
+            f"  {label}: {self.statements[label]['seconds']:.2f}s (runs {', '.join(f'{t:.2f}' for t in times)}; "
+            f"cpu {json.dumps({k: round(v, 1) for k, v in cpu.items()})}; peak MiB "
+            f"{json.dumps({k: round(v) for k, v in tree.peak.items()})})",
+            flush=True,
+        )
+        return value
+
+
+# ---------------------------------------------------------------------------------------------------------
+# systems
+
+
+def _base_conf(work: Path) -> dict[str, str]:
+    # stratalake's local session sets these (4 shuffle partitions for local[2], UTC): every system
+    # gets the same, so they differ in their table format only. The UI is on for the stage times.
+    return {
+        "spark.driver.memory": "4g",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.default.parallelism": "4",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.enabled": "true",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.warehouse.dir": str(work / "spark-warehouse"),
+    }
+
+
+class System:
+    name = ""
+    table = ""
+
+    def __init__(self, work: Path, jars: list[str]) -> None:
+        self.work = work
+        self.jars = jars
+
+    def session(self) -> Any:
+        from pyspark.sql import SparkSession
+
+        b = SparkSession.builder.master("local[2]").appName(f"peers-{self.name}")
+        for k, v in {**_base_conf(self.work), **self.conf()}.items():
+            b = b.config(k, v)
+        return b.getOrCreate()
+
+    def conf(self) -> dict[str, str]:
+        return {"spark.jars": ",".join(self.jars)} if self.jars else {}
+
+    def name_of(self, t: str) -> str:
+        return t
+
+    def create(self, spark: Any, t: str) -> None:
+        raise NotImplementedError
+
+    def upsert(self, spark: Any, t: str, view: str) -> None:
+        raise NotImplementedError
+
+    def version(self, spark: Any, t: str) -> Any:
+        """The table's latest version (snapshot id), before a statement whose changes are read."""
+        raise NotImplementedError
+
+    def changelog(self, spark: Any, t: str, before: Any) -> dict[str, int]:
+        """Row count per change kind (+I/-U/+U/-D) of the commits after version ``before``."""
+        raise NotImplementedError
+
+    def delete(self, spark: Any, t: str, keys: str) -> None:
+        """Deletes the rows whose ``id`` is in the view ``keys``."""
+        spark.sql(f"DELETE FROM {self.name_of(t)} WHERE id IN (SELECT id FROM {keys})")
+
+    def compact(self, spark: Any, t: str) -> None:
+        raise NotImplementedError
+
+
+class StrataLake(System):
+    name = "stratalake"
+    OPTIONS = "'bucket' = '8', 'changelog-producer' = 'lookup', 'deletion-vectors.enabled' = 'true'"
+
+    def session(self) -> Any:
+        from stratalake.spark import session
+
+        return session(str(self.work / "wh"), **{**_base_conf(self.work), **self.conf()})
+
+    def name_of(self, t: str) -> str:
+        return f"lake.db.{t}"
+
+    def create(self, spark: Any, t: str) -> None:
+        spark.sql("CREATE DATABASE IF NOT EXISTS lake.db")
+        spark.sql(
+            f"CREATE TABLE {self.name_of(t)} (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING, "
+            f"PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ({self.OPTIONS})"
+        )
+
+    def upsert(self, spark: Any, t: str, view: str) -> None:
+        spark.table(view).writeTo(self.name_of(t)).append()
+
+    def version(self, spark: Any, t: str) -> Any:
+        return spark.sql(f"SELECT max(snapshot_id) FROM lake.db.`{t}$snapshots`").first()[0]
+
+    def changelog(self, spark: Any, t: str, before: Any) -> dict[str, int]:
+        # The upsert's changes as Paimon's streaming read gives them: the lookup changelog of the
+        # snapshots after `before`, through the $audit_log stream (Trigger.AvailableNow).
+        counts: dict[str, int] = {}
+
+        def batch(df: Any, _id: int) -> None:
+            for kind, n in df.groupBy("rowkind").count().collect():
+                counts[kind] = counts.get(kind, 0) + n
+
+        ckpt = tempfile.mkdtemp(dir=self.work)
+        q = (
+            spark.readStream.option("scan.mode", "from-snapshot")
+            .option("scan.snapshot-id", str(before + 1))
+            .table(f"lake.db.`{t}$audit_log`")
+            .writeStream.foreachBatch(batch)
+            .option("checkpointLocation", ckpt)
+            .trigger(availableNow=True)
+            .start()
+        )
+        q.awaitTermination()
+        # Where a stream's time goes: Spark's per-micro-batch durations (planning, offsets, the batch).
+        self.progress = [
+            {"rows": pr["numInputRows"], "duration_ms": pr["durationMs"]} for pr in q.recentProgress
+        ]
+        return counts
+
+    def compact(self, spark: Any, t: str) -> None:
+        spark.sql(f"CALL lake.sys.compact(table => 'db.{t}', compact_strategy => 'full')").collect()
+
+
+class Delta(System):
+    name = "delta"
+
+    def conf(self) -> dict[str, str]:
+        return {
+            **super().conf(),
+            "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        }
+
+    def create(self, spark: Any, t: str) -> None:
+        # Change data feed for the changelog; deletion vectors so that DELETE and MERGE mark rows
+        # instead of rewriting files (Delta's merge-on-read, the fastest path it has for them).
+        spark.sql(
+            f"CREATE TABLE {t} (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING) USING delta "
+            "PARTITIONED BY (p) TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true', "
+            "'delta.enableDeletionVectors' = 'true')"
+        )
+
+    def upsert(self, spark: Any, t: str, view: str) -> None:
+        spark.sql(
+            f"MERGE INTO {t} t USING {view} s ON t.id = s.id AND t.p = s.p "
+            "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+        )
+
+    def delete(self, spark: Any, t: str, keys: str) -> None:
+        # Delta's DELETE takes no subquery: a key list is deleted with MERGE.
+        spark.sql(f"MERGE INTO {t} t USING {keys} k ON t.id = k.id WHEN MATCHED THEN DELETE")
+
+    def version(self, spark: Any, t: str) -> Any:
+        return spark.sql(f"DESCRIBE HISTORY {t}").agg({"version": "max"}).first()[0]
+
+    def changelog(self, spark: Any, t: str, before: Any) -> dict[str, int]:
+        kinds = {"insert": "+I", "update_preimage": "-U", "update_postimage": "+U", "delete": "-D"}
+        rows = spark.sql(
+            f"SELECT _change_type, count(*) FROM table_changes('{t}', {before + 1}) GROUP BY _change_type"
+        ).collect()
+        return {kinds[k]: n for k, n in rows}
+
+    def compact(self, spark: Any, t: str) -> None:
+        spark.sql(f"OPTIMIZE {t}").collect()
+
+
+class Iceberg(System):
+    name = "iceberg"
+
+    def conf(self) -> dict[str, str]:
+        return {
+            **super().conf(),
+            "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+            "spark.sql.catalog.ice": "org.apache.iceberg.spark.SparkCatalog",
+            "spark.sql.catalog.ice.type": "hadoop",
+            "spark.sql.catalog.ice.warehouse": str(self.work / "ice"),
+        }
+
+    def name_of(self, t: str) -> str:
+        return f"ice.db.{t}"
+
+    def create(self, spark: Any, t: str) -> None:
+        # The same layout as stratalake's (partition p, 8 buckets of id), format v2, merge-on-read
+        # for MERGE, DELETE and UPDATE (position deletes instead of rewritten files).
+        spark.sql("CREATE NAMESPACE IF NOT EXISTS ice.db")
+        spark.sql(
+            f"CREATE TABLE {self.name_of(t)} (id BIGINT NOT NULL, a BIGINT, b STRING, c DOUBLE, d BIGINT, "
+            "p STRING NOT NULL) USING iceberg PARTITIONED BY (p, bucket(8, id)) TBLPROPERTIES ("
+            "'format-version' = '2', 'write.merge.mode' = 'merge-on-read', "
+            "'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read')"
+        )
+        spark.sql(f"ALTER TABLE {self.name_of(t)} SET IDENTIFIER FIELDS id, p")
+
+    def upsert(self, spark: Any, t: str, view: str) -> None:
+        spark.sql(
+            f"MERGE INTO {self.name_of(t)} t USING {view} s ON t.id = s.id AND t.p = s.p "
+            "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+        )
+
+    def version(self, spark: Any, t: str) -> Any:
+        return spark.sql(
+            f"SELECT snapshot_id FROM {self.name_of(t)}.snapshots ORDER BY committed_at DESC LIMIT 1"
+        ).first()[0]
+
+    def changelog(self, spark: Any, t: str, before: Any) -> dict[str, int]:
+        kinds = {"INSERT": "+I", "UPDATE_BEFORE": "-U", "UPDATE_AFTER": "+U", "DELETE": "-D"}
+        view = f"{t}_changes"
+        spark.sql(
+            f"CALL ice.system.create_changelog_view(table => 'db.{t}', changelog_view => '{view}', "
+            f"options => map('start-snapshot-id', '{before}'), compute_updates => true, "
+            "identifier_columns => array('id', 'p'))"
+        )
+        rows = spark.sql(f"SELECT _change_type, count(*) FROM {view} GROUP BY _change_type").collect()
+        spark.catalog.dropTempView(view)
+        return {kinds[k]: n for k, n in rows}
+
+    def compact(self, spark: Any, t: str) -> None:
+        spark.sql(
+            f"CALL ice.system.rewrite_data_files(table => 'db.{t}', options => map('rewrite-all', 'true'))"
+        ).collect()
+
+
+SYSTEMS: dict[str, type[System]] = {"stratalake": StrataLake, "delta": Delta, "iceberg": Iceberg}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# workloads
+
+
+def _frames(spark: Any, rows: int) -> tuple[Any, Any, Any]:
+    src = spark.range(rows).selectExpr(*COLS)
+    # Every fourth key of every partition (id 4i + i % 4 keeps its partition), new values.
+    upd = spark.range(rows // 4).selectExpr(
+        "id * 4 + id % 4 AS id", "id AS a", "'u' AS b", "CAST(id * 0.25 AS DOUBLE) AS c", "id % 7 AS d",
+        "concat('p', cast(id % 4 AS string)) AS p",
+    )  # fmt: skip
+    dels = spark.range(rows // 100).selectExpr("id * 100 + id % 4 AS id")
+    return src, upd, dels
+
+
+def _lookups(rows: int) -> tuple[str, str]:
+    i = rows // 8  # an upserted key that the delete keeps (deleted keys are 100k + k % 4)
+    while (4 * i + i % 4) % 100 < 4:
+        i += 1
+    key = 4 * i + i % 4
+    lo, width = rows // 3, max(rows // 1000, 10)
+    return (
+        f"SELECT id, a, b, c, d, p FROM {{t}} WHERE id = {key}",
+        f"SELECT count(*), sum(c) FROM {{t}} WHERE id BETWEEN {lo} AND {lo + width - 1}",
+    )
+
+
+def _reads(rec: Recorder, spark: Any, t: str, phase: str, reps: int, answers: dict[str, Any]) -> None:
+    point, key_range = _lookups(answers["_rows"])
+    for stmt, sql in (
+        ("count", COUNT),
+        ("aggregate", AGG),
+        ("point lookup", point),
+        ("key range", key_range),
+    ):
+        label = f"{stmt}{phase}"
+        value = rec.timed(label, lambda s=sql: spark.sql(s.format(t=t)).collect(), reps)  # type: ignore[misc]
+        answers[label] = [list(r) for r in value]
+
+
+def run_table(system: System, spark: Any, rows: int, reps: int, rec: Recorder, suffix: str) -> dict[str, Any]:
+    src, upd, dels = _frames(spark, rows)
+    upd.createOrReplaceTempView("upd")
+    dels.createOrReplaceTempView("del_keys")
+    base = f"t{suffix}"
+    t = system.name_of(base)
+    system.create(spark, base)
+    answers: dict[str, Any] = {"_rows": rows}
+    rec.timed("load", lambda: src.writeTo(t).append())
+    before = system.version(spark, base)
+    rec.timed("upsert", lambda: system.upsert(spark, base, "upd"))
+    try:
+        answers["changelog"] = rec.timed("changelog", lambda: system.changelog(spark, base, before))
+        if hasattr(system, "progress"):
+            answers["changelog_progress"] = system.progress
+    except Exception as e:  # a peer without a changelog of this table kind: say why, go on
+        answers["changelog_error"] = f"{type(e).__name__}: {e}"[:500]
+        print(f"  changelog failed: {answers['changelog_error']}", flush=True)
+    rec.timed("delete", lambda: system.delete(spark, base, "del_keys"))
+    _reads(rec, spark, t, " before compaction", reps, answers)
+    rec.timed("compaction", lambda: system.compact(spark, base))
+    _reads(rec, spark, t, " after compaction", reps, answers)
+    return answers
+
+
+def run_parquet(
+    spark: Any, rows: int, reps: int, rec: Recorder, work: Path, sorted_floor: bool
+) -> dict[str, Any]:
+    src, upd, dels = _frames(spark, rows)
+    out = work / "parquet"
+    rec.timed("load", lambda: src.write.mode("overwrite").partitionBy("p").parquet(str(out / "load")))
+    if sorted_floor:
+        # The fair floor of an LSM writer: Spark's own shuffle by partition and bucket and sort by
+        # key before its Parquet writer (what a bucketed primary-key write must do at least).
+        rec.timed(
+            "load sorted floor",
+            lambda: (
+                src.selectExpr("*", "pmod(hash(id), 8) AS bucket")
+                .repartition("p", "bucket")
+                .sortWithinPartitions("p", "bucket", "id")
+                .drop("bucket")
+                .write.mode("overwrite")
+                .partitionBy("p")
+                .parquet(str(out / "sorted"))
+            ),
+        )
+    rec.timed("upsert", lambda: upd.write.mode("overwrite").partitionBy("p").parquet(str(out / "upsert")))
+    # The floor of the reads: the table's final rows (load, upsert, delete applied), computed
+    # independently of any table format and written once by Spark's Parquet writer.
+    merged = src.join(upd.select("id"), "id", "left_anti").unionByName(upd).join(dels, "id", "left_anti")
+    merged.write.mode("overwrite").partitionBy("p").parquet(str(out / "merged"))
+    spark.read.parquet(str(out / "merged")).createOrReplaceTempView("merged")
+    answers: dict[str, Any] = {"_rows": rows}
+    _reads(rec, spark, "merged", "", reps, answers)
+    return answers
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser()
+    p.add_argument("system", choices=[*SYSTEMS, "parquet"])
+    p.add_argument("rows", type=int)
+    p.add_argument("out")
+    p.add_argument("--jars", default="")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--work", required=True)
+    p.add_argument("--sorted-floor", action="store_true")
+    args = p.parse_args(argv)
+    work = Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    jars = [j for j in args.jars.split(",") if j]
+    system = SYSTEMS[args.system](work, jars) if args.system in SYSTEMS else System(work, jars)
+    t0 = time.perf_counter()
+    spark = system.session()
+    spark.sparkContext.setLogLevel("ERROR")
+    rec = Recorder(spark)
+    import pyspark
+
+    result: dict[str, Any] = {
+        "system": args.system,
+        "rows": args.rows,
+        "reps": args.reps,
+        "spark": pyspark.__version__,
+        "python": sys.executable,
+        "jars": [os.path.basename(j) for j in jars],
+    }
+    # Warm-up on a small table: class loading, the Python workers, the first plans; not timed.
+    rec.enabled = False
+    warm_rows = 20_000
+    if args.system == "parquet":
+        run_parquet(spark, warm_rows, 1, rec, work / "warm", args.sorted_floor)
+    else:
+        run_table(system, spark, warm_rows, 1, rec, "_warm")
+    rec.enabled = True
+    if args.system == "parquet":
+        result["answers"] = run_parquet(spark, args.rows, args.reps, rec, work, args.sorted_floor)
+    else:
+        result["answers"] = run_table(system, spark, args.rows, args.reps, rec, "")
+    result["statements"] = rec.statements
+    result["elapsed_s"] = time.perf_counter() - t0
+    spark.stop()
+    Path(args.out).write_text(json.dumps(result, default=str, indent=1))
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

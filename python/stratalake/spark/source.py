@@ -43,7 +43,6 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from pyspark_stratalake import freeze_imports
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
@@ -53,6 +52,7 @@ from stratalake.read.merge_read import SUPERSEDED_FILE
 from stratalake.spark import dml, native_write, planning
 from stratalake.spark import source_options as keys
 from stratalake.spark.native_write import NativeFiles
+from stratalake.spark.worker_gc import freeze_imports
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table

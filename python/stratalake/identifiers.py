@@ -41,7 +41,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+from stratalake import paimon_options
 from stratalake.exceptions import InvalidIdentifierError, InvalidOptionError
+from stratalake.options import KNOWN_OPTIONS
 
 _LOG = logging.getLogger(__name__)
 
@@ -332,9 +334,6 @@ def unknown_option_warnings(options: Mapping[str, str], table: str) -> list[str]
     Paimon keeps unknown keys (a newer version's options stay readable), so they are stored, not
     refused; but a misspelt key ('bucket-keys', 'changelog-prodcuer') silently does nothing, so
     the user hears of it where the option is set."""
-    from stratalake import paimon_options
-    from stratalake.options import KNOWN_OPTIONS
-
     known = sorted({*KNOWN_OPTIONS, *paimon_options.CORE_OPTIONS, *paimon_options.CONNECTOR_OPTIONS})
     out = []
     for key in options:

@@ -12,9 +12,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stratalake.exceptions import SchemaError
 from stratalake.spec.binary_row import decode_row, encode_row
 from stratalake.spec.schema import TableSchema
-from stratalake.types import DataType
+from stratalake.types import DataType, to_arrow
 
 # Characters Paimon's PartitionPathUtils escapes in partition directory names, as %XX: control
 # characters and a few path and glob specials. Everything else, spaces and non-ASCII
@@ -90,9 +91,6 @@ class PartitionCodec:
 
     def spec_to_values(self, spec: Mapping[str, Any], table: str) -> tuple[Any, ...]:
         """A user partition spec ({'dt': '2024-01-01'}) as typed values in key order."""
-        from stratalake.exceptions import SchemaError
-        from stratalake.types import to_arrow
-
         unknown = set(spec) - set(self.keys)
         if unknown or len(spec) != len(self.keys):
             raise SchemaError(

@@ -114,17 +114,6 @@ class TableStore:
         metas = mio.read_list(snapshot.base_manifest_list) + mio.read_list(snapshot.delta_manifest_list)
         return list(fold_entries(e for m in metas for e in mio.read_entries(m.file_name)).values())
 
-    def max_sequence_numbers(self) -> dict[tuple[bytes, int], int]:
-        """Highest ``_SEQUENCE_NUMBER`` per (partition, bucket) over the latest live files."""
-        snap = self.latest_snapshot()
-        out: dict[tuple[bytes, int], int] = {}
-        if snap is None:
-            return out
-        for e in self.live_entries(snap):
-            key = (e.partition, e.bucket)
-            out[key] = max(out.get(key, -1), e.file.max_sequence_number)
-        return out
-
     # -- support -----------------------------------------------------------------------------
     @cached_property
     def unsupported_features(self) -> list[str]:

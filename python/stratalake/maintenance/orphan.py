@@ -15,7 +15,7 @@ Used means named by any manifest a snapshot, tag or long-lived changelog reaches
 
 Symbolic links inside the table are neither followed nor deleted (a ``bucket-7 -> /elsewhere``
 planted by whoever may write the table must not make this job delete files there), and every
-delete is checked to lie inside the table by its real path (``table/files.delete_in_table``).
+delete is checked to lie inside the table by its real path (``store/files.delete_in_table``).
 """
 
 from __future__ import annotations

@@ -57,9 +57,11 @@ test-spark-versions: setup
 test-fast: $(STAMP)
 	$(VPY) -m pytest -m "not spark and not interop" $(PYTEST_ARGS)
 
+# The package layers and no circles between packages: tools/check_imports.py (stdlib only).
 lint: $(STAMP)
-	$(VENV)/bin/ruff check python tests bench
+	$(VENV)/bin/ruff check python tests bench tools
 	$(VENV)/bin/mypy
+	$(VPY) tools/check_imports.py
 
 demo: setup
 	PYSPARK_PYTHON=$(abspath $(VPY)) $(VENV)/bin/stratalake sql --warehouse $(WAREHOUSE) -f sql/quickstart.sql

@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import stratalake
 from bench.spark_sql import catalyst_data, process_tree_cpu
 from stratalake.lsm.data_file import bucket_dir
-from stratalake.table.read import TableRead
+from stratalake.read.merge_read import TableRead
 
 N = int(os.environ.get("ROWS", 2_000_000))
 REPS = int(os.environ.get("REPS", 7))

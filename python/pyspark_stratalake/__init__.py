@@ -7,8 +7,6 @@ the source.
 
 from __future__ import annotations
 
-import gc
-import sys
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource
@@ -22,25 +20,7 @@ if TYPE_CHECKING:
     )
     from pyspark.sql.types import StructType
 
-
-_frozen_modules = 0
-
-
-def freeze_imports() -> None:
-    """Hides long-lived objects from the cyclic garbage collector whenever new modules loaded.
-
-    Spark's Python daemon runs a full ``gc.collect()`` after every request a reused worker
-    serves (bridge calls, data source planning, tasks). With pyspark, pyarrow and stratalake
-    loaded that walks every live object (~35 ms), and the worker cannot take its next request
-    meanwhile, so the next round trip waits for it. Module contents live as long as the process:
-    they are moved to the permanent generation (``gc.freeze``) each time the set of imported
-    modules grew (a few times per worker); objects created afterwards are collected as usual.
-    """
-    global _frozen_modules
-    count = len(sys.modules)
-    if count != _frozen_modules:
-        _frozen_modules = count
-        gc.freeze()
+__all__ = ["DefaultSource"]
 
 
 class DefaultSource(DataSource):
@@ -51,37 +31,31 @@ class DefaultSource(DataSource):
         return "stratalake"
 
     def schema(self) -> StructType:
-        from stratalake.spark.source import infer_schema
+        # Deferred import cost: importing stratalake loads pyarrow and the table code.
+        from stratalake.spark import entry
 
-        return infer_schema(dict(self.options))
+        return entry.infer_schema(dict(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        options = dict(self.options)
-        if "stratalake.job" in options:  # a procedure's distributed job, e.g. CALL sys.compact
-            from stratalake.spark.procedures import CompactJobReader
+        # Deferred import cost: importing stratalake loads pyarrow and the table code.
+        from stratalake.spark import entry
 
-            return CompactJobReader(options)
-        if "stratalake.system-table" in options:  # t$snapshots, t$files, ...
-            from stratalake.spark.system_tables import SystemTableReader
-
-            return SystemTableReader(options, schema)
-        from stratalake.spark.source import StrataLakeReader
-
-        freeze_imports()
-        return StrataLakeReader(options, schema)
+        return entry.reader(dict(self.options), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        from stratalake.spark.source import StrataLakeWriter
+        # Deferred import cost: importing stratalake loads pyarrow and the table code.
+        from stratalake.spark import entry
 
-        freeze_imports()
-        return StrataLakeWriter(dict(self.options), schema, overwrite)
+        return entry.writer(dict(self.options), schema, overwrite)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        from stratalake.spark.streaming import StrataLakeStreamReader
+        # Deferred import cost: importing stratalake loads pyarrow and the table code.
+        from stratalake.spark import entry
 
-        return StrataLakeStreamReader(dict(self.options), schema)
+        return entry.stream_reader(dict(self.options), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
-        from stratalake.spark.streaming import StrataLakeStreamWriter
+        # Deferred import cost: importing stratalake loads pyarrow and the table code.
+        from stratalake.spark import entry
 
-        return StrataLakeStreamWriter(dict(self.options), schema, overwrite)
+        return entry.stream_writer(dict(self.options), schema, overwrite)

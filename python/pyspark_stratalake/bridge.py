@@ -14,7 +14,7 @@ from typing import IO
 from pyspark.sql.worker.utils import worker_run
 from pyspark.worker_util import get_sock_file_to_executor
 
-from pyspark_stratalake import freeze_imports
+from stratalake.spark.worker_gc import freeze_imports
 
 
 def _read_utf(stream: IO[bytes]) -> str:

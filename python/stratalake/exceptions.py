@@ -85,7 +85,7 @@ class UnsupportedError(StrataLakeError):
 
 
 class InvalidIdentifierError(StrataLakeError, ValueError):
-    """A database or table name breaks the naming rules (see :mod:`stratalake.catalog.identifiers`),
+    """A database or table name breaks the naming rules (see :mod:`stratalake.identifiers`),
     e.g. it holds a path separator, is ``..``, uses ``$`` (system tables) or would resolve to a path
     outside the warehouse. The message names the identifier and the rule."""
 

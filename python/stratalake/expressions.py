@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.exceptions import StrataLakeError
@@ -344,10 +343,3 @@ def conjunction(parts: Sequence[Predicate]) -> Predicate | None:
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else And(tuple(parts))
-
-
-def filter_table(table: pa.Table, p: Predicate | None) -> pa.Table:
-    """Apply a predicate to Arrow data (vectorized)."""
-    if p is None or table.num_rows == 0:
-        return table
-    return table.filter(p.to_arrow())

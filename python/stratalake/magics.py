@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stratalake.exceptions import StrataLakeError
+from stratalake.notebook import in_notebook
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -205,18 +206,6 @@ def run_sql(spark: Any, sql: str, limit: int = DEFAULT_LIMIT) -> tuple[Any, Lake
 
 
 # ---- progress ----------------------------------------------------------------------------------
-
-
-def in_notebook() -> bool:
-    """True in a Jupyter kernel, whose cells show the JVM's stderr as text: Spark's console
-    progress bar (carriage returns redrawing one terminal line) arrives there as a pile of
-    lines, so the magics replace it with one updating display."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 @dataclass

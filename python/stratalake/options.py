@@ -275,7 +275,7 @@ class CoreOptions(Mapping[str, str]):
         """Parse every known option; raise :class:`InvalidOptionError` on the first bad one."""
         for key in KNOWN_OPTIONS:
             self._parsed(key)
-        # -1: dynamic bucket mode (table/dynamic_bucket.py); -2: postpone buckets (read only).
+        # -1: dynamic bucket mode (bucket/dynamic.py); -2: postpone buckets (read only).
         if self.bucket <= 0 and self.bucket not in (-1, -2):
             raise InvalidOptionError(
                 f"table {self._table}: option 'bucket' must be a number of buckets > 0, -1 (dynamic "

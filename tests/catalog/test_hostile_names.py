@@ -1,7 +1,7 @@
 """Hostile database and table names through the Python API never reach a path outside the warehouse.
 
 The warehouse is ``<tmp>/wh``; after every attempt ``<tmp>`` holds only ``wh`` and every path under
-``wh`` is what the catalog made for accepted names. Rules: :mod:`stratalake.catalog.identifiers`.
+``wh`` is what the catalog made for accepted names. Rules: :mod:`stratalake.identifiers`.
 
 Case: the Python catalog is case-sensitive, as Paimon's filesystem catalog (``Orders`` and
 ``orders`` are two tables on a case-sensitive filesystem). Spark passes names to the catalog as
@@ -21,8 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stratalake import Catalog, SchemaChange
-from stratalake.catalog import identifiers
+from stratalake import Catalog, SchemaChange, identifiers
 from stratalake.exceptions import (
     InvalidIdentifierError,
     InvalidOptionError,

@@ -10,7 +10,7 @@ import pyarrow as pa
 import stratalake
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.spec.manifest import IndexManifestEntry
-from stratalake.table.index_manifest import live_index_entries
+from stratalake.store.index_manifest import live_index_entries
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
 

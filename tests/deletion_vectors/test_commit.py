@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from stratalake.exceptions import CommitConflictError
+from stratalake.operation.compact import plan
 from stratalake.spec.snapshot import CommitKind
-from stratalake.table.compact import compact, plan, run_task
+from stratalake.table.compaction import compact, run_task
 from tests.deletion_vectors.helpers import batch, dv_entries, rows, with_vectors
 
 

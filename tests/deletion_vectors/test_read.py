@@ -10,7 +10,7 @@ import pytest
 import stratalake
 from stratalake.catalog.schema_change import SchemaChange
 from stratalake.expressions import field
-from stratalake.table.scan import Split
+from stratalake.read.scan import Split
 from tests.deletion_vectors.helpers import batch, dv_entries, make, rows, with_vectors
 
 BASE = 3000

@@ -128,7 +128,7 @@ def _four_writes(t: Table) -> None:
 
 
 def _expire_changelogs(t: Table) -> Any:
-    from stratalake.table.expire import ExpireConfig, expire_changelogs
+    from stratalake.maintenance.expire import ExpireConfig, expire_changelogs
 
     cfg = ExpireConfig(changelog_retain_min=1, changelog_retain_max=1, changelog_time_retain_ms=0)
     return expire_changelogs(t, cfg)

@@ -1,6 +1,6 @@
 """Append tables with deletion vectors shared with pypaimon 2.1 (bucket-unaware and fixed bucket).
 
-stratalake deletes and updates rows by position (``table/append_dml.py``): pypaimon must read
+stratalake deletes and updates rows by position (``append/dml.py``): pypaimon must read
 exactly the list model's rows after each statement, and stratalake must read pypaimon's later
 appends. pypaimon 2.1 itself writes deletion vectors only for data-evolution tables with row
 tracking (``TableDeleteByRowId``), which stratalake does not support; so vectors here are always
@@ -18,9 +18,9 @@ import pytest
 
 import stratalake
 from stratalake import field
+from stratalake.append.dml import apply_changes, matching_positions
 from stratalake.expressions import to_predicate
-from stratalake.table.append_dml import apply_changes, matching_positions
-from stratalake.table.index_manifest import live_index_entries
+from stratalake.store.index_manifest import live_index_entries
 
 from .paimon_oracle import paimon_create_table, paimon_read, paimon_write
 

@@ -112,8 +112,8 @@ def test_stratalake_compaction_is_read_by_pypaimon(warehouse: str) -> None:
 
 
 def test_stratalake_delete_is_read_by_pypaimon(warehouse: str) -> None:
+    from stratalake.append.dml import delete_rows
     from stratalake.expressions import to_predicate
-    from stratalake.table.append_dml import delete_rows
 
     ident = "db.del"
     paimon_create_table(warehouse, ident, SCHEMA, [], ["dt"], {})

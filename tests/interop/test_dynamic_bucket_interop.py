@@ -247,6 +247,6 @@ def test_cross_partition_bucket_filling(warehouse: str) -> None:
     t = stratalake.Catalog(warehouse).get_table(ident)
     assert _live_buckets(t) == {("a", 1): 0, ("a", 3): 1, ("a", 5): 0, ("b", 2): 0, ("b", 4): 0}
     # No HASH index in this mode (as Paimon's cross-partition writers).
-    from stratalake.table.index_manifest import live_index_entries
+    from stratalake.store.index_manifest import live_index_entries
 
     assert live_index_entries(t, t.latest_snapshot()) == []

@@ -90,7 +90,7 @@ def needed_files(t: Table, snaps: Iterable[Snapshot], changelogs: Iterable[Snaps
 
 def fresh(t: Table) -> Table:
     """A new handle with the process-wide manifest cache emptied, so reads really hit the disk."""
-    from stratalake.table import manifests
+    from stratalake.store import manifests
 
     manifests._CACHE._data.clear()
     return t.refresh()

@@ -147,7 +147,7 @@ def test_long_lived_changelogs_outlive_snapshots(tmp_path: Path, producer: str) 
     assert disk_files(t) == needed_files(t, t.snapshots(), t.changelog_manager.changelogs())
     # Once changelogs expire too, their files go.
     assert t.expire_snapshots() == 0
-    from stratalake.table.expire import ExpireConfig, expire_changelogs
+    from stratalake.maintenance.expire import ExpireConfig, expire_changelogs
 
     cfg = ExpireConfig(
         snapshot_retain_min=1, snapshot_retain_max=2, changelog_retain_min=1, changelog_retain_max=2

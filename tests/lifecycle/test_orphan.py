@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from stratalake.table.tags import read_tag
+from stratalake.maintenance.tags import read_tag
 from tests.lifecycle.helpers import batch, disk_files, fresh, make_table, needed_files, rows
 
 

@@ -18,7 +18,7 @@ from stratalake.exceptions import (
     TagAlreadyExistsError,
     TagNotFoundError,
 )
-from stratalake.table.tags import expire_tags, read_tag, tag_scan
+from stratalake.maintenance.tags import expire_tags, read_tag, tag_scan
 from tests.lifecycle.helpers import batch, build_history, disk_files, fresh, make_table, needed_files, rows
 
 

@@ -17,7 +17,7 @@ from stratalake.exceptions import CommitConflictError
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.spec.manifest import FileKind, FileSource
 from stratalake.spec.snapshot import CommitKind
-from stratalake.table.compact import compact
+from stratalake.table.compaction import compact
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 

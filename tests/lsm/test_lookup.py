@@ -13,7 +13,7 @@ import stratalake
 from stratalake.io import FileIO
 from stratalake.lsm.lookup import LEVEL, GroupLevels, LocalCopies, LookupCache, LookupMergeFunction
 from stratalake.merge import key_group_starts, sort_kv
-from stratalake.table.compact import bucket_files
+from stratalake.operation.compact import bucket_files
 from stratalake.table.table import Table
 from tests.merge.helpers import kv_table, make_ctx
 

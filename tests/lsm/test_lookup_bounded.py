@@ -12,8 +12,8 @@ import pytest
 
 import stratalake
 from stratalake.lsm.lookup import LookupLevels, memory_cache
+from stratalake.read.changelog_read import read_changelog
 from stratalake.spec.manifest import DataFileMeta
-from stratalake.table.changelog_read import read_changelog
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
 

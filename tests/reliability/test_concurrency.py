@@ -18,8 +18,8 @@ import pytest
 
 import stratalake
 from stratalake.exceptions import CommitConflictError
+from stratalake.operation.commit import CommitMessage, TableCommit
 from stratalake.table import Table
-from stratalake.table.commit import CommitMessage, TableCommit
 from tests.reliability.procs import Worker, wait_all
 from tests.reliability.workload import (
     KEY_SPAN,

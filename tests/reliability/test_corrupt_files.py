@@ -57,7 +57,7 @@ def test_truncated_metadata_names_the_file(tmp_path: Path, which: str, seed: int
     snapshot, manifest_list, manifest, _ = _latest_files(t)
     target = {"snapshot": snapshot, "manifest list": manifest_list, "manifest": manifest}[which]
     _truncate(target, random.Random(seed))
-    from stratalake.table import manifests
+    from stratalake.store import manifests
 
     manifests._CACHE._data.clear()  # a new process would not have the decoded file cached
     t = open_table(str(tmp_path / "wh"))

@@ -16,9 +16,9 @@ import pytest
 
 import stratalake
 from stratalake.exceptions import CorruptFileError
+from stratalake.operation.commit import CommitMessage, InvalidCommitError, conflicts
 from stratalake.spec.snapshot import Snapshot
-from stratalake.table import manifests
-from stratalake.table.commit import CommitMessage, InvalidCommitError, conflicts
+from stratalake.store import manifests
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 

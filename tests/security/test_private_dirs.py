@@ -24,7 +24,7 @@ import stratalake
 from stratalake.exceptions import CorruptFileError, UnsafeDirectoryError
 from stratalake.io import FileIO
 from stratalake.lsm.lookup import LocalCopies
-from stratalake.table.compact import bucket_files
+from stratalake.operation.compact import bucket_files
 from stratalake.table.table import Table
 
 PLANTED = b"import os; os.system('touch /tmp/pwned')\n"

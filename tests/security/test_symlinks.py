@@ -14,7 +14,7 @@ import pytest
 
 import stratalake
 from stratalake.exceptions import UnsupportedError
-from stratalake.table.files import delete_in_table, inside_table
+from stratalake.store.files import delete_in_table, inside_table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 LONG_AGO = 1_000_000_000  # epoch seconds (2001): older than any orphan threshold

@@ -13,7 +13,7 @@ import pytest
 
 import stratalake
 from stratalake.exceptions import InvalidOptionError
-from stratalake.table.tags import read_tag
+from stratalake.maintenance.tags import read_tag
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 # tag/tag-<name> as LocalFileIO normalises it: tag/tag-/.. is tag/, then up through t/ to db.db/.

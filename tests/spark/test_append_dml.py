@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import stratalake
-from stratalake.table.index_manifest import live_index_entries
+from stratalake.store.index_manifest import live_index_entries
 
 pytestmark = pytest.mark.spark
 
@@ -206,8 +206,8 @@ def test_concurrent_statement_on_the_same_files_conflicts_and_loses_no_rows(
         except FileExistsError:
             return v
         from stratalake import Catalog, field
+        from stratalake.append.dml import apply_changes, matching_positions
         from stratalake.expressions import to_predicate
-        from stratalake.table.append_dml import apply_changes, matching_positions
 
         other = Catalog(wh).get_table(ident)
         predicate = to_predicate(field("id") < 10)

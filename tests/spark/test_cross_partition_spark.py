@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 import stratalake
-from stratalake.table.cross_partition import key_slices
+from stratalake.bucket.cross_partition import key_slices
 from stratalake.table.table import Table
 from tests.interop.paimon_oracle import paimon_create_table, paimon_read
 from tests.spark.conftest import ASSIGNERS

@@ -19,9 +19,9 @@ import pyarrow as pa
 import pytest
 
 import stratalake
+from stratalake.bucket.dynamic import assigner_ids, decode_hash_index, hash_index_entries_by_partition
 from stratalake.spec.bucket import hash_rows
-from stratalake.table.dynamic_bucket import assigner_ids, decode_hash_index, hash_index_entries_by_partition
-from stratalake.table.index_manifest import index_file_path, live_index_entries
+from stratalake.store.index_manifest import index_file_path, live_index_entries
 from tests.interop.paimon_oracle import paimon_create_table, paimon_read, paimon_write, rust_read
 from tests.spark.conftest import ASSIGNERS
 

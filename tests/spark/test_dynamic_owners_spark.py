@@ -23,16 +23,16 @@ import pyarrow as pa
 import pytest
 
 import stratalake
-from stratalake.spec.bucket import hash_rows
-from stratalake.table.changelog_read import read_changelog
-from stratalake.table.cross_partition import owner_consistent_slices
-from stratalake.table.dynamic_bucket import (
+from stratalake.bucket.cross_partition import owner_consistent_slices
+from stratalake.bucket.dynamic import (
     assigner_ids,
     decode_hash_index,
     hash_index_entries_by_partition,
     owner_consistent_assigners,
 )
-from stratalake.table.index_manifest import index_file_path, live_index_entries
+from stratalake.read.changelog_read import read_changelog
+from stratalake.spec.bucket import hash_rows
+from stratalake.store.index_manifest import index_file_path, live_index_entries
 from stratalake.table.table import Table
 from stratalake.types import BigIntType
 from tests.interop.paimon_oracle import paimon_create_table, paimon_read, paimon_write

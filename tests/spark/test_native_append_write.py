@@ -14,7 +14,7 @@ import pytest
 import stratalake
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.spec.stats import compute_stats
-from stratalake.table.append_file import physical_schema
+from stratalake.store.append_file import physical_schema
 from tests.interop.paimon_oracle import paimon_read
 from tests.spark.test_catalyst import conf
 

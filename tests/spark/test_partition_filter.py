@@ -11,9 +11,9 @@ import pytest
 
 import stratalake
 from stratalake.exceptions import InvalidOptionError
+from stratalake.operation.compact import plan
 from stratalake.spark.partition_filter import parse_partition_filter
 from stratalake.table import Table
-from stratalake.table.compact import plan
 
 
 def _table(tmp_path: Path) -> Table:

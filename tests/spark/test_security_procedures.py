@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from stratalake.catalog import Catalog
-from stratalake.table.commit import conflicts
+from stratalake.operation.commit import conflicts
 
 pytestmark = pytest.mark.spark
 

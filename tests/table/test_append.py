@@ -183,7 +183,7 @@ def test_full_compaction_of_compacted_buckets_commits_nothing(
 
 
 def test_full_compaction_applies_a_deletion_vector_once(cat: stratalake.Catalog) -> None:
-    from stratalake.table.append_dml import delete_rows
+    from stratalake.append.dml import delete_rows
 
     t = cat.create_table("db.dv", schema=SCHEMA, options={"deletion-vectors.enabled": "true"})
     t.write(_rows([(1, "a", "d"), (2, "b", "d")]))
@@ -231,9 +231,9 @@ def test_schema_evolution_reads_old_files(cat: stratalake.Catalog) -> None:
 
 
 def test_copy_on_write_delete(cat: stratalake.Catalog) -> None:
+    from stratalake.append.dml import delete_rows
     from stratalake.exceptions import CommitConflictError
     from stratalake.expressions import to_predicate
-    from stratalake.table.append_dml import delete_rows
 
     t = cat.create_table("db.e", schema=SCHEMA, partition_keys=["dt"])
     model = [(i, None if i % 4 == 0 else "abc"[i % 3], "d1" if i < 10 else "d2") for i in range(20)]

@@ -1,4 +1,4 @@
-"""Row-level DML of append tables in the core (``table/append_dml.py``): deleted positions plus new
+"""Row-level DML of append tables in the core (``append/dml.py``): deleted positions plus new
 rows as one snapshot, with deletion vectors or copy-on-write, concurrent statements, compaction."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 
 import stratalake
 from stratalake import field
+from stratalake.append.dml import RowDeletes, apply_changes, matching_positions
 from stratalake.exceptions import CommitConflictError
 from stratalake.expressions import Predicate, to_predicate
 from stratalake.spec.snapshot import CommitKind
-from stratalake.table.append_dml import RowDeletes, apply_changes, matching_positions
-from stratalake.table.index_manifest import live_index_entries
+from stratalake.store.index_manifest import live_index_entries
 
 SCHEMA = pa.schema([("id", pa.int64()), ("g", pa.int64()), ("dt", pa.string())])
 Row = tuple[int, int, str]

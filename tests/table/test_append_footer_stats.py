@@ -13,7 +13,7 @@ import pytest
 
 import stratalake
 from stratalake.lsm.data_file import bucket_dir
-from stratalake.table.append_file import meta_of_parquet_file
+from stratalake.store.append_file import meta_of_parquet_file
 
 SCHEMA = pa.schema(
     [

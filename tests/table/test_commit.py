@@ -9,7 +9,7 @@ import pytest
 
 import stratalake
 from stratalake.exceptions import CommitConflictError
-from stratalake.table.commit import CommitMessage
+from stratalake.operation.commit import CommitMessage
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 

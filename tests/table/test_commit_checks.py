@@ -17,8 +17,9 @@ import stratalake
 from stratalake.exceptions import CommitConflictError
 from stratalake.lsm.levels import key_decoder, overlapping_levels
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
-from stratalake.table.commit import CommitMessage, InvalidCommitError, conflicts
-from stratalake.table.compact import bucket_files, plan, run_task
+from stratalake.operation.commit import CommitMessage, InvalidCommitError, conflicts
+from stratalake.operation.compact import bucket_files, plan
+from stratalake.table.compaction import run_task
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
@@ -254,7 +255,7 @@ def test_broken_table_reads_writes_and_is_repaired_by_full_compaction(
     # A minor compaction keeps working too (it may leave the level as it was).
     t.compact(full=False)
     assert _read(t) == model
-    with caplog.at_level(logging.WARNING, logger="stratalake.table.compact"):
+    with caplog.at_level(logging.WARNING, logger="stratalake.operation.compact"):
         t.compact(full=True)
     assert "overlapping files at level 5" in caplog.text and "repairs" in caplog.text
     key_of = key_decoder(t.schema())
@@ -264,7 +265,7 @@ def test_broken_table_reads_writes_and_is_repaired_by_full_compaction(
     assert _read(t) == model
     assert t.read().num_rows == len(model)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="stratalake.table.compact"):
+    with caplog.at_level(logging.WARNING, logger="stratalake.operation.compact"):
         t.compact(full=True)
     assert "overlapping" not in caplog.text
     pytest.importorskip("pypaimon")

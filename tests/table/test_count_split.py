@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stratalake
-import stratalake.table.read as read_module
+import stratalake.read.merge_read as read_module
 
 SCHEMA = pa.schema([("k", pa.int64()), ("s", pa.string()), ("v", pa.int64())])
 ENGINES = [

@@ -1,4 +1,4 @@
-"""Distributed cross-partition upserts (``table/cross_partition.py``): several writers, each holding
+"""Distributed cross-partition upserts (``bucket/cross_partition.py``): several writers, each holding
 the keys of its assigner slices ``|key hash % N|``, commit one statement together.
 
 Each writer's index holds only its slices' keys (bootstrapped from the table's live keys, a second
@@ -18,12 +18,12 @@ import pyarrow as pa
 import pytest
 
 import stratalake
+from stratalake.bucket.cross_partition import key_slices, owner_consistent_slices
 from stratalake.exceptions import CommitConflictError
-from stratalake.table.commit import CommitMessage
-from stratalake.table.commit.conflicts import InvalidCommitError
-from stratalake.table.cross_partition import key_slices, owner_consistent_slices
+from stratalake.operation.commit import CommitMessage
+from stratalake.operation.commit.conflicts import InvalidCommitError
+from stratalake.operation.write import TableWrite
 from stratalake.table.table import Table
-from stratalake.table.write import TableWrite
 
 N = 3
 

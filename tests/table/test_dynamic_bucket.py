@@ -20,17 +20,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stratalake
-from stratalake.exceptions import CommitConflictError, InvalidOptionError
-from stratalake.options import CoreOptions
-from stratalake.spec.bucket import hash_bytes, hash_rows
-from stratalake.table.dynamic_bucket import (
+from stratalake.bucket.dynamic import (
     BucketAssigner,
     assigner_ids,
     decode_hash_index,
     hash_index_entries_by_partition,
     owner_consistent_assigners,
 )
-from stratalake.table.index_manifest import index_file_path, live_index_entries
+from stratalake.exceptions import CommitConflictError, InvalidOptionError
+from stratalake.options import CoreOptions
+from stratalake.spec.bucket import hash_bytes, hash_rows
+from stratalake.store.index_manifest import index_file_path, live_index_entries
 from stratalake.table.table import Table
 from stratalake.types import BigIntType
 

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 import stratalake
 from stratalake.lsm.merge_reader import runs_in_sequence_order, sorted_runs
-from stratalake.table.read import TableRead
-from stratalake.table.scan import Split
+from stratalake.read.merge_read import TableRead
+from stratalake.read.scan import Split
 from stratalake.table.table import Table
 from tests.merge.models import Record, dedup_model, merge_order
 

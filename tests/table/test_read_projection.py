@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from stratalake import Catalog
-from stratalake.table.read import TableRead
+from stratalake.read.merge_read import TableRead
 
 SCHEMA = pa.schema(
     [

@@ -13,8 +13,8 @@ import pytest
 
 import stratalake
 import stratalake.lsm.compaction.rewriter as rewriter_module
-import stratalake.table.compact as compact_module
-import stratalake.table.read as read_module
+import stratalake.operation.compact as compact_module
+import stratalake.read.merge_read as read_module
 from stratalake.lsm.compaction.rewriter import BucketFiles
 from stratalake.merge import merge_kv
 
@@ -163,7 +163,7 @@ def test_changelog_and_lookup_tables_stream(
 
 
 def _changelog(t: Any) -> list[tuple[Any, ...]]:
-    from stratalake.table.changelog_read import read_changelog
+    from stratalake.read.changelog_read import read_changelog
 
     table = read_changelog(t)
     return sorted(tuple(str(v) for v in r.values()) for r in table.to_pylist())

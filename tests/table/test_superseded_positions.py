@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import stratalake
 from stratalake.merge import VALUE_KIND, RowKind
-from stratalake.table.read import SUPERSEDED_FILE, SUPERSEDED_POS, TableRead, superseded_schema
-from stratalake.table.scan import Split
+from stratalake.read.merge_read import SUPERSEDED_FILE, SUPERSEDED_POS, TableRead, superseded_schema
+from stratalake.read.scan import Split
 from stratalake.table.table import Table
 from tests.table.test_picked_merge_read import _rows, _sorted, _table, op
 

@@ -1,4 +1,4 @@
-"""table/support.py: which tables stratalake refuses, by name, and which it accepts."""
+"""store/support.py: which tables stratalake refuses, by name, and which it accepts."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import stratalake
 from stratalake.exceptions import UnsupportedError
 from stratalake.spec.schema import TableSchema
+from stratalake.store.support import unsupported_features
 from stratalake.table import Table
-from stratalake.table.support import unsupported_features
 from stratalake.types import DataField, DataType
 
 

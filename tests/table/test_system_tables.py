@@ -183,7 +183,7 @@ def test_java_written_tag_and_snapshot_fields(tmp_path: Path) -> None:
 def test_tag_time_retained_rendering() -> None:
     from decimal import Decimal
 
-    from stratalake.table.tags import _duration_string
+    from stratalake.store.tag_manager import _duration_string
 
     assert _duration_string(Decimal("5.000000000")) == "PT5S"
     assert _duration_string(Decimal("86400.000000000")) == "PT24H"

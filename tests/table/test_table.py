@@ -129,7 +129,7 @@ def test_schema_evolution_reads_old_files_by_field_id(cat: stratalake.Catalog) -
 def test_time_travel_reads_the_columns_of_its_snapshot(cat: stratalake.Catalog) -> None:
     """Paimon reads a past snapshot with the schema it was written with: a column added later is
     absent and a renamed one keeps its old name (by snapshot id, timestamp and tag)."""
-    from stratalake.table.tags import read_tag
+    from stratalake.maintenance.tags import read_tag
 
     t = cat.create_table("db.t", schema=pa.schema([("id", pa.int64()), ("b", pa.string())]), primary_key=["id"])
     t.write(pa.table({"id": [1], "b": ["x"]}))
@@ -225,7 +225,7 @@ def test_corrupt_metadata_is_reported(cat: stratalake.Catalog) -> None:
     snap = Path(t.location) / "snapshot" / "snapshot-1"
     manifest = Path(t.location) / "manifest" / json.loads(snap.read_text())["deltaManifestList"]
     manifest.write_bytes(manifest.read_bytes()[:20])
-    from stratalake.table import manifests
+    from stratalake.store import manifests
 
     manifests._CACHE._data.clear()
     with pytest.raises(CorruptFileError, match="manifest-list"):

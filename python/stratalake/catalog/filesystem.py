@@ -9,8 +9,7 @@ from typing import TypeAlias
 
 import pyarrow as pa
 
-from stratalake.catalog import identifiers
-from stratalake.catalog.identifiers import DATABASE, TABLE, check_new_name
+from stratalake import identifiers
 from stratalake.catalog.schema_change import SchemaChange, apply_changes
 from stratalake.exceptions import (
     CommitConflictError,
@@ -21,11 +20,12 @@ from stratalake.exceptions import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
+from stratalake.identifiers import DATABASE, TABLE, check_new_name
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext, create_merge_function, validate_merge_options
 from stratalake.options import CoreOptions
 from stratalake.spec.schema import TableSchema
-from stratalake.table.support import check_supported
+from stratalake.store.support import check_supported
 from stratalake.table.table import Table
 from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, from_arrow
 
@@ -36,7 +36,7 @@ SchemaLike: TypeAlias = pa.Schema | Sequence[tuple[str, str | DataType] | tuple[
 def parse_identifier(identifier: str) -> tuple[str, str]:
     """Split ``"db.table"``; a bare name means database ``default``.
 
-    Both names are checked (:mod:`stratalake.catalog.identifiers`): :class:`InvalidIdentifierError`
+    Both names are checked (:mod:`stratalake.identifiers`): :class:`InvalidIdentifierError`
     for a name that could not be one directory inside the warehouse.
     """
     return identifiers.split_table_identifier(identifier)
@@ -262,7 +262,7 @@ def _validate(table: str, schema: TableSchema) -> None:
     options = CoreOptions(schema.options, table)
     options.validate()
     # Options that create a table stratalake could then neither read nor write are refused here
-    # (the same list that refuses loaded tables, table/support.py).
+    # (the same list that refuses loaded tables, store/support.py).
     check_supported(table, schema, "create")
     if not schema.primary_keys:
         _validate_append(table, schema, options)

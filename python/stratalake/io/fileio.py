@@ -35,7 +35,7 @@ _S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 class WriteOutcomeUnknownError(OSError):
     """A write that may or may not have taken effect (an object store's request whose answer was
     lost). Raised by :meth:`FileIO.try_create_atomic`; the committer resolves it by reading the
-    file back (``table/snapshot_manager.py``). Any other error of that call means "not created"."""
+    file back (``store/snapshot_manager.py``). Any other error of that call means "not created"."""
 
 
 @dataclass(frozen=True, slots=True)

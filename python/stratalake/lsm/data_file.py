@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
 from stratalake.lsm.file_format import PARQUET, file_format, format_of_file, open_data_file
-from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
 from stratalake.options import CoreOptions
 from stratalake.spec.binary_row import encode_row
 from stratalake.spec.manifest import DataFileMeta, FileSource, SimpleStats
@@ -242,10 +242,6 @@ def written_slices(metas: Sequence[DataFileMeta], kv: pa.Table, schema: TableSch
         out.append(kv.slice(offset, m.row_count).select(read_schema.names).cast(read_schema).combine_chunks())
         offset += m.row_count
     return out
-
-
-def live_kinds_mask(kinds: pa.ChunkedArray | pa.Array) -> pa.Array:
-    return pc.or_(pc.equal(kinds, int(RowKind.INSERT)), pc.equal(kinds, int(RowKind.UPDATE_AFTER)))
 
 
 # -- streaming: batch-wise reads and a rolling writer ---------------------------------------------

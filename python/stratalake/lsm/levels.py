@@ -220,11 +220,6 @@ class Levels:
         return sum(f.file_size for f in self.all_files())
 
     # -- mutation -------------------------------------------------------------------------------
-    def add_level0_file(self, file: DataFileMeta) -> None:
-        if file.level != 0:
-            raise LevelsInvariantError(f"{file.file_name} is at level {file.level}, not 0")
-        self.update((), (file,))
-
     def update(self, before: Iterable[DataFileMeta], after: Iterable[DataFileMeta]) -> None:
         """Remove ``before`` and add ``after`` (a compaction result, or new files)."""
         self._update(before, after, restoring=False)

@@ -168,11 +168,6 @@ class LookupCache:
             keys = self._keys.pop(old_key, None)
             self._bytes -= old.nbytes + (keys.nbytes if keys is not None else 0)
 
-    def resize(self, max_bytes: int) -> None:
-        with self._lock:
-            self.max_bytes = max_bytes
-            self._evict()
-
     @property
     def nbytes(self) -> int:
         return self._bytes

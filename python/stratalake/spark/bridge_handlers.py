@@ -20,7 +20,14 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from stratalake.catalog import Catalog, SchemaChange, identifiers
+from stratalake import identifiers
+from stratalake.bucket.cross_partition import owner_consistent_slices
+from stratalake.bucket.dynamic import (
+    compacts_every_commit,
+    is_cross_partition,
+    owner_consistent_assigners,
+)
+from stratalake.catalog import Catalog, SchemaChange
 from stratalake.exceptions import (
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
@@ -35,12 +42,6 @@ from stratalake.spark import bridge_contract as bc
 from stratalake.spark import dml, native_write, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
-from stratalake.table.cross_partition import owner_consistent_slices
-from stratalake.table.dynamic_bucket import (
-    compacts_every_commit,
-    is_cross_partition,
-    owner_consistent_assigners,
-)
 from stratalake.types import (
     BigIntType,
     BinaryType,
@@ -612,7 +613,7 @@ def dynamic_assigners(req: bc.DynamicAssigners) -> int:
 
 def compaction_due(req: bc.CompactionDue) -> bool:
     """After a native append write: whether the table's small-file compaction has files to merge."""
-    from stratalake.table.append_compact import compaction_due as due
+    from stratalake.append.compact import compaction_due as due
 
     table = catalog(req.catalog).get_table(_ident(req))
     return not table.schema().primary_keys and due(table)

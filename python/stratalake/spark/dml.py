@@ -9,7 +9,7 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
   ``delete.force-produce-changelog`` asks for change records), and equalities on the
   whole primary key write ``-D`` records for exactly those keys without scanning the table; on
   append tables any such condition deletes the matching rows' positions (deletion vectors, or
-  copy-on-write of their files: ``table/append_dml.py``) without Spark's row-level plan;
+  copy-on-write of their files: ``append/dml.py``) without Spark's row-level plan;
 - which stored values a ``-D`` record must carry (:func:`delete_filler`): on a table with
   ``sequence.field`` a retraction is ordered by its sequence-field values like any record, so a
   key-only ``-D`` (null sequence values sort oldest) would lose to the row it deletes. As Paimon,
@@ -53,7 +53,7 @@ def update_error(table: Table) -> str | None:
     """Why UPDATE / MERGE INTO cannot run on ``table``, or None."""
     schema = table.schema()
     if not schema.primary_keys:
-        return None  # append tables: deleted positions plus new rows (table/append_dml.py)
+        return None  # append tables: deleted positions plus new rows (append/dml.py)
     engine = table.core_options.merge_engine
     if engine not in (MergeEngine.DEDUPLICATE, MergeEngine.PARTIAL_UPDATE):
         return (
@@ -67,7 +67,7 @@ def delete_error(table: Table) -> str | None:
     """Why a row-level DELETE cannot run on ``table``, or None (partition drops always can)."""
     opts = table.core_options
     if not table.schema().primary_keys:
-        return None  # append tables: deleted positions plus new rows (table/append_dml.py)
+        return None  # append tables: deleted positions plus new rows (append/dml.py)
     if opts.ignore_delete:
         return (
             f"table {table.identifier} ignores deletes ('ignore-delete'='true'), so DELETE would change "
@@ -251,7 +251,7 @@ def delete_where(table: Table, conjuncts: Sequence[Predicate]) -> int | None:
         assert keys is not None
         return _delete_keys(table, keys)
     if plan == "rewrite":
-        from stratalake.table.append_dml import delete_rows
+        from stratalake.append.dml import delete_rows
 
         predicate = conjunction(list(conjuncts))
         assert predicate is not None

@@ -6,12 +6,12 @@ A bucket-unaware append table's data file is a plain Parquet file of the table's
 partition's ``bucket-0`` directory and reports each file (path, partition values, row count,
 first sequence number) as a :class:`NativeFiles` commit message. The commit, on the driver, runs
 here: each file's footer gives its row count and column statistics, which become the file's
-manifest entry (:func:`stratalake.table.append_file.meta_of_parquet_file`), and the files go
+manifest entry (:func:`stratalake.store.append_file.meta_of_parquet_file`), and the files go
 through the same commit as the Python writer's (every overwrite mode, one snapshot).
 
 What the JVM decides is limited to where a file goes: ``<table>/<k>=<v>/.../bucket-0/data-
 <uuid>-<n>.parquet``, with the partition directory formatted like
-:meth:`stratalake.table.partition.PartitionCodec.path` for the partition types this plan allows
+:meth:`stratalake.store.partition.PartitionCodec.path` for the partition types this plan allows
 (strings, integers, booleans, dates). The commit recomputes every path from the reported
 partition values and refuses a file that is not where Python would put it.
 """
@@ -29,8 +29,8 @@ from stratalake.exceptions import CorruptFileError, StrataLakeError
 from stratalake.io.fileio import LocalFileIO
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.file_format import PARQUET
-from stratalake.table.append_file import meta_of_parquet_file
-from stratalake.table.commit import CommitMessage
+from stratalake.operation.commit import CommitMessage
+from stratalake.store.append_file import meta_of_parquet_file
 from stratalake.types import (
     BigIntType,
     BinaryType,

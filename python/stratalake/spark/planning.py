@@ -33,14 +33,14 @@ from stratalake.expressions import Compare, In, IsNotNull, IsNull, Not, Or, Pred
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.file_format import PARQUET, format_of_file
 from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
+from stratalake.maintenance.tags import tag_scan
+from stratalake.read.append_read import ROW_ID_COLUMNS
+from stratalake.read.scan import Split, TableScan
+from stratalake.read.value_stats import value_column_stats
 from stratalake.spark import read_options
 from stratalake.spark import source_options as keys
-from stratalake.table.append_dml import ROW_ID_COLUMNS
-from stratalake.table.append_read import value_column_stats
-from stratalake.table.files import data_file_path
-from stratalake.table.scan import Split, TableScan
+from stratalake.store.files import data_file_path
 from stratalake.table.table import Table
-from stratalake.table.tags import tag_scan
 from stratalake.types import (
     ArrayType,
     BigIntType,

@@ -83,7 +83,7 @@ class Procedure:
 def table_identifier(text: object, current_database: str) -> tuple[str, str]:
     """``(database, table)`` of a procedure's ``table`` argument: ``'db.t'``, or a bare ``'t'`` in
     the session's current database (Paimon resolves procedure arguments against it)."""
-    from stratalake.catalog.identifiers import split_table_identifier
+    from stratalake.identifiers import split_table_identifier
 
     ident = str(text).strip()
     return split_table_identifier(ident if "." in ident else f"{current_database}.{ident}")
@@ -149,7 +149,7 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
     if "job_results" not in state:
         partitions = parse_partitions(args.get("partitions"))
         if partitions:
-            from stratalake.table.compact import check_partitions
+            from stratalake.operation.compact import check_partitions
 
             check_partitions(table, partitions)  # a spec matching nothing fails before any job
         # The data source options that name this table (computed by the bridge for the catalog).
@@ -237,7 +237,7 @@ def _create_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]
 
 
 def _expire_tags(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
-    from stratalake.table.tags import expire_tags
+    from stratalake.maintenance.tags import expire_tags
 
     table = _table(cat, args)
     older = args.get("older_than")
@@ -454,7 +454,7 @@ class CompactJobReader(DataSourceReader):
         return load_table(self.options)
 
     def partitions(self) -> list[InputPartition]:
-        from stratalake.table.compact import plan
+        from stratalake.operation.compact import plan
 
         table = self._table()
         specs = json.loads(self.options.get(JOB_PARTITIONS) or "[]")
@@ -467,7 +467,7 @@ class CompactJobReader(DataSourceReader):
         return [InputPartition(pickle.dumps(t)) for t in plan(table, specs or None, selected)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from stratalake.table.compact import run_task
+        from stratalake.table.compaction import run_task
 
         if partition.value is None:
             return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import ipaddress
 import os
 import secrets
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from stratalake.exceptions import StrataLakeError
 from stratalake.io.private import check_private, private_dir
+from stratalake.notebook import in_notebook
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -162,11 +164,9 @@ def executor_py_files(directory: str | None = None) -> list[str]:
     """
     import fastavro
 
-    import pyspark_stratalake
-
     trees = {
         "stratalake": (
-            [Path(str(resources.files("stratalake"))), Path(pyspark_stratalake.__file__).parent],
+            [Path(str(resources.files("stratalake"))), _package_dir("pyspark_stratalake")],
             (".jar", ".pyc"),
         ),
         "fastavro": ([Path(fastavro.__file__).parent], (".so", ".pyd", ".pyc", ".c", ".pyx")),
@@ -255,8 +255,6 @@ def session(
     extra = {key if "." in key else key.replace("_", "."): value for key, value in conf.items()}
     if remote is not None and not remote.startswith("local"):
         return _remote_session(remote, warehouse, catalog, extra)
-    from stratalake.magics import in_notebook
-
     if in_notebook():
         # A Jupyter kernel prints the JVM's console progress bar as text, line after line (also
         # that of an in-process Connect server); %%lake shows one updating bar instead.
@@ -374,3 +372,11 @@ def _remote_session(remote: str, warehouse: str, catalog: str, extra: dict[str, 
     for key, value in extra.items():
         spark.conf.set(key, value)
     return spark
+
+
+def _package_dir(name: str) -> Path:
+    """The directory of installed package ``name``, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise StrataLakeError(f"package {name} is not installed")
+    return Path(spec.origin).parent

@@ -43,16 +43,16 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from pyspark_stratalake import freeze_imports
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
+from stratalake.read.append_read import ROW_ID_COLUMNS as _ROW_ID_COLUMNS
+from stratalake.read.append_read import AppendTableRead
+from stratalake.read.merge_read import SUPERSEDED_FILE
 from stratalake.spark import dml, native_write, planning
 from stratalake.spark import source_options as keys
 from stratalake.spark.native_write import NativeFiles
-from stratalake.table.append_dml import ROW_ID_COLUMNS as _ROW_ID_COLUMNS
-from stratalake.table.append_read import AppendTableRead
-from stratalake.table.read import SUPERSEDED_FILE
+from stratalake.spark.worker_gc import freeze_imports
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -366,8 +366,8 @@ class StrataLakeWriter(DataSourceArrowWriter):
         table: Table, writer: Any, iterator: Iterator[pa.RecordBatch], row_kind: str
     ) -> StrataLakeCommitMessage:
         """Change records of an append table: deletes are (file, position) pairs kept for the
-        commit, the other records are new rows (table/append_dml.py)."""
-        from stratalake.table.append_dml import RowDeletes, split_changes
+        commit, the other records are new rows (append/dml.py)."""
+        from stratalake.append.dml import RowDeletes, split_changes
 
         deletes = RowDeletes()
         # No writer compaction: the statement's files and deletes commit as one snapshot.
@@ -403,7 +403,7 @@ class StrataLakeWriter(DataSourceArrowWriter):
     ) -> None:
         commit = table.new_commit(self.commit_user)
         if messages is not None and self.options.get(keys.ROW_KIND_COLUMN) is not None and not table.schema().primary_keys:
-            from stratalake.table.append_dml import RowDeletes, apply_changes
+            from stratalake.append.dml import RowDeletes, apply_changes
 
             deletes = RowDeletes()
             for m in messages:

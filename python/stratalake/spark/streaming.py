@@ -56,6 +56,11 @@ from pyspark.sql.types import StructType
 
 from stratalake.exceptions import InvalidOptionError, SnapshotNotFoundError, UnsupportedError
 from stratalake.options import ChangelogProducer
+from stratalake.read.changelog_read import (
+    AUDIT_KIND_COLUMN,
+    read_changelog_entry,
+    snapshot_changelog_entries,
+)
 from stratalake.spark import source_options as keys
 from stratalake.spark.source import (
     StrataLakeCommitMessage,
@@ -64,19 +69,14 @@ from stratalake.spark.source import (
     load_table,
     set_dynamic_assigners,
 )
-from stratalake.table.changelog_read import (
-    AUDIT_KIND_COLUMN,
-    read_changelog_entry,
-    snapshot_changelog_entries,
-)
-from stratalake.table.index_manifest import live_index_entries
+from stratalake.store.index_manifest import live_index_entries
 
 _LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from stratalake.read.scan import Split
     from stratalake.spec.manifest import ManifestEntry
     from stratalake.spec.snapshot import Snapshot
-    from stratalake.table.scan import Split
     from stratalake.table.table import Table
 
 AUDIT_LOG_SUFFIX = "$audit_log"
@@ -444,7 +444,7 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     # -- task side --------------------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from stratalake.table.scan import Split
+        from stratalake.read.scan import Split
 
         work: list[Split | ManifestEntry] = pickle.loads(partition.value)
         table = load_base_table(self.options)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from stratalake.exceptions import CorruptFileError
+from stratalake.spec.binary_row import EMPTY_ROW
 
 
 class FileKind(IntEnum):
@@ -36,8 +37,6 @@ class SimpleStats:
 
     @staticmethod
     def empty() -> SimpleStats:
-        from stratalake.spec.binary_row import EMPTY_ROW
-
         return SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
 
 

@@ -5,7 +5,7 @@ rights (an operator's expiration or orphan cleanup over every table of a warehou
 ``../../other.db/t/snapshot/snapshot-3`` or an absolute ``_EXTERNAL_PATH`` would let the first
 make the second read or delete files outside the table. Every name decoded from metadata goes
 through :func:`check_file_name` once per decoded entry (string checks only, never per row), and
-:func:`stratalake.table.files.table_file` joins it under the table's directories.
+:func:`stratalake.store.files.table_file` joins it under the table's directories.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -149,6 +149,3 @@ class Snapshot:
         if self.statistics is not None:
             out.append(("statistics file", self.statistics))
         return out
-
-    def with_id(self, new_id: int) -> Snapshot:
-        return replace(self, id=new_id)

@@ -1,9 +1,12 @@
-"""Tables: scan planning, merge-on-read, writes and optimistic commits."""
+"""The table layer: the public :class:`Table` handle, the compaction job and system tables.
 
-from stratalake.table.commit import CommitMessage, TableCommit
-from stratalake.table.read import TableRead
-from stratalake.table.scan import Split, TableScan
+Re-exports the handles of the layers below so that ``stratalake.table`` stays the public face.
+"""
+
+from stratalake.operation.commit import CommitMessage, TableCommit
+from stratalake.operation.write import TableWrite
+from stratalake.read.merge_read import TableRead
+from stratalake.read.scan import Split, TableScan
 from stratalake.table.table import Table
-from stratalake.table.write import TableWrite
 
 __all__ = ["CommitMessage", "Split", "Table", "TableCommit", "TableRead", "TableScan", "TableWrite"]

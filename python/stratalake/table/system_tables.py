@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from stratalake.catalog.identifiers import redact_options
 from stratalake.exceptions import TableNotFoundError
+from stratalake.identifiers import redact_options
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.spec.binary_row import decode_row
 from stratalake.spec.manifest import FileSource
 from stratalake.spec.snapshot import Snapshot
-from stratalake.table.files import data_file_path
-from stratalake.table.index_manifest import live_index_entries
+from stratalake.store.files import data_file_path
+from stratalake.store.index_manifest import live_index_entries
 from stratalake.types import DataType, to_arrow
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from typing import Any
 def _install(path: str) -> None:
     from tests.faults.faulty_io import FaultPlan, FaultyFileIO
 
+    from stratalake.operation.commit import TableCommit
     from stratalake.table import Table
-    from stratalake.table.commit import TableCommit
 
     def faulty(method: Any) -> Any:
         def wrapper(self: TableCommit, *args: Any, **kwargs: Any) -> Any:

@@ -51,7 +51,7 @@ def _executor_jvm() -> int | None:
 def _install(path: str) -> None:
     from pyspark import TaskContext
 
-    from stratalake.table.write import TableWrite
+    from stratalake.operation.write import TableWrite
 
     original = TableWrite.write
     rows_seen: dict[int, int] = {}  # per writer: rows given to it in a task the fault applies to

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from stratalake.exceptions import InvalidOptionError
 from stratalake.merge.aggregators.base import FieldAggregator
 from stratalake.merge.aggregators.collections import Collect, ListAgg, MergeMap
 from stratalake.merge.aggregators.numeric import BoolAnd, BoolOr, Count, Max, Min, Product, Sum
@@ -53,8 +54,6 @@ def create_aggregator(name: str, column: str, ctx: MergeContext) -> FieldAggrega
     """The aggregator called ``name`` for ``column`` (names are checked by validation first)."""
     cls = aggregator_class(name)
     if cls is None:
-        from stratalake.exceptions import InvalidOptionError
-
         raise InvalidOptionError(
             f"table {ctx.table_name}: column '{column}' has unknown aggregate function '{name}'; "
             f"use one of {', '.join(sorted(AGGREGATORS))}"

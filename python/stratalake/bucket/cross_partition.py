@@ -1,0 +1,475 @@
+"""Cross-partition upsert: dynamic-bucket tables whose primary key lacks a partition column.
+
+A key may then live in any partition, so a writer must know where each existing key is. As
+Paimon's ``GlobalIndexAssigner`` does (Paimon's "Dynamic Bucket" spec page, cross-partition upsert
+mode), the writer bootstraps a key -> (partition, bucket) index from the table's live rows (no
+HASH index files are involved in this mode) and routes each input row:
+
+* a key seen in the row's own partition goes to its bucket;
+* a key stored in another partition: with ``deduplicate`` the old row is retracted there (a -D
+  in its old partition and bucket, the values of the new row) and the new row goes to the new
+  partition as a new key; ``partial-update`` and ``aggregation`` keep the key where it is (the row
+  is rewritten into the old partition, old bucket); ``first-row`` ignores the new row;
+* a new key goes to the lowest bucket of its partition holding fewer than
+  ``dynamic-bucket.target-row-num`` keys, else to the lowest free bucket id (Paimon's
+  ``crosspartition.BucketAssigner``; counts are live keys, a retracted key frees its place).
+
+Rows are processed as one stream per key, vectorized: rows sorted by (key, arrival), a new
+*segment* wherever a key's partition changes; only per-partition bucket filling loops, over
+partitions and buckets, never rows. As in Paimon, one writing job at a time: the index is
+bootstrapped once per writer (at one snapshot), and a commit is refused when another job added
+rows after that snapshot (``commit/conflicts.check_key_index_base``): it may have placed a key this
+writer places again elsewhere.
+
+Distributed assignment (a Spark write, ``num_assigners`` = N): Spark routes every row to a task by
+its key's *slice* ``|key hash % N|`` alone (no partition columns), so a task holds every row of
+its keys whatever their partition, as Paimon's ``GlobalIndexAssigner`` tasks do. A writer then
+keeps in its index only the keys of the slices it met (it streams the table's live keys, batch by
+batch, and drops other slices' keys; once more for slices first met in a later batch), while its
+bucket counts cover every live key of the scan. A new key goes only to a bucket its slice owns,
+``bucket % N == slice`` (Paimon's ``isAssignBucket``), so no two tasks fill one bucket; an existing
+key (or a moved key's retraction) goes to the bucket holding it, which another slice may own: then
+this writer only adds level-0 files there (:meth:`owns`, the rule of ``dynamic_bucket.py``). Each
+commit message carries the writer's claim (writer, N, slices) for the commit's check
+(``commit/conflicts.check_assigner_slices``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stratalake.bucket.dynamic import DEFAULT_TARGET_ROW_NUM, compacts_every_commit, largest_divisor
+from stratalake.exceptions import CommitConflictError
+from stratalake.options import MergeEngine
+from stratalake.read import new_read, new_scan
+from stratalake.spec.binary_row import encode_arrow_rows
+from stratalake.spec.bucket import hash_rows
+from stratalake.store.partition import group_rows
+
+if TYPE_CHECKING:
+    from stratalake.store.table_store import TableStore
+
+_DELETE = 3  # _VALUE_KIND of -D
+
+
+def key_fingerprints(table: TableStore, rows: pa.Table) -> pa.Array:
+    """The trimmed primary key of each row as its BinaryRow bytes (one comparable binary value)."""
+    schema = table.schema()
+    keys = list(schema.trimmed_primary_keys)
+    n = rows.num_rows
+    parts: list[pa.Array] = []
+    positions: list[npt.NDArray[np.int64]] = []
+    for group in encode_arrow_rows([rows.column(k) for k in keys], [schema.field(k).type for k in keys]):
+        words = np.ascontiguousarray(group.words, dtype="<u4")
+        width = words.shape[1] * 4
+        fixed = pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(width), len(words), [None, pa.py_buffer(words.tobytes())]
+        )
+        parts.append(fixed.cast(pa.binary()))
+        positions.append(np.asarray(group.rows, dtype=np.int64).reshape(-1))
+    if not parts:
+        return pa.array([b""] * n, pa.binary())
+    flat = pa.concat_arrays(parts)
+    where = np.empty(n, dtype=np.int64)
+    where[np.concatenate(positions)] = np.arange(n, dtype=np.int64)
+    return flat.take(pa.array(where))
+
+
+def key_slices(table: TableStore, rows: pa.Table, num_assigners: int) -> npt.NDArray[np.int64]:
+    """The assigner slice of each row's key, ``|trimmed key hash % N|``: the shim's
+    ``stratalake_bucket(N, mask, trimmed key)`` that Spark clusters a cross-partition write by."""
+    if num_assigners == 1:
+        return np.zeros(rows.num_rows, dtype=np.int64)
+    schema = table.schema()
+    keys = list(schema.trimmed_primary_keys)
+    hashes = hash_rows([rows.column(k) for k in keys], [schema.field(k).type for k in keys])
+    return np.abs(np.fmod(hashes.astype(np.int64), num_assigners))
+
+
+def owner_consistent_slices(table: TableStore, requested: int) -> int:
+    """The largest N <= ``requested`` under which every live key lies in a bucket its slice owns
+    (``|key hash| % N == bucket % N``, i.e. N divides ``|key hash| - bucket``): the divisors of
+    one gcd over the table's live keys, streamed batch by batch (the key columns only). 1 if no
+    N > 1 holds. See ``dynamic_bucket.owner_consistent_assigners`` for why."""
+    requested = max(int(requested), 1)
+    snap = table.latest_snapshot()
+    if requested == 1 or snap is None:
+        return requested
+    schema = table.schema()
+    keys = list(schema.trimmed_primary_keys)
+    types = [schema.field(k).type for k in keys]
+    read = new_read(table, columns=keys)
+    g = 0
+    for split in new_scan(table, snapshot_id=snap.id).plan():
+        for batch in read.read_split(split):
+            if batch.num_rows == 0:
+                continue
+            hashes = np.abs(hash_rows([batch.column(k) for k in keys], types).astype(np.int64))
+            g = int(np.gcd.reduce(np.append(hashes - split.bucket, g)))
+            if g == 1:
+                return 1
+    return largest_divisor(g, requested)
+
+
+class CrossPartitionAssigner:
+    """Routes rows of a cross-partition-upsert table (see the module docstring).
+
+    ``num_assigners`` (a Spark write): N; the caller routes every key of a slice to this writer,
+    which then holds only the keys of the slices it meets."""
+
+    def __init__(
+        self, table: TableStore, ignore_existing: bool = False, num_assigners: int | None = None, allow_foreign: bool = False
+    ) -> None:
+        self.table = table
+        self.ignore_existing = ignore_existing
+        self.distributed = num_assigners is not None
+        self.num_assigners = 1 if num_assigners is None else max(int(num_assigners), 1)
+        opts = table.core_options
+        # As dynamic_bucket.BucketAssigner.owners_only: Spark chose N so that no key lies in a
+        # bucket of another slice; one found now means the table changed after planning.
+        self.owners_only = self.distributed and compacts_every_commit(opts) and not allow_foreign
+        self.target = max(opts.get_int("dynamic-bucket.target-row-num") or DEFAULT_TARGET_ROW_NUM, 1)
+        self.engine = opts.merge_engine
+        self._parts: list[bytes] = []
+        self._part_ids: dict[bytes, int] = {}
+        self._counts: dict[int, dict[int, int]] = defaultdict(dict)  # part id -> bucket -> live keys
+        self._index = _empty_index()  # _KEY (binary, unique), _PART (int32), _BUCKET (int32)
+        self._slices: set[int] = set()  # slices whose keys are in the index
+        self._scanned = False  # bucket counts taken (at the first bootstrap)
+        self._snapshot_id: int | None = None  # every bootstrap scan reads this snapshot
+        self.token = uuid.uuid4().hex  # this writer, in its commit messages' claims
+
+    # -- the key index ------------------------------------------------------------------------------
+    def _part_id(self, partition: bytes) -> int:
+        pid = self._part_ids.get(partition)
+        if pid is None:
+            pid = self._part_ids[partition] = len(self._parts)
+            self._parts.append(partition)
+        return pid
+
+    def _bootstrap(self, slices: set[int]) -> None:
+        """Add the live keys of ``slices`` to the index: one streaming scan of the table's keys
+        (one batch in memory at a time besides the index), keeping only those slices' keys; the
+        first scan also counts every live key per (partition, bucket)."""
+        missing = slices - self._slices
+        if not missing:
+            return
+        self._slices |= missing
+        table = self.table
+        count = not self._scanned
+        self._scanned = True
+        if self.ignore_existing:
+            return
+        if count:
+            snap = table.latest_snapshot()
+            self._snapshot_id = None if snap is None else snap.id
+        if self._snapshot_id is None:
+            return
+        schema = table.schema()
+        key_names = list(schema.trimmed_primary_keys)
+        read = new_read(table, columns=key_names)  # the partition comes with the split
+        wanted = np.array(sorted(missing), dtype=np.int64)
+        every = len(self._slices) == self.num_assigners and len(missing) == self.num_assigners
+        keys: list[pa.Array] = [self._index.column("_KEY").combine_chunks()]
+        part_ids: list[npt.NDArray[np.int32]] = [self._index.column("_PART").to_numpy()]
+        buckets: list[npt.NDArray[np.int32]] = [self._index.column("_BUCKET").to_numpy()]
+        for split in new_scan(table, snapshot_id=self._snapshot_id).plan():
+            pid = self._part_id(split.partition)
+            for batch in read.read_split(split):
+                if batch.num_rows == 0:
+                    continue
+                live = pa.Table.from_batches([batch])
+                if count:
+                    counts = self._counts[pid]
+                    counts[split.bucket] = counts.get(split.bucket, 0) + live.num_rows
+                if not every:
+                    live = live.filter(pa.array(np.isin(key_slices(table, live, self.num_assigners), wanted)))
+                    if live.num_rows == 0:
+                        continue
+                keys.append(key_fingerprints(table, live))
+                part_ids.append(np.full(live.num_rows, pid, dtype=np.int32))
+                buckets.append(np.full(live.num_rows, split.bucket, dtype=np.int32))
+        self._index = pa.table(
+            {
+                "_KEY": pa.concat_arrays(keys),
+                "_PART": pa.array(np.concatenate(part_ids).astype(np.int32)),
+                "_BUCKET": pa.array(np.concatenate(buckets).astype(np.int32)),
+            }
+        )
+
+    def _lookup(self, fingerprints: pa.Array) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """(partition id, bucket) of each fingerprint in the index, -1 where absent."""
+        n = len(fingerprints)
+        probe = pa.table({"_KEY": fingerprints, "_ROW": pa.array(np.arange(n, dtype=np.int64))})
+        joined = probe.join(self._index, keys="_KEY", join_type="left outer").sort_by("_ROW")
+        part = joined.column("_PART").fill_null(-1).to_numpy().astype(np.int32)
+        bucket = joined.column("_BUCKET").fill_null(-1).to_numpy().astype(np.int32)
+        return part, bucket
+
+    def owns(self, partition: bytes, bucket: int) -> bool:
+        """Whether this writer may compact ``bucket`` (of any partition): always in one process;
+        in a Spark write, the writer holding the bucket's slice ``bucket % N`` (others only add
+        level-0 files updating or retracting keys of their own slices that the bucket holds)."""
+        return not self.distributed or bucket % self.num_assigners in self._slices
+
+    def key_index_snapshot(self) -> int | None:
+        """The snapshot this writer's key index was bootstrapped from (0: the table was empty;
+        None: no bootstrap, e.g. an overwrite that ignores the existing keys)."""
+        if not self._scanned or self.ignore_existing:
+            return None
+        return 0 if self._snapshot_id is None else self._snapshot_id
+
+    def claim(self) -> tuple[str, int, tuple[int, ...]]:
+        """(writer, N, slices whose keys this writer held): for the commit's check that no two
+        writers of one commit held the same slice or used different N."""
+        return (self.token, self.num_assigners, tuple(sorted(self._slices)))
+
+    # -- routing --------------------------------------------------------------------------------------
+    def route(
+        self, rows: pa.Table, kinds: pa.Array | None
+    ) -> tuple[pa.Table, pa.Array | None, npt.NDArray[np.int64]]:
+        """(rows, kinds, bucket of each row) to write instead of ``rows``: possibly with retractions
+        added, partition columns rewritten, rows dropped."""
+        table = self.table
+        codec = table.partition_codec
+        n = rows.num_rows
+        row_part = np.empty(n, dtype=np.int32)
+        for indices, _ in group_rows(rows, list(codec.keys)):
+            values = tuple(rows.column(k)[int(indices[0])].as_py() for k in codec.keys)
+            row_part[indices] = self._part_id(codec.to_bytes(values))
+        fp = key_fingerprints(table, rows)
+        row_slice = key_slices(table, rows, self.num_assigners)
+        self._bootstrap(set(np.unique(row_slice).tolist()))
+        boot_part, boot_bucket = self._lookup(fp)
+        if self.owners_only:
+            self._check_owned(boot_part, boot_bucket, row_slice)
+        key_id = pc.dictionary_encode(fp).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+        # One stream per key: rows sorted by (key, arrival).
+        order = np.lexsort((np.arange(n), key_id))
+        k_sorted, p_sorted = key_id[order], row_part[order]
+        first = np.ones(n, dtype=bool)
+        first[1:] = k_sorted[1:] != k_sorted[:-1]
+        prev_part = np.empty(n, dtype=np.int32)
+        prev_part[1:] = p_sorted[:-1]
+        prev_part[first] = boot_part[order][first]
+        # A segment starts at a key's first row or where its partition changes.
+        seg_start = first | (p_sorted != prev_part)
+        seg_of = np.cumsum(seg_start) - 1  # segment of each sorted row
+        starts = np.flatnonzero(seg_start)
+        seg_part = p_sorted[starts]
+        seg_first_row = order[starts]  # arrival position of each segment's first row
+        seg_slice = row_slice[seg_first_row]  # a key's slice (all its rows share it)
+        # Where the key was before each segment (-1: nowhere).
+        seg_prev_part = prev_part[starts]
+        seg_is_first = first[starts]
+        seg_prev_bucket = np.full(len(starts), -1, dtype=np.int32)
+        seg_prev_bucket[seg_is_first] = boot_bucket[order][starts][seg_is_first]
+        seg_bucket = np.full(len(starts), -1, dtype=np.int32)
+        stays = seg_is_first & (seg_prev_part == seg_part)  # the key's stored location
+        seg_bucket[stays] = seg_prev_bucket[stays]
+
+        if self.engine is MergeEngine.DEDUPLICATE:
+            last = np.ones(n, dtype=bool)
+            last[:-1] = first[1:]
+            tails = np.flatnonzero(last)  # each key's last row (sorted position)
+            out = self._route_moving(
+                rows, kinds, order, seg_of, seg_part, seg_first_row, seg_prev_part, seg_prev_bucket,
+                seg_is_first, seg_bucket, seg_slice,
+            )
+            self._remember_keys(fp.take(pa.array(order[tails])), seg_part[seg_of[tails]], seg_bucket[seg_of[tails]])
+            return out
+        return self._route_staying(
+            rows, kinds, row_part, order, first, seg_of, seg_part, seg_first_row, seg_prev_part,
+            seg_prev_bucket, seg_is_first, fp, seg_slice,
+        )
+
+    def _route_moving(
+        self,
+        rows: pa.Table,
+        kinds: pa.Array | None,
+        order: npt.NDArray[np.int64],
+        seg_of: npt.NDArray[np.int64],
+        seg_part: npt.NDArray[np.int32],
+        seg_first_row: npt.NDArray[np.int64],
+        seg_prev_part: npt.NDArray[np.int32],
+        seg_prev_bucket: npt.NDArray[np.int32],
+        seg_is_first: npt.NDArray[np.bool_],
+        seg_bucket: npt.NDArray[np.int32],
+        seg_slice: npt.NDArray[np.int64],
+    ) -> tuple[pa.Table, pa.Array | None, npt.NDArray[np.int64]]:
+        """Deduplicate: a key moving to another partition is retracted where it was."""
+        new_segs = np.flatnonzero(seg_bucket < 0)
+        self._assign_new(seg_bucket, new_segs, seg_part, seg_first_row, seg_slice)
+        # The previous location of a later segment is the key's segment before it.
+        later = ~seg_is_first
+        seg_prev_bucket[later] = seg_bucket[np.flatnonzero(later) - 1]
+        retract = np.flatnonzero((seg_prev_part >= 0) & (seg_prev_part != seg_part))
+        # A retracted key frees its place (Paimon's BucketAssigner.decrement), per (partition, bucket).
+        pairs = np.stack([seg_prev_part[retract], seg_prev_bucket[retract]], axis=1).astype(np.int64)
+        for (pid, b), c in zip(*np.unique(pairs, axis=0, return_counts=True), strict=True):
+            counts = self._counts[int(pid)]
+            counts[int(b)] = max(counts.get(int(b), 0) - int(c), 0)
+        n = rows.num_rows
+        buckets = np.empty(n, dtype=np.int64)
+        buckets[order] = seg_bucket[seg_of]
+        if not len(retract):
+            return rows, kinds, buckets
+        src = seg_first_row[retract]
+        old = self._with_partition(rows.take(pa.array(src)), seg_prev_part[retract])
+        all_rows = pa.concat_tables([rows, old])
+        all_kinds = pa.concat_arrays(
+            [
+                kinds if kinds is not None else pa.array(np.zeros(n, dtype=np.int8)),
+                pa.array(np.full(len(src), _DELETE, dtype=np.int8)),
+            ]
+        )
+        # Each retraction just before the row that moved the key (by arrival).
+        position = np.concatenate([2 * np.arange(n, dtype=np.int64) + 1, 2 * src])
+        sort = np.argsort(position, kind="stable")
+        all_buckets = np.concatenate([buckets, seg_prev_bucket[retract].astype(np.int64)])
+        return all_rows.take(pa.array(sort)), all_kinds.take(pa.array(sort)), all_buckets[sort]
+
+    def _route_staying(
+        self,
+        rows: pa.Table,
+        kinds: pa.Array | None,
+        row_part: npt.NDArray[np.int32],
+        order: npt.NDArray[np.int64],
+        first: npt.NDArray[np.bool_],
+        seg_of: npt.NDArray[np.int64],
+        seg_part: npt.NDArray[np.int32],
+        seg_first_row: npt.NDArray[np.int64],
+        seg_prev_part: npt.NDArray[np.int32],
+        seg_prev_bucket: npt.NDArray[np.int32],
+        seg_is_first: npt.NDArray[np.bool_],
+        fp: pa.Array,
+        seg_slice: npt.NDArray[np.int64],
+    ) -> tuple[pa.Table, pa.Array | None, npt.NDArray[np.int64]]:
+        """Partial-update, aggregation (rows join the key's partition) and first-row (rows for
+        another partition are dropped): a key never moves."""
+        n = rows.num_rows
+        # The key's location: where it is stored, else its first segment (a new key there).
+        key_seg = np.cumsum(seg_is_first) - 1  # key of each segment
+        head = np.flatnonzero(seg_is_first)  # each key's first segment
+        loc_part = np.where(seg_prev_part[head] >= 0, seg_prev_part[head], seg_part[head]).astype(np.int32)
+        loc_bucket = np.where(seg_prev_part[head] >= 0, seg_prev_bucket[head], -1).astype(np.int32)
+        new_keys = np.flatnonzero(loc_bucket < 0)
+        self._assign_new(loc_bucket, new_keys, loc_part, seg_first_row[head], seg_slice[head])
+        row_key = np.empty(n, dtype=np.int64)
+        row_key[order] = key_seg[seg_of]
+        target_part = loc_part[row_key]
+        buckets = loc_bucket[row_key].astype(np.int64)
+        elsewhere = target_part != row_part
+        head_rows = order[np.flatnonzero(first)]
+        self._remember_keys(fp.take(pa.array(head_rows)), loc_part, loc_bucket)
+        if not elsewhere.any():
+            return rows, kinds, buckets
+        if self.engine is MergeEngine.FIRST_ROW:
+            keep = np.flatnonzero(~elsewhere)
+            return (
+                rows.take(pa.array(keep)),
+                kinds.take(pa.array(keep)) if kinds is not None else None,
+                buckets[keep],
+            )
+        moved = np.flatnonzero(elsewhere)
+        rewritten = self._with_partition(rows.take(pa.array(moved)), target_part[moved])
+        stay = np.flatnonzero(~elsewhere)
+        out = pa.concat_tables([rows.take(pa.array(stay)), rewritten])
+        back = np.argsort(np.concatenate([stay, moved]), kind="stable")
+        return out.take(pa.array(back)), kinds, buckets
+
+    # -- helpers ----------------------------------------------------------------------------------------
+    def _check_owned(
+        self, part: npt.NDArray[np.int32], bucket: npt.NDArray[np.int32], slices: npt.NDArray[np.int64]
+    ) -> None:
+        found = bucket >= 0
+        foreign = found & (bucket % self.num_assigners != slices)
+        if foreign.any():
+            i = int(np.flatnonzero(foreign)[0])
+            codec = self.table.partition_codec
+            raise CommitConflictError(
+                f"table {self.table.identifier}: bucket {int(bucket[i])} of partition "
+                f"{codec.to_dict(self._parts[int(part[i])])} holds keys of another of the write's "
+                f"{self.num_assigners} assigner slices; the table changed after the write was planned "
+                "(Paimon allows one writer at a time on a cross-partition table). Nothing was "
+                "committed and the table is unchanged; retry the write"
+            )
+
+    def _assign_new(
+        self,
+        bucket: npt.NDArray[np.int32],
+        which: npt.NDArray[np.int64],
+        part: npt.NDArray[np.int32],
+        arrival: npt.NDArray[np.int64],
+        slices: npt.NDArray[np.int64],
+    ) -> None:
+        """Fill ``bucket[which]`` (new keys of partitions ``part``, of assigner slices ``slices``),
+        in arrival order, as Paimon's cross-partition BucketAssigner with its assigner filter: among
+        the buckets the key's slice owns (``b % N == slice``), the lowest below target, else the
+        lowest free id."""
+        if not len(which):
+            return
+        n = self.num_assigners
+        which = which[np.argsort(arrival[which], kind="stable")]
+        groups = np.stack([part[which].astype(np.int64), slices[which]], axis=1)
+        for pid, slice_id in np.unique(groups, axis=0).tolist():
+            mine = which[(part[which] == pid) & (slices[which] == slice_id)]
+            counts = self._counts[pid]
+            owned = sorted(b for b in counts if b % n == slice_id)
+            ids = [b for b in owned if counts[b] < self.target]
+            caps = [self.target - counts[b] for b in ids]
+            have = sum(caps)
+            if have < len(mine):
+                need = -(-(len(mine) - have) // self.target)
+                taken = set(owned)
+                free = [b for b in range(slice_id, slice_id + n * (len(taken) + need), n) if b not in taken][:need]
+                ids += free
+                caps += [self.target] * len(free)
+            placed = np.repeat(np.array(ids, dtype=np.int32), caps)[: len(mine)]
+            bucket[mine] = placed
+            for b, c in zip(*np.unique(placed, return_counts=True), strict=True):
+                counts[int(b)] = counts.get(int(b), 0) + int(c)
+
+    def _with_partition(self, rows: pa.Table, part_ids: npt.NDArray[np.int32]) -> pa.Table:
+        """``rows`` with their partition columns set to the values of partitions ``part_ids``."""
+        codec = self.table.partition_codec
+        values = [codec.from_bytes(p) for p in self._parts]
+        out = rows
+        for i, name in enumerate(codec.keys):
+            col = pa.array([values[pid][i] for pid in range(len(values))], type=rows.schema.field(name).type)
+            out = out.set_column(out.schema.get_field_index(name), name, col.take(pa.array(part_ids)))
+        return out
+
+    def _remember_keys(self, fps: pa.Array, part: npt.NDArray[np.int32], bucket: npt.NDArray[np.int32]) -> None:
+        index = self._index
+        kept = index.filter(pc.invert(pc.is_in(index.column("_KEY"), value_set=fps)))
+        self._index = pa.concat_tables(
+            [
+                kept,
+                pa.table(
+                    {
+                        "_KEY": fps.cast(pa.binary()),
+                        "_PART": pa.array(part.astype(np.int32)),
+                        "_BUCKET": pa.array(bucket.astype(np.int32)),
+                    }
+                ),
+            ]
+        ).combine_chunks()
+
+
+def _empty_index() -> pa.Table:
+    return pa.table(
+        {
+            "_KEY": pa.array([], pa.binary()),
+            "_PART": pa.array(np.empty(0, np.int32)),
+            "_BUCKET": pa.array(np.empty(0, np.int32)),
+        }
+    )

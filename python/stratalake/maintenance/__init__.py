@@ -1,0 +1,1 @@
+"""Lifecycle jobs over committed snapshots: expiration, orphan-file removal, rollback and tags."""

@@ -1,0 +1,35 @@
+"""Reads: scan planning (:class:`~stratalake.read.scan.TableScan`), merge-on-read of primary-key
+tables, reads of append tables and of change records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from stratalake.expressions import FilterLike
+from stratalake.read.append_read import AppendTableRead
+from stratalake.read.merge_read import TableRead
+from stratalake.read.scan import Split, TableScan
+
+if TYPE_CHECKING:
+    from stratalake.store.table_store import TableStore
+
+__all__ = ["AppendTableRead", "Split", "TableRead", "TableScan", "new_read", "new_scan"]
+
+
+def new_scan(
+    table: TableStore, filter: FilterLike = None, snapshot_id: int | None = None, timestamp_ms: int | None = None
+) -> TableScan:
+    """A scan of ``table`` (refused for tables with unsupported features)."""
+    table.check_supported("read")
+    return TableScan(table, filter, snapshot_id, timestamp_ms)
+
+
+def new_read(
+    table: TableStore, columns: Sequence[str] | None = None, filter: FilterLike = None
+) -> TableRead | AppendTableRead:
+    """The reader of ``table``'s splits: merge-on-read for primary-key tables, plain for append ones."""
+    table.check_supported("read")
+    if table.is_append:
+        return AppendTableRead(table, columns, filter)
+    return TableRead(table, columns, filter)

@@ -1,0 +1,204 @@
+"""Manifest files and manifest lists of a table: naming, writing, cached reading."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from stratalake.exceptions import CorruptFileError
+from stratalake.io import FileIO
+from stratalake.spec.avro import (
+    decode_index_manifest_entries,
+    decode_manifest_entries,
+    decode_manifest_file_metas,
+    encode_index_manifest_entries,
+    encode_manifest_entries,
+    encode_manifest_file_metas,
+)
+from stratalake.spec.binary_row import encode_row
+from stratalake.spec.manifest import (
+    FileKind,
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+    SimpleStats,
+)
+from stratalake.spec.names import check_data_file, check_file_name, check_index_file
+from stratalake.store.partition import PartitionCodec
+
+T = TypeVar("T")
+
+
+class _LRU:
+    """A small process-wide cache of decoded immutable files (manifests never change)."""
+
+    def __init__(self, capacity: int) -> None:
+        self._data: OrderedDict[str, Any] = OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self._capacity:
+                self._data.popitem(last=False)
+
+
+_CACHE = _LRU(2048)
+
+
+class ManifestNamer:
+    """``manifest-<uuid>-<n>`` / ``manifest-list-<uuid>-<n>`` names of one commit."""
+
+    def __init__(self) -> None:
+        self._uuid = str(uuid.uuid4())
+        self._n = 0
+
+    def manifest(self) -> str:
+        name = f"manifest-{self._uuid}-{self._n}"
+        self._n += 1
+        return name
+
+    def manifest_list(self) -> str:
+        name = f"manifest-list-{self._uuid}-{self._n}"
+        self._n += 1
+        return name
+
+
+class ManifestIO:
+    """Reads and writes manifest files and manifest lists under ``<table>/manifest``."""
+
+    ENTRIES_PER_FILE = 50_000
+
+    def __init__(self, file_io: FileIO, table_path: str, partitions: PartitionCodec, schema_id: int) -> None:
+        self.file_io = file_io
+        self.dir = f"{table_path.rstrip('/')}/manifest"
+        self.partitions = partitions
+        self.schema_id = schema_id
+
+    def path(self, name: str) -> str:
+        """``manifest/<name>``; ``name`` (from a snapshot or manifest list) must be one file name."""
+        return f"{self.dir}/{check_file_name(name, 'manifest file')}"
+
+    # -- manifest files ------------------------------------------------------------------------
+    def _read_cached(
+        self, name: str, decode: Callable[[bytes, str], list[T]], check: Callable[[T], None]
+    ) -> list[T]:
+        path = self.path(name)
+        cached: list[T] | None = _CACHE.get(path)
+        if cached is None:
+            cached = decode(self.file_io.read_bytes(path), path)
+            # The names inside are checked once per decoded entry, before anything uses them as paths.
+            try:
+                for item in cached:
+                    check(item)
+            except CorruptFileError as e:
+                raise CorruptFileError(f"{path}: {e}") from None
+            _CACHE.put(path, cached)
+        return list(cached)
+
+    def read_entries(self, name: str) -> list[ManifestEntry]:
+        return self._read_cached(name, decode_manifest_entries, _check_entry)
+
+    def write_entries(self, entries: Sequence[ManifestEntry], namer: ManifestNamer) -> list[ManifestFileMeta]:
+        metas = []
+        for offset in range(0, len(entries), self.ENTRIES_PER_FILE):
+            chunk = entries[offset : offset + self.ENTRIES_PER_FILE]
+            name = namer.manifest()
+            data = encode_manifest_entries(chunk)
+            self.file_io.write_bytes(self.path(name), data)
+            _CACHE.put(self.path(name), list(chunk))
+            metas.append(self._meta(name, len(data), chunk))
+        return metas
+
+    def _meta(self, name: str, size: int, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
+        added = sum(1 for e in entries if e.kind is FileKind.ADD)
+        buckets = [e.bucket for e in entries]
+        levels = [e.file.level for e in entries]
+        return ManifestFileMeta(
+            file_name=name,
+            file_size=size,
+            num_added_files=added,
+            num_deleted_files=len(entries) - added,
+            partition_stats=self.partition_stats(e.partition for e in entries),
+            schema_id=self.schema_id,
+            min_bucket=min(buckets) if buckets else None,
+            max_bucket=max(buckets) if buckets else None,
+            min_level=min(levels) if levels else None,
+            max_level=max(levels) if levels else None,
+            total_buckets=entries[0].total_buckets if entries else None,
+        )
+
+    def partition_stats(self, partitions: Iterable[bytes]) -> SimpleStats:
+        codec = self.partitions
+        if not codec.is_partitioned:
+            return SimpleStats.empty()
+        distinct = {p: codec.from_bytes(p) for p in set(partitions)}
+        arity = len(codec.keys)
+        mins: list[Any] = [None] * arity
+        maxs: list[Any] = [None] * arity
+        nulls = [0] * arity
+        for values in distinct.values():
+            for i, v in enumerate(values):
+                if v is None:
+                    nulls[i] += 1
+                    continue
+                if mins[i] is None or v < mins[i]:
+                    mins[i] = v
+                if maxs[i] is None or v > maxs[i]:
+                    maxs[i] = v
+        types = list(codec.types)
+        return SimpleStats(encode_row(mins, types), encode_row(maxs, types), tuple(nulls))
+
+    # -- manifest lists ------------------------------------------------------------------------
+    def read_list(self, name: str) -> list[ManifestFileMeta]:
+        return self._read_cached(name, decode_manifest_file_metas, _check_meta)
+
+    def write_list(self, metas: Sequence[ManifestFileMeta], namer: ManifestNamer) -> tuple[str, int]:
+        name = namer.manifest_list()
+        data = encode_manifest_file_metas(metas)
+        self.file_io.write_bytes(self.path(name), data)
+        _CACHE.put(self.path(name), list(metas))
+        return name, len(data)
+
+    # -- index manifests -----------------------------------------------------------------------
+    def read_index(self, name: str) -> list[IndexManifestEntry]:
+        return self._read_cached(name, decode_index_manifest_entries, check_index_file)
+
+    def write_index(self, entries: Sequence[IndexManifestEntry]) -> str:
+        """Write an index manifest (``index-manifest-<uuid>-0``); returns its name."""
+        name = f"index-manifest-{uuid.uuid4()}-0"
+        self.file_io.write_bytes(self.path(name), encode_index_manifest_entries(entries))
+        _CACHE.put(self.path(name), list(entries))
+        return name
+
+
+def _check_entry(e: ManifestEntry) -> None:
+    check_data_file(e.file)
+
+
+def _check_meta(m: ManifestFileMeta) -> None:
+    check_file_name(m.file_name, "manifest file")
+
+
+def fold_entries(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int, str], ManifestEntry]:
+    """Apply ADD/DELETE entries in order: what remains is the live file set."""
+    live: dict[tuple[bytes, int, str], ManifestEntry] = {}
+    for e in entries:
+        key = e.identifier()
+        if e.kind is FileKind.ADD:
+            live[key] = e
+        else:
+            live.pop(key, None)
+    return live

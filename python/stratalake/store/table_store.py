@@ -1,0 +1,135 @@
+"""The store-level table handle: what lower layers (reads, writers, commits, maintenance) need.
+
+:class:`TableStore` holds a table's location, schema, options, metadata managers and the
+snapshots' live files; the public :class:`~stratalake.table.Table` extends it with the entry
+points that call writers, commits and maintenance (as Paimon's ``FileStoreTable`` sits above its
+operations), so nothing below the table layer imports those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cached_property
+from typing import Self
+
+import pyarrow as pa
+
+from stratalake.io import FileIO
+from stratalake.merge import MergeContext
+from stratalake.options import CoreOptions
+from stratalake.spec.manifest import ManifestEntry
+from stratalake.spec.schema import TableSchema
+from stratalake.spec.snapshot import Snapshot
+from stratalake.store.changelog_manager import ChangelogManager
+from stratalake.store.manifests import ManifestIO, fold_entries
+from stratalake.store.partition import PartitionCodec
+from stratalake.store.schema_manager import SchemaManager
+from stratalake.store.snapshot_manager import SnapshotManager
+from stratalake.store.support import check_supported, unsupported_features
+from stratalake.store.tag_manager import TagManager
+
+
+class TableStore:
+    """A table at ``location`` on storage, bound to the schema that was current when loaded."""
+
+    def __init__(self, file_io: FileIO, location: str, identifier: str, schema: TableSchema | None = None) -> None:
+        self.file_io = file_io
+        self.location = location.rstrip("/")
+        self.identifier = identifier
+        self.schema_manager = SchemaManager(file_io, self.location, identifier)
+        self.snapshot_manager = SnapshotManager(file_io, self.location, identifier)
+        self.tag_manager = TagManager(file_io, self.location, identifier)
+        self.changelog_manager = ChangelogManager(file_io, self.location, identifier)
+        self._schema = schema if schema is not None else self.schema_manager.latest()
+
+    # -- metadata ---------------------------------------------------------------------------------
+    def schema(self) -> TableSchema:
+        """The table schema this handle is bound to."""
+        return self._schema
+
+    def file_schema(self, schema_id: int) -> TableSchema:
+        """The schema a data file was written with (for field-id based reading)."""
+        if schema_id == self._schema.id:
+            return self._schema
+        return self.schema_manager.schema(schema_id)
+
+    def options(self) -> dict[str, str]:
+        return dict(self._schema.options)
+
+    @cached_property
+    def core_options(self) -> CoreOptions:
+        return CoreOptions(self._schema.options, self.identifier)
+
+    @cached_property
+    def partition_codec(self) -> PartitionCodec:
+        return PartitionCodec(self._schema, self.core_options.partition_default_name)
+
+    @cached_property
+    def merge_context(self) -> MergeContext:
+        return MergeContext.of(self._schema, self.core_options, self.identifier)
+
+    @cached_property
+    def manifest_io(self) -> ManifestIO:
+        return ManifestIO(self.file_io, self.location, self.partition_codec, self._schema.id)
+
+    def arrow_schema(self) -> pa.Schema:
+        """Arrow schema of the table's columns (primary-key columns non-nullable)."""
+        return self._schema.logical_arrow_schema()
+
+    def refresh(self) -> Self:
+        """A handle bound to the latest schema."""
+        return type(self)(self.file_io, self.location, self.identifier)
+
+    def as_of(self, snapshot: Snapshot) -> Self:
+        """A handle for reading ``snapshot``: bound to the columns it was written with (a column
+        added later is absent, a renamed one has its old name), with this handle's options.
+
+        That is Paimon's time travel (``AbstractFileStoreTable.tryTimeTravel``: the snapshot's
+        schema, copied with the current options); reading a past snapshot with the latest columns
+        would show columns that did not exist then.
+        """
+        if snapshot.schema_id == self._schema.id:
+            return self
+        old = self.schema_manager.schema(snapshot.schema_id)
+        return type(self)(
+            self.file_io, self.location, self.identifier, dataclasses.replace(old, options=self._schema.options)
+        )
+
+    # -- snapshots ------------------------------------------------------------------------------
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest_snapshot()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshot_manager.snapshot(snapshot_id)
+
+    def snapshot_at(self, timestamp_ms: int) -> Snapshot:
+        return self.snapshot_manager.snapshot_at_or_before(timestamp_ms)
+
+    def snapshots(self) -> list[Snapshot]:
+        return list(self.snapshot_manager.snapshots())
+
+    def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """ADD entries of every live data file at ``snapshot``."""
+        mio = self.manifest_io
+        metas = mio.read_list(snapshot.base_manifest_list) + mio.read_list(snapshot.delta_manifest_list)
+        return list(fold_entries(e for m in metas for e in mio.read_entries(m.file_name)).values())
+
+    # -- support -----------------------------------------------------------------------------
+    @cached_property
+    def unsupported_features(self) -> list[str]:
+        """What stratalake cannot read or write in this table yet (see :mod:`~stratalake.store.support`);
+        empty for a table it fully supports. Listing and describing work either way."""
+        return unsupported_features(self._schema, self._schema.options)
+
+    def check_supported(self, action: str = "use") -> None:
+        """:class:`~stratalake.exceptions.UnsupportedError` naming the table and each unsupported feature."""
+        if self.unsupported_features:
+            check_supported(self.identifier, self._schema, action)
+
+    @property
+    def is_append(self) -> bool:
+        """A table without a primary key: Paimon's append table (``append/write.py``)."""
+        return not self._schema.primary_keys
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.identifier!r}, location={self.location!r}, schema_id={self._schema.id})"

@@ -248,14 +248,26 @@ def check(root: Path, strict_local: bool = False) -> list[str]:
     return errors
 
 
+def layers_block() -> str:
+    """The layer list, top layer first, one line each: its name, then its packages."""
+    width = max(len(name) for name, _ in LAYERS)
+    lines = [f"{name.ljust(width)}  {' '.join(members)}" for name, members in reversed(LAYERS)]
+    return "\n".join(["```", *lines, "```"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", nargs="?", default=str(Path(__file__).resolve().parent.parent / "python"))
     parser.add_argument("--graph", action="store_true", help="print the package graph and exit")
+    parser.add_argument("--layers", action="store_true",
+                        help="print the layers, top first, as ARCHITECTURE.md shows them, and exit")
     parser.add_argument("--strict-local", action="store_true",
                         help="also fail on function-local stratalake imports without a comment")
     args = parser.parse_args(argv)
     root = Path(args.root)
+    if args.layers:
+        print(layers_block())
+        return 0
     if args.graph:
         _, packages, imports = collect(root)
         for (a, b), imp in sorted(package_edges(packages, imports).items()):

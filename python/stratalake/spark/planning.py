@@ -1,4 +1,4 @@
-"""Driver-side scan planning for the JVM scan (``org.stratalake.spark.StrataLakeScan``).
+"""Driver-side scan planning for the JVM scan (``org.stratalake.spark.scan.StrataLakeScan``).
 
 The shim decides nothing about the format: it sends what Spark pushed down (required columns,
 filters, runtime filters, a limit, a COUNT(*)) through the bridge, and these functions answer with

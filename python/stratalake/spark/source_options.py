@@ -27,7 +27,7 @@ DYNAMIC_ASSIGNERS: Final = "stratalake.write.dynamic-assigners"  # assigner slic
 # they write (lookup, deletion vectors, first-row); the shim compacts them after the commit.
 DYNAMIC_FOREIGN_LEVEL0: Final = "stratalake.write.dynamic-foreign-level0"
 STREAM_QUERY_ID: Final = "stratalake.write.query-id"  # a streaming query's id (stable across restarts)
-# Set by the shim's scan (org.stratalake.spark.StrataLakeScan); see stratalake.spark.planning.
+# Set by the shim's scan (org.stratalake.spark.scan.StrataLakeScan); see stratalake.spark.planning.
 SCAN_PLANNED: Final = "stratalake.scan.planned"  # "true": the JVM supplies the input partitions
 SCAN_FILTERS: Final = "stratalake.scan.filters"  # JSON list of filter trees pushed by Spark
 SCAN_LIMIT: Final = "stratalake.scan.limit"  # rows each task may stop after (Spark re-limits)

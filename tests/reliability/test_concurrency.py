@@ -352,3 +352,41 @@ def test_snapshot_created_below_newer_ones_is_withdrawn(tmp_path: Path) -> None:
     with pytest.raises(CommitConflictError, match="withdrawn"):
         sm.try_commit(snap3)  # 2 exists, so it is created, but 4 is older than the attempt
     assert not t.file_io.exists(sm.snapshot_path(3))
+
+
+def test_writer_check_meets_a_file_compacted_and_expired_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit's concurrent-writer check reads keys of files live in the snapshot it planned on.
+    Another job may compact such a file away and expire it before the read (seen under load in
+    test_concurrent_writers_heavy): the plan is stale, so the commit plans again on the newer
+    snapshot instead of failing with 'data file ... is missing'."""
+    from stratalake.operation.commit import conflicts
+
+    t = create_table(str(tmp_path / "wh"), bucket="1")
+    t.write(_one_row(9, 0, 0))  # so that a full compaction rewrites files (one alone is only moved up)
+    first, second = t.new_write(), t.new_write()  # both start from the same bucket
+    # Key ranges overlap ([1, 3] and [2, 2]), keys do not: the check must read the first's keys.
+    first.write(pa.concat_tables([_one_row(0, 0, 1), _one_row(0, 0, 3)]))
+    second.write(_one_row(1, 0, 2))
+    first_messages = first.prepare_commit()
+    second_messages = second.prepare_commit()
+    t.new_commit().commit(first_messages)  # the second commit's check must read this file's keys
+    first_file = Path(t.location) / "bucket-0" / first_messages[0].new_files[0].file_name
+    real_read = conflicts.read_file_keys
+    raced: list[int] = []
+
+    def compact_and_expire_first(*args: Any, **kwargs: Any) -> pa.Table:
+        if not raced:  # the other jobs run once, between the plan and the read
+            raced.append(1)
+            other = open_table(str(tmp_path / "wh"))
+            other.compact(full=True)
+            other.expire_snapshots(retain_max=1, retain_min=1)
+            assert not first_file.exists()
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(conflicts, "read_file_keys", compact_and_expire_first)
+    t.new_commit().commit(second_messages)
+    assert raced
+    keys = sorted(t.refresh().read().column("k").to_pylist())
+    assert {0, 1, 2, 3} <= set(keys)

@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from stratalake.bucket.dynamic import drop_hash_index, split_index_entries
-from stratalake.exceptions import CommitConflictError, CommitStateUnknownError, SnapshotNotFoundError
+from stratalake.exceptions import (
+    CommitConflictError,
+    CommitStateUnknownError,
+    CorruptFileError,
+    SnapshotNotFoundError,
+)
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.maintenance.after_commit import expire_after_commit
 from stratalake.operation.commit import conflicts
@@ -405,7 +410,18 @@ class TableCommit:
                     self._check_index(plan, index_live)
             if check_writers:
                 conflicts.check_key_index_base(table, key_index_base, latest, self.commit_user)
-                self._check_concurrent_writers(plan.delta, live, keys_read)
+                try:
+                    self._check_concurrent_writers(plan.delta, live, keys_read)
+                except CorruptFileError:
+                    # A file live in `latest` may be gone by now: another job compacted it away and
+                    # expiration deleted it after a newer snapshot appeared. The plan is stale, not
+                    # the table broken: plan again on the newer snapshot. With no newer snapshot
+                    # the file really is missing or broken, and that is an error.
+                    newest = sm.latest_snapshot_id()
+                    if newest is None or latest is None or newest == latest.id:
+                        raise
+                    time.sleep(min(0.01 * (2**attempt), 1.0) * (0.5 + random.random()))
+                    continue
             conflicts.check_hash_index(table, plan.index_added, index_live)
             conflicts.check_sorted_runs(table, live, [plan.delta, then])
             written: list[str] = []

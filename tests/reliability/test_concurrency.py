@@ -390,3 +390,43 @@ def test_writer_check_meets_a_file_compacted_and_expired_meanwhile(
     assert raced
     keys = sorted(t.refresh().read().column("k").to_pylist())
     assert {0, 1, 2, 3} <= set(keys)
+
+
+def test_writer_compaction_after_its_restored_files_were_compacted_and_expired(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer restores a bucket's files, another job compacts them away and expires them, then
+    the writer's own compaction finds its inputs gone: the compaction is skipped (it is optional)
+    and the data commits. The check that decides so reads the latest snapshot, which may expire
+    while it reads (seen under load): it reads the newer snapshot instead of failing."""
+    # Two writes leave two sorted runs; the third run (the writer's) triggers its compaction.
+    t = create_table(str(tmp_path / "wh"), bucket="1", **{"num-sorted-run.compaction-trigger": "3"})
+    t.write(_one_row(9, 0, 0))
+    t.write(_one_row(9, 1, 1))
+    w = t.new_write()
+    w.write(_one_row(0, 0, 2))  # restores the two files at its first write
+    other = open_table(str(tmp_path / "wh"))
+    other.compact(full=True)
+    other.expire_snapshots(retain_max=1, retain_min=1)
+    from stratalake.store.table_store import TableStore
+
+    real_live_entries = TableStore.live_entries
+    calls: list[int] = []
+
+    def expire_while_read(self: Any, snapshot: Any) -> Any:
+        if not calls:  # once: a newer snapshot appears and this one expires under the reader
+            calls.append(1)
+            other.write(_one_row(8, 0, 5))
+            other.expire_snapshots(retain_max=1, retain_min=1)
+            # What a reader without this snapshot's manifests cached meets (this one has them
+            # cached from its restore): the manifest list is gone.
+            raise FileNotFoundError(snapshot.delta_manifest_list)
+        return real_live_entries(self, snapshot)
+
+    monkeypatch.setattr(TableStore, "live_entries", expire_while_read)
+    w.write(_one_row(0, 1, 3))  # a second sorted run: the writer's compaction is due
+    messages = w.prepare_commit()
+    monkeypatch.undo()
+    assert calls
+    t.new_commit().commit(messages)
+    assert sorted(t.refresh().read().column("k").to_pylist())[:5] == [0, 1, 2, 3, 5]

@@ -421,12 +421,20 @@ class TableWrite(BaseTableWrite):
     def _restored_files_replaced(self, buf: _BucketBuffer) -> bool:
         """Whether some file this writer restored for ``buf``'s bucket is no longer live."""
         restored = (self._restored or {}).get((buf.partition, buf.bucket), [])
-        snap = self.table.latest_snapshot()
-        live = {
-            e.file.file_name
-            for e in (self.table.live_entries(snap) if snap is not None else [])
-            if (e.partition, e.bucket) == (buf.partition, buf.bucket)
-        }
+        sm = self.table.snapshot_manager
+        for attempt in range(10):
+            snap = sm.latest_snapshot(fresh=True)
+            try:
+                entries = self.table.live_entries(snap) if snap is not None else []
+                break
+            except (OSError, CorruptFileError):
+                # The snapshot expired while its manifests were read (a concurrent commit made a
+                # newer one and expired it): read the newer one. Without a newer one the
+                # manifests really are missing or broken.
+                newest = sm.latest_snapshot_id()
+                if snap is None or newest is None or newest == snap.id or attempt == 9:
+                    raise
+        live = {e.file.file_name for e in entries if (e.partition, e.bucket) == (buf.partition, buf.bucket)}
         return any(f.file_name not in live for f in restored)
 
     def _finish(self, buf: _BucketBuffer, full: bool) -> None:

@@ -60,7 +60,7 @@ public class StrataLakeTable
         SupportsDeleteV2,
         SupportsMetadataColumns {
   public static final String SOURCE_NAME = "stratalake";
-  // Row ids of append tables (python/stratalake/table/append_dml.py): the data file's name and
+  // Row ids of append tables (python/stratalake/append/dml.py): the data file's name and
   // the row's position in it, plus the snapshot the scan read.
   public static final String FILE_COLUMN = "__stratalake_file";
   public static final String POS_COLUMN = "__stratalake_pos";

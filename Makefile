@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar jar-sbt test-jar-sbt wheel test test-faults test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-peers bench-peers-quick clean
+.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-peers bench-peers-quick clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ jar-sbt: $(STAMP) $(SBT_LAUNCHER)
 # The sbt-built jar passes the Spark smoke test (tests/spark/smoke_jar.sh puts it in a copy of python/).
 test-jar-sbt: jar-sbt
 	bash tests/spark/smoke_jar.sh $(VPY) $(SBT_JAR)
+
+# `python -m build` and `pip install` of the sdist from a fresh clone, in pip's isolated build
+# environment (no pre-installed pyspark, isolation on), then the smoke test with the installed package.
+test-build:
+	bash tests/build/isolated_build.sh $(PYTHON)
 
 test: setup
 	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest -m "not paimon_java" $(PYTEST_ARGS); rc=$$?; \

@@ -20,7 +20,9 @@ echo "python -m build (isolated) ..."
   tail -n 40 "$work/build.log" >&2; echo "isolated build FAILED" >&2; exit 1; }
 sdist="$(ls "$work"/dist/stratalake-*.tar.gz)"
 wheel="$(ls "$work"/dist/stratalake-*.whl)"
-unzip -l "$wheel" | grep -q "stratalake/jars/stratalake-spark-shim.jar" || {
+# (the listing goes to a file first: `grep -q` closing the pipe early fails it under pipefail)
+unzip -l "$wheel" > "$work/wheel.txt"
+grep -q "stratalake/jars/stratalake-spark-shim.jar" "$work/wheel.txt" || {
   echo "the wheel lacks the shim jar" >&2; exit 1; }
 echo "built $(basename "$sdist") and $(basename "$wheel") (with the shim jar)"
 "$python" -m venv "$work/user"

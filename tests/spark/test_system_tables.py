@@ -42,7 +42,15 @@ def test_system_tables_match_the_python_api(spark: Any, db: str, warehouse: Any)
     ]
     assert sys("schemas", "schema_id, primary_keys, partition_keys") == [(0, '["id","dt"]', '["dt"]')]
     assert ("bucket", "2") in sys("options")
-    for name in ("files", "manifests", "partitions", "buckets", "tags"):
+    for name in (
+        "files",
+        "manifests",
+        "partitions",
+        "buckets",
+        "tags",
+        "file_key_ranges",
+        "aggregation_fields",
+    ):
         expected = table.system_table(name)
         got = spark.table(f"{db}.`sys${name}`")
         assert got.columns == expected.column_names, name
@@ -61,6 +69,8 @@ def test_system_tables_match_the_python_api(spark: Any, db: str, warehouse: Any)
     assert sorted(sys("files", "partition, level, record_count")) == sorted(
         (r["partition"], r["level"], r["record_count"]) for r in table.system_table("files").to_pylist()
     )
+    assert sys("aggregation_fields", "field_name, function") == [("id", "[]"), ("v", "[]"), ("dt", "[]")]
+    assert sys("table_indexes") == []  # no deletion vectors or hash index
     audit = sorted(sys("audit_log"))
     assert audit == [("+I", 1, "a", "d1"), ("+I", 2, "b2", "d1"), ("+I", 3, "c", "d2")]
     assert sys("ro") == []  # nothing compacted to the top level yet
@@ -70,6 +80,21 @@ def test_system_tables_match_the_python_api(spark: Any, db: str, warehouse: Any)
         spark.sql(f"SELECT * FROM {db}.`sys$nope`")
     with pytest.raises(Exception, match="sys\\$snapshots"):
         spark.sql(f"INSERT INTO {db}.`sys$snapshots` SELECT * FROM {db}.`sys$snapshots`")
+
+
+def test_table_indexes_show_deletion_vectors_through_spark(spark: Any, db: str, warehouse: Any) -> None:
+    from tests.deletion_vectors.helpers import SCHEMA, batch
+
+    name = f"{db.removeprefix('lake.')}.dv"
+    table = Catalog(str(warehouse)).create_table(
+        name, schema=SCHEMA, primary_key=["k"], options={"bucket": "1", "deletion-vectors.enabled": "true"}
+    )
+    table.write(batch(list(range(3000)), "a"))
+    table.write(batch([1, 5, 9], "b"))  # the writer's compaction marks the old rows in a vector
+    expected = table.system_table("table_indexes").to_pylist()
+    assert expected and expected[0]["dv_ranges"]
+    got = [r.asDict(recursive=True) for r in spark.sql(f"SELECT * FROM {db}.`dv$table_indexes`").collect()]
+    assert got == expected
 
 
 def test_version_as_of_tag(spark: Any, db: str, warehouse: Any) -> None:

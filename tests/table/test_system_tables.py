@@ -137,6 +137,33 @@ PAIMON_COLUMNS = {
         "create_time",
         "time_retained",
     ],
+    "aggregation_fields": ["field_name", "field_type", "function", "function_options", "comment"],
+    "table_indexes": [
+        "partition",
+        "bucket",
+        "index_type",
+        "file_name",
+        "file_size",
+        "row_count",
+        "dv_ranges",
+        "row_range_start",
+        "row_range_end",
+        "index_field_id",
+        "index_field_name",
+    ],
+    "file_key_ranges": [
+        "partition",
+        "bucket",
+        "file_path",
+        "file_format",
+        "schema_id",
+        "level",
+        "record_count",
+        "file_size_in_bytes",
+        "min_key",
+        "max_key",
+        "first_row_id",
+    ],
 }
 
 
@@ -201,6 +228,74 @@ def test_partitions_deleted_record_count_with_deletion_vectors(tmp_path: Path) -
     assert expected > 0
     parts = t.system_table("partitions")
     assert parts.column("deleted_record_count").to_pylist() == [expected]
+
+
+def test_table_indexes_list_deletion_vector_files_with_their_ranges(tmp_path: Path) -> None:
+    from tests.deletion_vectors.helpers import dv_entries, with_vectors
+
+    t = with_vectors(tmp_path)
+    entries = dv_entries(t)
+    out = t.system_table("table_indexes")
+    assert sorted(out.column("file_name").to_pylist()) == sorted(e.file_name for e in entries)
+    assert set(out.column("index_type").to_pylist()) == {"DELETION_VECTORS"}
+    by_name = {e.file_name: e for e in entries}
+    for row in out.to_pylist():
+        e = by_name[row["file_name"]]
+        assert (row["bucket"], row["file_size"], row["row_count"]) == (e.bucket, e.file_size, e.row_count)
+        assert [(r["f0"], r["f1"], r["f2"], r["_CARDINALITY"]) for r in row["dv_ranges"]] == [
+            (r.data_file, r.offset, r.length, r.cardinality) for r in e.dv_ranges or ()
+        ]
+        assert row["row_range_start"] is None and row["index_field_name"] is None  # no global index
+    assert make_table(tmp_path, "plain").system_table("table_indexes").num_rows == 0
+
+
+def test_file_key_ranges_are_the_files_key_columns(tmp_path: Path) -> None:
+    t = make_table(tmp_path)
+    t.write(batch([3, 1, 2], "a", dt="d1"))
+    files = t.system_table("files").to_pylist()
+    ranges = t.system_table("file_key_ranges").to_pylist()
+    assert [r["file_path"] for r in ranges] == [f["file_path"] for f in files]
+    assert [(r["min_key"], r["max_key"]) for r in ranges] == [(f["min_key"], f["max_key"]) for f in files]
+    # trimmed primary keys (the partition column dropped), as Java's Arrays.toString shows them
+    bounds = {int(k.strip("[]")) for r in ranges for k in (r["min_key"], r["max_key"])}
+    assert bounds <= {1, 2, 3} and min(bounds) == 1 and max(bounds) == 3
+    assert sum(r["record_count"] for r in ranges) == 3
+
+
+def test_aggregation_fields_show_each_columns_field_options(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    import stratalake
+
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema(
+        [pa.field("k", pa.int64(), nullable=False), ("total", pa.int64()), ("note", pa.string())]
+    )
+    t = cat.create_table(
+        "db.agg",
+        schema=schema,
+        primary_key=["k"],
+        options={
+            "bucket": "1",
+            "merge-engine": "aggregation",
+            "fields.total.aggregate-function": "sum",
+            "fields.total.ignore-retract": "true",
+            "fields.note.aggregate-function": "last_non_null_value",
+        },
+    )
+    rows_by_name = {r["field_name"]: r for r in t.system_table("aggregation_fields").to_pylist()}
+    assert list(rows_by_name) == ["k", "total", "note"]
+    assert rows_by_name["k"]["field_type"] == "BIGINT NOT NULL"
+    assert (rows_by_name["k"]["function"], rows_by_name["k"]["function_options"]) == ("[]", "[]")
+    total = rows_by_name["total"]
+    assert sorted(total["function"].strip("[]").split(", ")) == ["sum", "true"]
+    assert sorted(total["function_options"].strip("[]").split(", ")) == [
+        "fields.total.aggregate-function",
+        "fields.total.ignore-retract",
+    ]
+    assert rows_by_name["note"]["function"] == "[last_non_null_value]"
+    assert rows_by_name["note"]["comment"] is None
 
 
 def test_unknown_system_table(tmp_path: Path) -> None:

@@ -120,6 +120,42 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("file_count", "BIGINT NOT NULL"),
         ("last_update_time", "TIMESTAMP(3)"),
     ),
+    "aggregation_fields": (
+        ("field_name", "STRING NOT NULL"),
+        ("field_type", "STRING NOT NULL"),
+        ("function", "STRING"),
+        ("function_options", "STRING"),
+        ("comment", "STRING"),
+    ),
+    "table_indexes": (
+        ("partition", "STRING"),
+        ("bucket", "INT NOT NULL"),
+        ("index_type", "STRING NOT NULL"),
+        ("file_name", "STRING NOT NULL"),
+        ("file_size", "BIGINT NOT NULL"),
+        ("row_count", "BIGINT NOT NULL"),
+        (
+            "dv_ranges",
+            "ARRAY<ROW<f0 STRING NOT NULL, f1 INT NOT NULL, f2 INT NOT NULL, _CARDINALITY BIGINT>>",
+        ),
+        ("row_range_start", "BIGINT"),
+        ("row_range_end", "BIGINT"),
+        ("index_field_id", "INT"),
+        ("index_field_name", "STRING"),
+    ),
+    "file_key_ranges": (
+        ("partition", "STRING"),
+        ("bucket", "INT NOT NULL"),
+        ("file_path", "STRING NOT NULL"),
+        ("file_format", "STRING NOT NULL"),
+        ("schema_id", "BIGINT NOT NULL"),
+        ("level", "INT NOT NULL"),
+        ("record_count", "BIGINT NOT NULL"),
+        ("file_size_in_bytes", "BIGINT NOT NULL"),
+        ("min_key", "STRING"),
+        ("max_key", "STRING"),
+        ("first_row_id", "BIGINT"),
+    ),
     "tags": (
         ("tag_name", "STRING NOT NULL"),
         ("snapshot_id", "BIGINT NOT NULL"),
@@ -471,6 +507,68 @@ def _tags(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
     return out
 
 
+def _java_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join(values) + "]"  # as Java's List.toString() shows it
+
+
+def _aggregation_fields(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
+    # Per column, every ``fields.<column>.<option>`` of the table: the option values under
+    # ``function`` and their keys under ``function_options``, as Paimon lists them.
+    schema = table.schema()
+    per_field: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for key, value in schema.options.items():
+        parts = key.split(".")
+        if len(parts) > 2 and parts[0] == "fields":
+            per_field[parts[1]].append((key, value))
+    return [
+        {
+            "field_name": f.name,
+            "field_type": str(f.type),
+            "function": _java_list([v for _, v in per_field[f.name]]),
+            "function_options": _java_list([k for k, _ in per_field[f.name]]),
+            "comment": f.description,
+        }
+        for f in schema.fields
+    ]
+
+
+def _table_indexes(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    names = {f.id: f.name for f in table.schema().fields}
+    out = []
+    for e in live_index_entries(table, _snapshot(table, snapshot_id)):
+        g = e.global_index
+        field_name = None
+        if g is not None:
+            ids = g.extra_field_ids if g.extra_field_ids else (g.index_field_id,)
+            field_name = ",".join(names.get(i, str(i)) for i in ids)
+        out.append(
+            {
+                "partition": _partition_string(table, e.partition),
+                "bucket": e.bucket,
+                "index_type": e.index_type,
+                "file_name": e.file_name,
+                "file_size": e.file_size,
+                "row_count": e.row_count,
+                "dv_ranges": None
+                if e.dv_ranges is None
+                else [
+                    {"f0": r.data_file, "f1": r.offset, "f2": r.length, "_CARDINALITY": r.cardinality}
+                    for r in e.dv_ranges
+                ],
+                "row_range_start": None if g is None else g.row_range_start,
+                "row_range_end": None if g is None else g.row_range_end,
+                "index_field_id": None if g is None else g.index_field_id,
+                "index_field_name": field_name,
+            }
+        )
+    return out
+
+
+def _file_key_ranges(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    columns = [c for c, _ in _COLUMNS["file_key_ranges"]]
+    return [{c: row[c] for c in columns} for row in _files(table, snapshot_id)]
+
+
 _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
     "snapshots": _snapshots,
     "schemas": _schemas,
@@ -480,6 +578,9 @@ _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
     "partitions": _partitions,
     "buckets": _buckets,
     "tags": _tags,
+    "aggregation_fields": _aggregation_fields,
+    "table_indexes": _table_indexes,
+    "file_key_ranges": _file_key_ranges,
 }
 
 

@@ -73,6 +73,11 @@ def test_system_tables_match_the_python_api(spark: Any, db: str, warehouse: Any)
     assert sys("table_indexes") == []  # no deletion vectors or hash index
     audit = sorted(sys("audit_log"))
     assert audit == [("+I", 1, "a", "d1"), ("+I", 2, "b2", "d1"), ("+I", 3, "c", "d2")]
+    assert sorted(sys("binlog")) == [
+        ("+I", [1], ["a"], ["d1"]),
+        ("+I", [2], ["b2"], ["d1"]),
+        ("+I", [3], ["c"], ["d2"]),
+    ]
     assert sys("ro") == []  # nothing compacted to the top level yet
     table.compact(full=True)
     assert sorted(sys("ro", "id, v")) == [(1, "a"), (2, "b2"), (3, "c")]

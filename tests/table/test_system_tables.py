@@ -60,6 +60,11 @@ def test_every_system_table_has_paimon_columns(tmp_path: Path) -> None:
     audit = t.system_table("audit_log")
     assert audit.column_names == ["rowkind", "id", "v", "dt"]
     assert set(audit.column("rowkind").to_pylist()) == {"+I"}
+    binlog = t.system_table("binlog")  # a batch read: each audit_log row, values as 1-element arrays
+    assert [(r["rowkind"], r["id"], r["v"], r["dt"]) for r in binlog.to_pylist()] == [
+        (r["rowkind"], [r["id"]], [r["v"]], [r["dt"]]) for r in audit.to_pylist()
+    ]
+    assert paimon_columns(t, "binlog")[1] == ("id", "ARRAY<BIGINT>")  # nullable elements, as Paimon
 
 
 PAIMON_COLUMNS = {

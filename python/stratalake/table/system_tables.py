@@ -168,9 +168,10 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 AUDIT_LOG = "audit_log"
+BINLOG = "binlog"
 READ_OPTIMIZED = "ro"
 ROWKIND = "rowkind"
-NAMES: tuple[str, ...] = (*_COLUMNS, AUDIT_LOG, READ_OPTIMIZED)
+NAMES: tuple[str, ...] = (*_COLUMNS, AUDIT_LOG, BINLOG, READ_OPTIMIZED)
 
 
 def _local_time(millis: int | None) -> datetime.datetime | None:
@@ -194,6 +195,11 @@ def paimon_columns(table: Table, name: str) -> list[tuple[str, str]]:
     schema = table.schema()
     if name == AUDIT_LOG:
         return [(ROWKIND, "STRING NOT NULL"), *((f.name, str(f.type)) for f in schema.fields)]
+    if name == BINLOG:  # every column an array of its (nullable) values
+        return [
+            (ROWKIND, "STRING NOT NULL"),
+            *((f.name, f"ARRAY<{f.type.copy(True)}>") for f in schema.fields),
+        ]
     if name == READ_OPTIMIZED:
         return [(f.name, str(f.type)) for f in schema.fields]
     return list(_COLUMNS[name])
@@ -585,6 +591,22 @@ _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
 
 
 # -- data tables ----------------------------------------------------------------------------------
+def binlog(audit: pa.Table) -> pa.Table:
+    """``$binlog`` of a batch read: each ``$audit_log`` row with every value column as a
+    one-element array, as Paimon's batch read shows it (its streaming read packs a -U/+U pair
+    into one +U row of two-element arrays; stratalake streams ``$audit_log`` only)."""
+    offsets = pa.array(range(audit.num_rows + 1), pa.int32())
+    columns = [audit.column(ROWKIND)]
+    fields = [audit.schema.field(ROWKIND)]
+    for f in audit.schema:
+        if f.name == ROWKIND:
+            continue
+        values = audit.column(f.name).combine_chunks()
+        columns.append(pa.ListArray.from_arrays(offsets, values))
+        fields.append(pa.field(f.name, pa.list_(pa.field("element", f.type)), nullable=True))
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
 def read_optimized_splits(table: Table, snapshot_id: int | None = None) -> list[Any]:
     """Bucket splits holding only top-level files: readable without merging older levels. Append
     tables never merge: every file (as Paimon's read-optimized table of an append table)."""
@@ -605,6 +627,8 @@ def system_table(table: Table, name: str, snapshot_id: int | None = None) -> pa.
     name = _check(table, name)
     if name == AUDIT_LOG:
         return table.audit_log(snapshot_id=snapshot_id)
+    if name == BINLOG:
+        return binlog(table.audit_log(snapshot_id=snapshot_id)).cast(arrow_schema(table, BINLOG))
     if name == READ_OPTIMIZED:
         splits = read_optimized_splits(table, snapshot_id)
         return table.new_read().read_splits(splits)

@@ -21,6 +21,7 @@ from stratalake.read.merge_read import TableRead
 from stratalake.read.scan import TableScan
 from stratalake.spec.snapshot import Snapshot
 from stratalake.store.table_store import TableStore
+from stratalake.table import partitions as partition_ops
 from stratalake.table.compaction import compact
 from stratalake.table.system_tables import system_table
 
@@ -157,6 +158,18 @@ class Table(TableStore):
         and the files only they referenced; returns that snapshot. See :mod:`~stratalake.maintenance.rollback`."""
         self.check_supported("roll back")
         return rollback_to(self, version)
+
+    # -- partitions -------------------------------------------------------------------------------
+    def partitions(self) -> list[dict[str, Any]]:
+        """The partitions holding data in the latest snapshot, each as ``{column: value}``."""
+        keys = self.partition_codec.keys
+        return [dict(zip(keys, v, strict=True)) for v in partition_ops.list_partitions(self)]
+
+    def drop_partitions(self, specs: Sequence[dict[str, Any]], commit_user: str | None = None) -> int | None:
+        """Drop every partition matching one of ``specs`` (some or all partition columns) in one
+        OVERWRITE commit; returns the snapshot id, None when nothing matched. See
+        :mod:`~stratalake.table.partitions`."""
+        return partition_ops.drop_partitions(self, specs, commit_user)
 
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
         """Paimon system table ``name`` (``snapshots``, ``schemas``, ``options``, ``files``,

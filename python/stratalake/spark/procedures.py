@@ -35,6 +35,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from stratalake.exceptions import InvalidOptionError, TagNotFoundError, UnsupportedError
 from stratalake.options import parse_duration_ms
+from stratalake.store.tag_manager import check_tag_name
 
 if TYPE_CHECKING:
     from stratalake.catalog import Catalog
@@ -290,6 +291,8 @@ def _delete_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]
     names = [name.strip() for name in str(args["tag"]).split(",")]  # Paimon accepts a list
     # if_exists: stratalake's, for ALTER TABLE ... DELETE TAG IF EXISTS (Paimon's DDL). Without
     # it every tag must exist, checked before any is deleted, so a typo deletes nothing.
+    for name in names:
+        check_tag_name(name, table.identifier)  # a path-like name is refused, never looked up
     existing = set(table.tag_manager.names())
     missing = [n for n in names if n not in existing]
     if missing and not args.get("if_exists"):

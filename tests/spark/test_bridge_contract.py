@@ -69,6 +69,9 @@ def calls(spark: Any) -> dict[str, int]:
     spark.sql(f"SELECT count(*) FROM {db}.pk").collect()
     spark.sql(f"SELECT max(p) FROM {db}.pk").collect()
     spark.sql(f"DELETE FROM {db}.pk WHERE p = 'a'")  # can_delete_where, delete_where
+    spark.sql(f"SHOW PARTITIONS {db}.pk").collect()  # list_partitions
+    spark.sql(f"INSERT INTO {db}.pk VALUES (4, 'c', 40)")
+    spark.sql(f"ALTER TABLE {db}.pk DROP PARTITION (p = 'c')")  # drop_partitions
     # stage_table (CTAS), rename_table, drop_table
     spark.sql(f"CREATE TABLE {db}.ctas AS SELECT id, v FROM {db}.pk")
     spark.sql(f"ALTER TABLE {db}.ctas RENAME TO bridge_contract.renamed")

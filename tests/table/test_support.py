@@ -100,6 +100,9 @@ def test_table_refuses_at_scan_read_write_and_commit_but_lists_and_describes(tmp
         ("remove orphan files of", lambda tb: tb.remove_orphan_files()),
         ("roll back", lambda tb: tb.rollback_to(1)),
         ("delete tags of", lambda tb: tb.delete_tag("x")),
+        ("replace tags of", lambda tb: tb.replace_tag("x")),
+        ("roll back", lambda tb: tb.rollback_to_timestamp(0)),
+        ("drop partitions of", lambda tb: tb.drop_partitions([{"dt": "x"}])),
     ]
     for action, call in calls:
         with pytest.raises(UnsupportedError, match=pattern.format(action)):

@@ -47,6 +47,38 @@ def _check_name(table: TableStore, name: str) -> None:
         )
 
 
+def _source_snapshot(table: TableStore, snapshot_id: int | None) -> Snapshot:
+    """The snapshot a new tag points at: the latest, snapshot ``snapshot_id``, or, once that
+    expired, a tag's copy of it (as Paimon's ``createTag``: tags keep their snapshot's files)."""
+    sm = table.snapshot_manager
+    if snapshot_id is None:
+        snap = sm.latest_snapshot()
+        if snap is None:
+            raise SnapshotNotFoundError(f"table {table.identifier}: cannot tag an empty table (no snapshot)")
+        return snap
+    try:
+        return sm.snapshot(snapshot_id)
+    except SnapshotNotFoundError:
+        for tagged in table.tag_manager.tagged_snapshots():
+            if tagged.id == snapshot_id:
+                return tagged
+        raise
+
+
+def _check_still_held(table: TableStore, name: str, snap: Snapshot) -> None:
+    """Expiration deletes a snapshot's file before its data files and re-reads the tags in between.
+    If the snapshot (or another tag of it) is still there now, that re-read sees tag ``name``;
+    if not, the files may be going away, so the tag must not stay."""
+    if table.file_io.exists(table.snapshot_manager.snapshot_path(snap.id)):
+        return
+    if any(s.id == snap.id for n, s in table.tag_manager.tags().items() if n != name):
+        return
+    table.tag_manager.delete_file(name)
+    raise SnapshotNotFoundError(
+        f"table {table.identifier}: snapshot {snap.id} expired while tag '{name}' was being written"
+    )
+
+
 def create_tag(
     table: TableStore,
     name: str,
@@ -60,27 +92,83 @@ def create_tag(
     """
     _check_name(table, name)
     retained = None if time_retained is None else parse_time_retained(time_retained, table.identifier)
-    sm = table.snapshot_manager
-    tm = table.tag_manager
-    if snapshot_id is None:
-        snap = sm.latest_snapshot()
-        if snap is None:
-            raise SnapshotNotFoundError(f"table {table.identifier}: cannot tag an empty table (no snapshot)")
-    else:
-        snap = sm.snapshot(snapshot_id)
-    if not tm.write(name, snap, create_time=datetime.datetime.now(), time_retained=retained):
+    snap = _source_snapshot(table, snapshot_id)
+    if not table.tag_manager.write(name, snap, create_time=datetime.datetime.now(), time_retained=retained):
         raise TagAlreadyExistsError(
             f"table {table.identifier}: tag '{name}' already exists; delete it first or pick another name"
         )
-    # Expiration deletes a snapshot's file before its data files and re-reads the tags in between.
-    # If the snapshot is still there now, that re-read sees this tag; if not, the files may be
-    # going away, so the tag must not stay.
-    if not table.file_io.exists(sm.snapshot_path(snap.id)):
-        tm.delete_file(name)
-        raise SnapshotNotFoundError(
-            f"table {table.identifier}: snapshot {snap.id} expired while tag '{name}' was being created"
-        )
+    _check_still_held(table, name, snap)
     return snap
+
+
+def replace_tag(
+    table: TableStore,
+    name: str,
+    snapshot_id: int | None = None,
+    time_retained: str | datetime.timedelta | None = None,
+) -> Snapshot:
+    """Point existing tag ``name`` at ``snapshot_id`` (default: the latest) with a new creation
+    time and ``time_retained``, as Paimon's ``replaceTag``; returns the snapshot. Files only the
+    old target still referenced are deleted, as :func:`delete_tag` does."""
+    retained = None if time_retained is None else parse_time_retained(time_retained, table.identifier)
+    tm = table.tag_manager
+    if not tm.exists(name):
+        raise TagNotFoundError(
+            f"table {table.identifier}: tag '{name}' does not exist, so it cannot be replaced; "
+            f"create it (CREATE TAG or CREATE OR REPLACE TAG); tags are {tm.names()}"
+        )
+    old = tm.tag(name)
+    snap = _source_snapshot(table, snapshot_id)
+    tm.overwrite(name, snap, create_time=datetime.datetime.now(), time_retained=retained)
+    _check_still_held(table, name, snap)
+    if old.id != snap.id:
+        _delete_unreferenced(table, old)
+    return snap
+
+
+def rename_tag(table: TableStore, name: str, target: str) -> Snapshot:
+    """Rename tag ``name`` to ``target`` (its snapshot, creation time and retention unchanged), as
+    Paimon's ``renameTag``; returns the tagged snapshot."""
+    _check_name(table, target)
+    tm = table.tag_manager
+    snap = tm.tag(name)  # TagNotFoundError naming the table and the existing tags
+    data = table.file_io.read_bytes(tm.tag_path(name))
+    # Create-if-absent, then remove the old name: atomic on every store, never replaces a tag.
+    if not table.file_io.try_create_atomic(tm.tag_path(target), data):
+        raise TagAlreadyExistsError(
+            f"table {table.identifier}: cannot rename tag '{name}' to '{target}': tag '{target}' "
+            "already exists; delete it first or pick another name"
+        )
+    tm.delete_file(name)
+    return snap
+
+
+def create_tag_from_timestamp(
+    table: TableStore, name: str, timestamp_ms: int, time_retained: str | datetime.timedelta | None = None
+) -> Snapshot:
+    """Tag the first snapshot committed at or after ``timestamp_ms``, as Paimon's
+    ``create_tag_from_timestamp``: retained snapshots and tags' snapshots both count (the earlier
+    commit time wins), so a tag can be made of a snapshot that only a tag still holds."""
+    first = table.snapshot_manager.snapshot_at_or_after(timestamp_ms)
+    candidates = [s for s in table.tag_manager.tagged_snapshots() if s.time_millis >= timestamp_ms]
+    candidates += [first] if first is not None else []
+    if not candidates:
+        raise SnapshotNotFoundError(
+            f"table {table.identifier}: no snapshot or tag was committed at or after timestamp "
+            f"{timestamp_ms}; pick an earlier timestamp (epoch milliseconds)"
+        )
+    snap = min(candidates, key=lambda s: (s.time_millis, s.id))
+    create_tag(table, name, snap.id, time_retained)
+    return snap
+
+
+def _delete_unreferenced(table: TableStore, snap: Snapshot) -> list[str]:
+    """Delete the files of ``snap`` (a tag's target no longer tagged) nothing retained uses."""
+    if table.file_io.exists(table.snapshot_manager.snapshot_path(snap.id)):
+        return []  # the snapshot itself still holds every file
+    candidates = ReferenceCollector(table).snapshots([snap], strict=False)
+    keep = retained_references(table)
+    return delete_files(table, candidates.minus(keep))
 
 
 def delete_tag(table: TableStore, name: str) -> list[str]:
@@ -88,11 +176,7 @@ def delete_tag(table: TableStore, name: str) -> list[str]:
     tm = table.tag_manager
     snap = tm.tag(name)
     tm.delete_file(name)
-    if table.file_io.exists(table.snapshot_manager.snapshot_path(snap.id)):
-        return []  # the snapshot itself still holds every file
-    candidates = ReferenceCollector(table).snapshots([snap], strict=False)
-    keep = retained_references(table)
-    return delete_files(table, candidates.minus(keep))
+    return _delete_unreferenced(table, snap)
 
 
 def expire_tags(

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -453,6 +453,28 @@ class CompactionDue:
     table: str
 
 
+@dataclass(frozen=True)
+class ListPartitions:
+    """Reply: each partition holding data, its values in partition-key order
+    (``spark.partition_ddl`` names the JSON form of each type)."""
+
+    OP: ClassVar[str] = "list_partitions"
+    catalog: CatalogConf
+    database: str
+    table: str
+
+
+@dataclass(frozen=True)
+class DropPartitions:
+    """``partitions``: full partition values in key order, dropped in one OVERWRITE commit."""
+
+    OP: ClassVar[str] = "drop_partitions"
+    catalog: CatalogConf
+    database: str
+    table: str
+    partitions: list[list[Json]]
+
+
 # ---- the operations ---------------------------------------------------------------------------
 
 
@@ -494,6 +516,8 @@ OPERATIONS: dict[str, Operation] = _ops(
     (AggregatePartitions, list[list[Json]] | None),
     (DynamicAssigners, int),
     (CompactionDue, bool),
+    (ListPartitions, list[list[Json]]),
+    (DropPartitions, int | None),
 )
 
 

@@ -39,7 +39,7 @@ from stratalake.exceptions import (
     UnsupportedError,
 )
 from stratalake.spark import bridge_contract as bc
-from stratalake.spark import dml, native_write, procedures, source_options
+from stratalake.spark import dml, native_write, partition_ddl, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
 from stratalake.types import (
@@ -622,6 +622,14 @@ def compaction_due(req: bc.CompactionDue) -> bool:
 # ---- scans (org.stratalake.spark.scan.StrataLakeScan) ----------------------------------------
 
 
+def list_partitions(req: bc.ListPartitions) -> list[list[Any]]:
+    return partition_ddl.list_partitions(catalog(req.catalog).get_table(_ident(req)))
+
+
+def drop_partitions(req: bc.DropPartitions) -> int | None:
+    return partition_ddl.drop_partitions(catalog(req.catalog).get_table(_ident(req)), req.partitions)
+
+
 def _scan_table(options: Mapping[str, str]) -> Any:
     """The table a scan's data source options name, through this worker's cached catalog."""
     conf = bc.CatalogConf(
@@ -692,6 +700,8 @@ HANDLERS: dict[str, Handler] = {
     "aggregate_partitions": aggregate_partitions,
     "dynamic_assigners": dynamic_assigners,
     "compaction_due": compaction_due,
+    "list_partitions": list_partitions,
+    "drop_partitions": drop_partitions,
 }
 
 

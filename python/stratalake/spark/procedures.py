@@ -15,6 +15,8 @@ Example (SQL)::
     CALL lake.sys.create_tag(table => 'db.t', tag => 'v1', snapshot => 3)
     CALL lake.sys.create_tag(table => 'db.t', tag => 'daily', time_retained => '1 d')
     CALL lake.sys.rollback(table => 'db.t', version => 'v1')
+    CALL lake.sys.rename_tag(table => 'db.t', tag => 'v1', target_tag => 'v1-final')
+    CALL lake.sys.rollback_to_timestamp(table => 'db.t', timestamp => 1718000000000)
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from stratalake.exceptions import InvalidOptionError, UnsupportedError
+from stratalake.exceptions import InvalidOptionError, TagNotFoundError, UnsupportedError
 from stratalake.options import parse_duration_ms
+from stratalake.store.tag_manager import check_tag_name
 
 if TYPE_CHECKING:
     from stratalake.catalog import Catalog
@@ -229,11 +232,48 @@ def _expire_snapshots(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str
     return EXPIRE_SNAPSHOTS.rows([[n]])
 
 
+def _retained(args: Mapping[str, Any]) -> str | None:
+    retained = args.get("time_retained")
+    return str(retained) if retained else None
+
+
 def _create_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
-    retained = args.get("time_retained")
-    table.create_tag(str(args["tag"]), args.get("snapshot"), str(retained) if retained else None)
+    tag = str(args["tag"])
+    # if_not_exists: stratalake's, for ALTER TABLE ... CREATE TAG IF NOT EXISTS (Paimon's DDL).
+    if not (args.get("if_not_exists") and table.tag_manager.exists(tag)):
+        table.create_tag(tag, args.get("snapshot"), _retained(args))
     return CREATE_TAG.rows([[True]])
+
+
+def _replace_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    tag = str(args["tag"])
+    # create_if_missing: stratalake's, for ALTER TABLE ... CREATE OR REPLACE TAG (Paimon's DDL).
+    if args.get("create_if_missing") and not table.tag_manager.exists(tag):
+        table.create_tag(tag, args.get("snapshot"), _retained(args))
+    else:
+        table.replace_tag(tag, args.get("snapshot"), _retained(args))
+    return REPLACE_TAG.rows([[True]])
+
+
+def _rename_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    table.rename_tag(str(args["tag"]), str(args["target_tag"]))
+    return RENAME_TAG.rows([[True]])
+
+
+def _create_tag_from_timestamp(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    if args.get("timestamp") is None:
+        raise InvalidOptionError(
+            f"create_tag_from_timestamp of table {table.identifier} needs 'timestamp' "
+            "(epoch milliseconds): the tag points at the first snapshot committed at or after it"
+        )
+    tag = str(args["tag"])
+    snap = table.create_tag_from_timestamp(tag, int(args["timestamp"]), _retained(args))
+    watermark = "null" if snap.watermark is None else str(snap.watermark)  # Paimon prints a Long
+    return CREATE_TAG_FROM_TIMESTAMP.rows([[tag, snap.id, snap.time_millis, watermark]])
 
 
 def _expire_tags(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
@@ -248,8 +288,21 @@ def _expire_tags(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any
 
 def _delete_tag(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
-    for name in str(args["tag"]).split(","):  # Paimon accepts a comma-separated list
-        table.delete_tag(name.strip())
+    names = [name.strip() for name in str(args["tag"]).split(",")]  # Paimon accepts a list
+    # if_exists: stratalake's, for ALTER TABLE ... DELETE TAG IF EXISTS (Paimon's DDL). Without
+    # it every tag must exist, checked before any is deleted, so a typo deletes nothing.
+    for name in names:
+        check_tag_name(name, table.identifier)  # a path-like name is refused, never looked up
+    existing = set(table.tag_manager.names())
+    missing = [n for n in names if n not in existing]
+    if missing and not args.get("if_exists"):
+        raise TagNotFoundError(
+            f"table {table.identifier}: tag(s) {', '.join(repr(n) for n in missing)} do not exist, "
+            f"so nothing was deleted; tags are {sorted(existing)}"
+        )
+    for name in names:
+        if name in existing:
+            table.delete_tag(name)
     return DELETE_TAG.rows([[True]])
 
 
@@ -263,6 +316,16 @@ def _rollback(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) 
     previous = table.latest_snapshot()
     current = table.rollback_to(version)
     return ROLLBACK.rows([[previous.id if previous else None, current.id]])
+
+
+def _rollback_to_timestamp(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    if args.get("timestamp") is None:
+        raise InvalidOptionError(
+            f"rollback_to_timestamp of table {table.identifier} needs 'timestamp' (epoch milliseconds)"
+        )
+    snap = table.rollback_to_timestamp(int(args["timestamp"]))
+    return ROLLBACK_TO_TIMESTAMP.rows([[f"Success roll back to snapshot: {snap.id} ."]])  # Paimon's text
 
 
 def _remove_orphan_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
@@ -351,9 +414,49 @@ CREATE_TAG = Procedure(
         Param("tag", "STRING", True),
         Param("snapshot", "BIGINT"),
         Param("time_retained", "STRING"),
+        Param("if_not_exists", "BOOLEAN"),
     ),
     (("result", "boolean"),),
     _create_tag,
+)
+REPLACE_TAG = Procedure(
+    "replace_tag",
+    "Point an existing tag at another snapshot (default: the latest), with a new retention",
+    (
+        Param("table", "STRING", True),
+        Param("tag", "STRING", True),
+        Param("snapshot", "BIGINT"),
+        Param("time_retained", "STRING"),
+        Param("create_if_missing", "BOOLEAN"),
+    ),
+    (("result", "boolean"),),
+    _replace_tag,
+)
+RENAME_TAG = Procedure(
+    "rename_tag",
+    "Rename a tag",
+    (Param("table", "STRING", True), Param("tag", "STRING", True), Param("target_tag", "STRING", True)),
+    (("result", "boolean"),),
+    _rename_tag,
+)
+CREATE_TAG_FROM_TIMESTAMP = Procedure(
+    "create_tag_from_timestamp",
+    "Tag the first snapshot (or tagged snapshot) committed at or after 'timestamp' (epoch millis)",
+    (
+        Param("table", "STRING", True),
+        Param("tag", "STRING", True),
+        Param("timestamp", "BIGINT"),
+        Param("time_retained", "STRING"),
+    ),
+    (("tagName", "string"), ("snapshot", "long"), ("commit_time", "long"), ("watermark", "string")),
+    _create_tag_from_timestamp,
+)
+ROLLBACK_TO_TIMESTAMP = Procedure(
+    "rollback_to_timestamp",
+    "Roll back to the newest snapshot committed at or before 'timestamp' (epoch millis)",
+    (Param("table", "STRING", True), Param("timestamp", "BIGINT", True)),
+    (("result", "string"),),
+    _rollback_to_timestamp,
 )
 EXPIRE_TAGS = Procedure(
     "expire_tags",
@@ -365,7 +468,7 @@ EXPIRE_TAGS = Procedure(
 DELETE_TAG = Procedure(
     "delete_tag",
     "Delete tags (comma-separated) and the files only they referenced",
-    (Param("table", "STRING", True), Param("tag", "STRING", True)),
+    (Param("table", "STRING", True), Param("tag", "STRING", True), Param("if_exists", "BOOLEAN")),
     (("result", "boolean"),),
     _delete_tag,
 )
@@ -409,9 +512,13 @@ PROCEDURES: dict[str, Procedure] = {
         COMPACT,
         EXPIRE_SNAPSHOTS,
         CREATE_TAG,
+        REPLACE_TAG,
+        RENAME_TAG,
+        CREATE_TAG_FROM_TIMESTAMP,
         DELETE_TAG,
         EXPIRE_TAGS,
         ROLLBACK,
+        ROLLBACK_TO_TIMESTAMP,
         REMOVE_ORPHAN_FILES,
         EXPIRE_PARTITIONS,
     )

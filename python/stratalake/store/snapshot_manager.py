@@ -142,6 +142,21 @@ class SnapshotManager:
             )
         return found
 
+    def snapshot_at_or_after(self, timestamp_ms: int) -> Snapshot | None:
+        """The oldest retained snapshot committed at or after ``timestamp_ms``; None if none was."""
+        earliest, latest = self.earliest_snapshot_id(), self.latest_snapshot_id()
+        if latest is None or earliest is None:
+            return None
+        lo, hi, found = earliest, latest, None
+        while lo <= hi:  # snapshot times are monotonic in id
+            mid = (lo + hi) // 2
+            snap = self.snapshot(mid)
+            if snap.time_millis >= timestamp_ms:
+                found, hi = snap, mid - 1
+            else:
+                lo = mid + 1
+        return found
+
     def try_commit(self, snapshot: Snapshot) -> bool:
         """Atomically create ``snapshot-<id>`` if absent. A commit has three outcomes:
 

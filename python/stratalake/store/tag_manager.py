@@ -201,6 +201,22 @@ class TagManager:
         Paimon's ``tagCreateTime``, ``time_retained`` as its ``tagTimeRetained`` (Jackson's
         decimal seconds); the tag expires once ``create_time + time_retained`` has passed.
         """
+        return self.file_io.try_create_atomic(self.tag_path(name), self._tag_json(snapshot, create_time, time_retained))
+
+    def overwrite(
+        self,
+        name: str,
+        snapshot: Snapshot,
+        create_time: datetime.datetime | None = None,
+        time_retained: datetime.timedelta | None = None,
+    ) -> None:
+        """Replace the tag file (readers see the old or the new one, never a partial file)."""
+        self.file_io.write_bytes(self.tag_path(name), self._tag_json(snapshot, create_time, time_retained))
+
+    @staticmethod
+    def _tag_json(
+        snapshot: Snapshot, create_time: datetime.datetime | None, time_retained: datetime.timedelta | None
+    ) -> bytes:
         text = snapshot.to_json()
         if create_time is not None or time_retained is not None:
             raw = json.loads(text)
@@ -212,7 +228,7 @@ class TagManager:
             text = json.dumps(raw, indent=2)
             if time_retained is not None:  # a JSON number with all nine digits, as Jackson
                 text = text.replace(json.dumps(marker), _jackson_duration(time_retained))
-        return self.file_io.try_create_atomic(self.tag_path(name), text.encode())
+        return text.encode()
 
     def delete_file(self, name: str) -> None:
         self.file_io.delete_quietly(self.tag_path(name))

@@ -21,6 +21,7 @@ from stratalake.read.merge_read import TableRead
 from stratalake.read.scan import TableScan
 from stratalake.spec.snapshot import Snapshot
 from stratalake.store.table_store import TableStore
+from stratalake.table import partitions as partition_ops
 from stratalake.table.compaction import compact
 from stratalake.table.system_tables import system_table
 
@@ -143,6 +144,23 @@ class Table(TableStore):
         ``time_retained`` ('1 d', '12 h' or a ``timedelta``) the first commit after that long deletes it."""
         return tags.create_tag(self, name, snapshot_id, time_retained)
 
+    def replace_tag(
+        self, name: str, snapshot_id: int | None = None, time_retained: str | datetime.timedelta | None = None
+    ) -> Snapshot:
+        """Point existing tag ``name`` at another snapshot (default: the latest)."""
+        self.check_supported("replace tags of")
+        return tags.replace_tag(self, name, snapshot_id, time_retained)
+
+    def rename_tag(self, name: str, target: str) -> Snapshot:
+        """Rename tag ``name`` to ``target``; returns the tagged snapshot."""
+        return tags.rename_tag(self, name, target)
+
+    def create_tag_from_timestamp(
+        self, name: str, timestamp_ms: int, time_retained: str | datetime.timedelta | None = None
+    ) -> Snapshot:
+        """Tag the first snapshot (or tagged snapshot) committed at or after ``timestamp_ms``."""
+        return tags.create_tag_from_timestamp(self, name, timestamp_ms, time_retained)
+
     def delete_tag(self, name: str) -> list[str]:
         """Delete a tag and the files only it referenced; returns the deleted paths."""
         self.check_supported("delete tags of")
@@ -157,6 +175,23 @@ class Table(TableStore):
         and the files only they referenced; returns that snapshot. See :mod:`~stratalake.maintenance.rollback`."""
         self.check_supported("roll back")
         return rollback_to(self, version)
+
+    def rollback_to_timestamp(self, timestamp_ms: int) -> Snapshot:
+        """Roll back to the newest snapshot committed at or before ``timestamp_ms``."""
+        self.check_supported("roll back")
+        return rollback_to(self, self.snapshot_manager.snapshot_at_or_before(timestamp_ms).id)
+
+    # -- partitions -------------------------------------------------------------------------------
+    def partitions(self) -> list[dict[str, Any]]:
+        """The partitions holding data in the latest snapshot, each as ``{column: value}``."""
+        keys = self.partition_codec.keys
+        return [dict(zip(keys, v, strict=True)) for v in partition_ops.list_partitions(self)]
+
+    def drop_partitions(self, specs: Sequence[dict[str, Any]], commit_user: str | None = None) -> int | None:
+        """Drop every partition matching one of ``specs`` (some or all partition columns) in one
+        OVERWRITE commit; returns the snapshot id, None when nothing matched. See
+        :mod:`~stratalake.table.partitions`."""
+        return partition_ops.drop_partitions(self, specs, commit_user)
 
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
         """Paimon system table ``name`` (``snapshots``, ``schemas``, ``options``, ``files``,

@@ -215,4 +215,9 @@ public final class Messages {
       CatalogConf catalog, String database, String table, int numAssigners) {}
 
   public record CompactionDue(CatalogConf catalog, String database, String table) {}
+
+  public record ListPartitions(CatalogConf catalog, String database, String table) {}
+
+  public record DropPartitions(
+      CatalogConf catalog, String database, String table, List<List<JsonNode>> partitions) {}
 }

@@ -18,9 +18,11 @@ import org.stratalake.spark.bridge.Messages.DatabaseExists;
 import org.stratalake.spark.bridge.Messages.DeleteWhere;
 import org.stratalake.spark.bridge.Messages.DescribeProcedure;
 import org.stratalake.spark.bridge.Messages.DropDatabase;
+import org.stratalake.spark.bridge.Messages.DropPartitions;
 import org.stratalake.spark.bridge.Messages.DropTable;
 import org.stratalake.spark.bridge.Messages.DynamicAssigners;
 import org.stratalake.spark.bridge.Messages.ListDatabases;
+import org.stratalake.spark.bridge.Messages.ListPartitions;
 import org.stratalake.spark.bridge.Messages.ListProcedures;
 import org.stratalake.spark.bridge.Messages.ListTables;
 import org.stratalake.spark.bridge.Messages.LoadDatabase;
@@ -93,6 +95,10 @@ public final class Operation<Q extends Record, R> {
       new Operation<>("dynamic_assigners", DynamicAssigners.class, new TypeReference<>() {}, false);
   public static final Operation<CompactionDue, Boolean> COMPACTION_DUE =
       new Operation<>("compaction_due", CompactionDue.class, new TypeReference<>() {}, false);
+  public static final Operation<ListPartitions, List<List<JsonNode>>> LIST_PARTITIONS =
+      new Operation<>("list_partitions", ListPartitions.class, new TypeReference<>() {}, false);
+  public static final Operation<DropPartitions, Long> DROP_PARTITIONS =
+      new Operation<>("drop_partitions", DropPartitions.class, new TypeReference<>() {}, true);
 
   /** Every operation, in Python's order. */
   public static final List<Operation<?, ?>> ALL =
@@ -120,7 +126,9 @@ public final class Operation<Q extends Record, R> {
           CLASSIFY_FILTERS,
           AGGREGATE_PARTITIONS,
           DYNAMIC_ASSIGNERS,
-          COMPACTION_DUE);
+          COMPACTION_DUE,
+          LIST_PARTITIONS,
+          DROP_PARTITIONS);
 
   private final String name;
   private final Class<Q> request;

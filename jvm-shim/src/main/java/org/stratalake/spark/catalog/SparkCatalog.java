@@ -266,6 +266,24 @@ public class SparkCatalog
         ident, info.schema(), info.partitions(), info.properties(), info.constraints());
   }
 
+  /**
+   * CREATE TABLE ... LIKE: Spark passes the source's columns, partitioning and constraints (the
+   * primary key); as Paimon, the new table also takes the source's options (bucket, merge
+   * engine...), under any TBLPROPERTIES the statement gives. The location is the catalog's.
+   */
+  @Override
+  public Table createTableLike(Identifier ident, TableInfo info, Table source) {
+    Map<String, String> properties = new java.util.HashMap<>();
+    if (source instanceof StrataLakeTable) {
+      properties.putAll(source.properties());
+      for (String key : new String[] {"location", "is_managed_location", "provider", "owner"}) {
+        properties.remove(key);
+      }
+    }
+    properties.putAll(info.properties());
+    return createTable(ident, info.schema(), info.partitions(), properties, info.constraints());
+  }
+
   private Table createTable(
       Identifier ident,
       StructType schema,

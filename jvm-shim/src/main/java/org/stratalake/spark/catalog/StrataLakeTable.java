@@ -7,7 +7,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.MetadataColumn;
+import org.apache.spark.sql.connector.catalog.SupportsAtomicPartitionManagement;
 import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
@@ -33,7 +35,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.stratalake.spark.bridge.Messages.CanDeleteWhere;
 import org.stratalake.spark.bridge.Messages.CompactionDue;
 import org.stratalake.spark.bridge.Messages.DeleteWhere;
+import org.stratalake.spark.bridge.Messages.DropPartitions;
 import org.stratalake.spark.bridge.Messages.DynamicAssigners;
+import org.stratalake.spark.bridge.Messages.ListPartitions;
 import org.stratalake.spark.bridge.Messages.NativeAppendPlan;
 import org.stratalake.spark.bridge.Messages.TableDescription;
 import org.stratalake.spark.bridge.Messages.TableIdentity;
@@ -58,7 +62,8 @@ public class StrataLakeTable
         SupportsWrite,
         SupportsRowLevelOperations,
         SupportsDeleteV2,
-        SupportsMetadataColumns {
+        SupportsMetadataColumns,
+        SupportsAtomicPartitionManagement {
   public static final String SOURCE_NAME = "stratalake";
   // Row ids of append tables (python/stratalake/append/dml.py): the data file's name and
   // the row's position in it, plus the snapshot the scan read.
@@ -308,6 +313,110 @@ public class StrataLakeTable
             identity.table(),
             PredicateJson.toJson(predicates));
     PythonBridge.call(Operation.DELETE_WHERE, req);
+  }
+
+  // ---- partition management: SHOW PARTITIONS, ALTER TABLE ... ADD/DROP PARTITION, TRUNCATE ----
+  // As Paimon's Spark table: a partition exists while it holds data, so a drop (or a truncate)
+  // is one OVERWRITE commit deleting its files (Python: stratalake.table.partitions).
+
+  @Override
+  public StructType partitionSchema() {
+    StructType out = new StructType();
+    if (systemTable != null) {
+      return out;
+    }
+    for (String key : partitionKeys) {
+      out = out.add(schema.apply(key));
+    }
+    return out;
+  }
+
+  @Override
+  public InternalRow[] listPartitionIdentifiers(String[] names, InternalRow ident) {
+    StructType partitionSchema = partitionSchema();
+    List<List<JsonNode>> listed =
+        PythonBridge.call(
+            Operation.LIST_PARTITIONS,
+            new ListPartitions(identity.catalog(), identity.database(), identity.table()));
+    List<InternalRow> out = new java.util.ArrayList<>();
+    for (List<JsonNode> values : listed) {
+      InternalRow row = PartitionValues.fromJson(values, partitionSchema);
+      boolean matches = true;
+      for (int i = 0; i < names.length && matches; i++) {
+        int index = partitionSchema.fieldIndex(names[i]);
+        DataType type = partitionSchema.fields()[index].dataType();
+        matches = java.util.Objects.equals(row.get(index, type), ident.get(i, type));
+      }
+      if (matches) {
+        out.add(row);
+      }
+    }
+    return out.toArray(new InternalRow[0]);
+  }
+
+  @Override
+  public boolean dropPartitions(InternalRow[] idents) {
+    StructType partitionSchema = partitionSchema();
+    List<List<JsonNode>> partitions = new java.util.ArrayList<>();
+    for (InternalRow ident : idents) {
+      partitions.add(PartitionValues.toJson(ident, partitionSchema));
+    }
+    Long snapshot =
+        PythonBridge.call(
+            Operation.DROP_PARTITIONS,
+            new DropPartitions(
+                identity.catalog(), identity.database(), identity.table(), partitions));
+    return snapshot != null;
+  }
+
+  /** TRUNCATE TABLE ... PARTITION: the partition's rows go, which is dropping it here. */
+  @Override
+  public boolean truncatePartitions(InternalRow[] idents) {
+    dropPartitions(idents);
+    return true;
+  }
+
+  @Override
+  public boolean truncatePartition(InternalRow ident) {
+    return truncatePartitions(new InternalRow[] {ident});
+  }
+
+  /**
+   * ALTER TABLE ... ADD PARTITION: refused, as Paimon refuses it without a metastore that syncs
+   * partitions. A filesystem-catalog table keeps no partition list apart from its data files.
+   */
+  @Override
+  public void createPartitions(InternalRow[] idents, Map<String, String>[] properties) {
+    StructType partitionSchema = partitionSchema();
+    List<String> specs = new java.util.ArrayList<>();
+    for (InternalRow ident : idents) {
+      List<String> parts = new java.util.ArrayList<>();
+      for (int i = 0; i < partitionSchema.fields().length; i++) {
+        DataType type = partitionSchema.fields()[i].dataType();
+        parts.add(partitionSchema.fields()[i].name() + "=" + ident.get(i, type));
+      }
+      specs.add("(" + String.join(", ", parts) + ")");
+    }
+    throw new UnsupportedOperationException(
+        "stratalake: table "
+            + name
+            + ": ALTER TABLE ADD PARTITION "
+            + String.join(" ", specs)
+            + " is not supported: the filesystem catalog keeps no partition list apart from the"
+            + " data (Paimon adds partitions only to a metastore that syncs them). A partition"
+            + " exists once it holds rows: INSERT INTO the table instead");
+  }
+
+  @Override
+  public void replacePartitionMetadata(InternalRow ident, Map<String, String> properties) {
+    throw new UnsupportedOperationException(
+        "stratalake: table " + name + ": partitions have no metadata to replace");
+  }
+
+  @Override
+  public Map<String, String> loadPartitionMetadata(InternalRow ident) {
+    throw new UnsupportedOperationException(
+        "stratalake: table " + name + ": partitions have no metadata to load");
   }
 
   public String updateError() {

@@ -14,9 +14,10 @@ import org.apache.spark.sql.types.StructType;
 import scala.collection.immutable.Seq;
 
 /**
- * Spark's parser plus one rewrite: Flink/Paimon {@code WITH (...)} table options become
- * {@code TBLPROPERTIES (...)} (see {@link WithClauseRewriter}). Everything is delegated, so all
- * other syntax and error messages stay Spark's own.
+ * Spark's parser plus two rewrites: Paimon's tag statements become the procedure calls or query
+ * that do the same ({@link TagStatements}), and Flink/Paimon {@code WITH (...)} table options
+ * become {@code TBLPROPERTIES (...)} (see {@link WithClauseRewriter}). Everything is delegated,
+ * so all other syntax and error messages stay Spark's own.
  */
 public class StrataLakeSqlParser implements ParserInterface {
   private final ParserInterface delegate;
@@ -27,13 +28,27 @@ public class StrataLakeSqlParser implements ParserInterface {
 
   @Override
   public LogicalPlan parsePlan(String sqlText) throws ParseException {
-    return delegate.parsePlan(WithClauseRewriter.rewrite(sqlText));
+    return delegate.parsePlan(rewrite(sqlText));
   }
 
   @Override
   public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext context)
       throws ParseException {
-    return delegate.parsePlanWithParameters(WithClauseRewriter.rewrite(sqlText), context);
+    return delegate.parsePlanWithParameters(rewrite(sqlText), context);
+  }
+
+  private static String rewrite(String sqlText) {
+    String tagStatement = TagStatements.rewrite(sqlText, StrataLakeSqlParser::currentCatalog);
+    return tagStatement != null ? tagStatement : WithClauseRewriter.rewrite(sqlText);
+  }
+
+  private static String currentCatalog() {
+    return org.apache.spark.sql.classic.SparkSession$.MODULE$
+        .active()
+        .sessionState()
+        .catalogManager()
+        .currentCatalog()
+        .name();
   }
 
   @Override

@@ -42,23 +42,7 @@ from stratalake.spark import bridge_contract as bc
 from stratalake.spark import dml, native_write, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
-from stratalake.types import (
-    BigIntType,
-    BinaryType,
-    BooleanType,
-    CharType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntType,
-    LocalZonedTimestampType,
-    SmallIntType,
-    TimestampType,
-    TinyIntType,
-    VarBinaryType,
-    VarCharType,
-)
+from stratalake.types import ATOMIC_TYPES, LocalZonedTimestampType, TimestampType, TimeType
 
 Handler = Callable[[Any], Any]
 
@@ -328,23 +312,10 @@ def _dynamic_distribution(
     }
 
 
-_JVM_HASHABLE = (
-    BooleanType,
-    TinyIntType,
-    SmallIntType,
-    IntType,
-    BigIntType,
-    FloatType,
-    DoubleType,
-    DecimalType,
-    CharType,
-    VarCharType,
-    BinaryType,
-    VarBinaryType,
-    DateType,
-    TimestampType,
-    LocalZonedTimestampType,
-)
+# Every atomic type Spark has (stratalake.types.ATOMIC_TYPES but TIME): the shim's bucket hash
+# (BucketHash.supports) encodes their Spark values as Paimon's binary row does, which
+# tests/spark/test_types.py holds to this list.
+_JVM_HASHABLE = tuple(type(t) for t in ATOMIC_TYPES if not isinstance(t, TimeType))
 
 
 def _jvm_hashable(t: Any) -> bool:

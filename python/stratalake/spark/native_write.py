@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from stratalake.table.table import Table
 
 # Column types whose Spark Parquet encoding Paimon's and pyarrow's readers read as the table's
-# type: the atomic types but TIME (not in Spark) and timestamps, which are left out since Spark's
+# own: every atomic type but TIME (not in Spark) and timestamps, which are left out since Spark's
 # writer picks INT96 or an adjusted-to-UTC INT64 by session settings, where Paimon's files carry
 # the type's own precision and zone semantics.
 _VALUE_TYPES = tuple(

@@ -5,10 +5,10 @@ the caller's Arrow data through :func:`input_table` and :func:`conform`, so the 
 accept and refuse the same inputs: columns by name (any order, none missing, none unknown, none
 twice), values safely cast to the table's types, no null where the table says NOT NULL.
 
-NOT NULL holds for the rows that bring values (``+I``, ``+U``); a retraction (``-U``, ``-D``) is
-taken on its key alone, as before this module joined the two writers (whether its file format
-then stores a null in a NOT NULL column is the data file writer's business). Primary-key columns
-are never null, whatever the row kind, and have their own message.
+NOT NULL holds for every row, retractions (``-U``, ``-D``) included: the data files declare such
+a column non-nullable, and none of the three formats' writers stores a null there, so a null
+would otherwise fail the flush (at the commit, with the library's error). Primary-key columns
+have their own message.
 
 >>> import pyarrow as pa
 >>> target = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -20,13 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pyarrow as pa
 
 from stratalake.exceptions import InvalidDataError, SchemaError
-
-#: ``_VALUE_KIND`` codes of the rows that bring values: +I (0) and +U (2).
-_ADDING_KINDS = (0, 2)
 
 
 def input_table(data: object, table: str) -> pa.Table:
@@ -53,13 +49,11 @@ def conform(
     *,
     row_kind: str | None = None,
     primary_keys: Sequence[str] = (),
-    kinds: pa.Array | None = None,
 ) -> pa.Table:
     """``data``'s columns of ``target`` in its order, cast to its types, under a schema of nullable
     fields (the writers' buffers); ``row_kind`` names an input column that is not stored.
 
-    ``kinds`` (int8 ``_VALUE_KIND`` codes, one per row; None: every row is an insert) tells which
-    rows the NOT NULL fields of ``target`` hold to. Raises :class:`SchemaError` for missing,
+    Raises :class:`SchemaError` for missing,
     unknown or uncastable columns and :class:`InvalidDataError` for a null where none may be, each
     naming ``table`` and the column.
     """
@@ -73,7 +67,6 @@ def conform(
             f"table {table}: input has unknown column(s) {extra}; expected columns {target.names}"
         )
     keys = set(primary_keys)
-    adding: np.ndarray | None = None  # the rows that bring values, computed when first needed
     arrays = []
     for f in target:
         col = data.column(f.name)
@@ -92,23 +85,11 @@ def conform(
                     "primary-key values must not be null"
                 )
         elif not f.nullable and col.null_count:
-            if kinds is not None and adding is None:
-                adding = np.isin(kinds.to_numpy(zero_copy_only=False), _ADDING_KINDS)
-            nulls = _nulls(col, adding)
-            if nulls:
-                raise InvalidDataError(
-                    f"table {table}: column '{f.name}' is NOT NULL but has {nulls} null value(s)"
-                )
+            raise InvalidDataError(
+                f"table {table}: column '{f.name}' is NOT NULL but has {col.null_count} null value(s)"
+            )
         arrays.append(col)
     return pa.Table.from_arrays(arrays, schema=pa.schema([f.with_nullable(True) for f in target]))
-
-
-def _nulls(col: pa.ChunkedArray, rows: np.ndarray | None) -> int:
-    """Nulls of ``col`` among ``rows`` (a mask; None: all rows)."""
-    if rows is None:
-        return int(col.null_count)
-    null = col.is_null().to_numpy(zero_copy_only=False)
-    return int(np.count_nonzero(null & rows))
 
 
 __all__ = ["conform", "input_table"]

@@ -117,7 +117,6 @@ class TableWrite(BaseTableWrite):
             self.table.identifier,
             row_kind=row_kind,
             primary_keys=self._schema.primary_keys,
-            kinds=kinds,
         )
         if is_cross_partition(self.table):  # rows may move, gain retractions or drop out
             if self._cross is None:

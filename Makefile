@@ -82,7 +82,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check python tests bench tools
 	$(VENV)/bin/mypy
-	$(VPY) tools/check_imports.py
+	$(VPY) tools/check_imports.py --strict-local
 
 demo: setup
 	PYSPARK_PYTHON=$(abspath $(VPY)) $(VENV)/bin/stratalake sql --warehouse $(WAREHOUSE) -f sql/quickstart.sql

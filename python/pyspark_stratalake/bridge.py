@@ -31,6 +31,8 @@ def _write_utf(text: str, stream: IO[bytes]) -> None:
 
 def _main(infile: IO[bytes], outfile: IO[bytes]) -> None:
     request = _read_utf(infile)
+    # Imported here, inside worker_run: a failure to import the handlers (all of stratalake)
+    # reaches the JVM as this request's error, which worker_run reports, not as a dead worker.
     from stratalake.spark.bridge_handlers import handle
 
     _write_utf(handle(request), outfile)

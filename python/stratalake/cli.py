@@ -14,6 +14,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from stratalake.io.private import private_dir
+from stratalake.spark.session import python_path, spark_conf
+
 # Spark's shell logs every WARN to the terminal; a demo wants results, not noise.
 _QUIET_LOG4J = """\
 rootLogger.level = error
@@ -36,9 +39,6 @@ def spark_sql_command(
 ) -> tuple[list[str], dict[str, str]]:
     """The spark-sql command line and environment for ``stratalake sql``."""
     import pyspark
-
-    from stratalake.io.private import private_dir
-    from stratalake.spark.session import python_path, spark_conf
 
     spark_home = Path(pyspark.__file__).parent
     cmd = [str(spark_home / "bin" / "spark-sql"), "--master", "local[2]"]

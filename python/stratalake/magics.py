@@ -30,8 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stratalake.catalog import Catalog
 from stratalake.exceptions import StrataLakeError
 from stratalake.notebook import in_notebook
+from stratalake.spark import session
+from stratalake.spark.session import CATALOG_CLASS, EXTENSIONS
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -85,8 +88,6 @@ def split_statements(sql: str) -> list[str]:
 
 def stratalake_catalogs(conf: Any) -> dict[str, str]:
     """``{catalog name: warehouse}`` of the stratalake catalogs in a Spark conf (``spark.conf``)."""
-    from stratalake.spark.session import CATALOG_CLASS
-
     out = {}
     for key, value in conf.getAll.items() if hasattr(conf, "getAll") else []:
         if key.startswith("spark.sql.catalog.") and key.count(".") == 3 and value == CATALOG_CLASS:
@@ -97,8 +98,6 @@ def stratalake_catalogs(conf: Any) -> dict[str, str]:
 
 def check_session(spark: Any) -> dict[str, str]:
     """The stratalake catalogs of ``spark``; raises when the session cannot serve stratalake."""
-    from stratalake.spark.session import EXTENSIONS
-
     extensions = spark.conf.get("spark.sql.extensions", "") or ""
     catalogs = stratalake_catalogs(spark.conf)
     if EXTENSIONS not in extensions or not catalogs:
@@ -127,8 +126,6 @@ def get_session(warehouse: str | None = None) -> Any:
                     "it (spark.stop()) first, or omit --warehouse"
                 )
         return active
-    from stratalake.spark import session
-
     # In a notebook, session() turns Spark's console bar off: Progress shows one instead.
     return session(warehouse or os.environ.get(WAREHOUSE_ENV) or "./warehouse")
 
@@ -566,8 +563,6 @@ def _load_magics() -> type:
 
 def _table_for(name: str, warehouse: str | None) -> Table:
     """The table ``[catalog.]db.t`` of ``--warehouse``, else of the active session's catalog."""
-    from stratalake.catalog import Catalog
-
     parts = name.replace("`", "").split(".")
     catalog = parts[0] if len(parts) == 3 else None
     ident = ".".join(parts[-2:])

@@ -355,10 +355,6 @@ class CoreOptions(Mapping[str, str]):
         return int(self._parsed("bucket"))
 
     @property
-    def bucket_key(self) -> list[str]:
-        return _split_names(self._raw.get("bucket-key"))
-
-    @property
     def merge_engine(self) -> MergeEngine:
         value = self._parsed("merge-engine")
         assert isinstance(value, MergeEngine)

@@ -28,6 +28,7 @@ import pyarrow as pa
 from stratalake.exceptions import SchemaError
 
 __all__ = [
+    "ATOMIC_TYPES",
     "MAX_LENGTH",
     "ArrayType",
     "BigIntType",
@@ -278,6 +279,30 @@ class LocalZonedTimestampType(DataType):
 
     def _sql(self) -> str:
         return f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
+
+
+#: The atomic types stratalake reads and writes, one of each kind (Paimon's default parameters);
+#: with ARRAY, MULTISET, MAP and ROW over them, every type it supports (others, such as VARIANT, are
+#: refused by name when parsed). The one list: ``spark/types.py`` maps each to Spark (TIME has no
+#: Spark type) and ``tests/spark/test_types.py`` holds the shim's bucket-key types to it.
+ATOMIC_TYPES: tuple[DataType, ...] = (
+    BooleanType(),
+    TinyIntType(),
+    SmallIntType(),
+    IntType(),
+    BigIntType(),
+    FloatType(),
+    DoubleType(),
+    DecimalType(),
+    CharType(),
+    VarCharType(),
+    BinaryType(),
+    VarBinaryType(),
+    DateType(),
+    TimeType(),
+    TimestampType(),
+    LocalZonedTimestampType(),
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,6 +639,8 @@ class _Parser:
                 kind, description = self.next()
                 if kind != "string":
                     raise self.error("expected a quoted comment after COMMENT")
+            elif (self.peek() or ("", ""))[0] == "string":  # Java's asSQLString: "`f` INT 'comment'"
+                description = self.next()[1]
             if self.keyword("DEFAULT"):
                 default = self.next()[1]
             # A string carries no field ids; number the members in order, as Java does for

@@ -211,12 +211,12 @@ def test_unknown_compression_is_refused_with_the_table_name(tmp_path: Path) -> N
 
 
 def test_codec_names_match_the_format_layer() -> None:
-    from stratalake.lsm import file_format as ff
+    from stratalake.lsm.file_format import SUPPORTED_FORMATS, file_format
     from stratalake.options import FORMAT_COMPRESSIONS
 
-    assert set(FORMAT_COMPRESSIONS["parquet"]) == set(ff._PARQUET_CODECS)
-    assert set(FORMAT_COMPRESSIONS["orc"]) == set(ff._ORC_CODECS)
-    assert set(FORMAT_COMPRESSIONS["avro"]) == set(ff._AVRO_CODECS)
+    assert set(FORMAT_COMPRESSIONS) == set(SUPPORTED_FORMATS)
+    for fmt in SUPPORTED_FORMATS:
+        assert set(FORMAT_COMPRESSIONS[fmt]) == set(file_format(fmt).codecs), fmt
 
 
 def test_changelog_files_in_their_own_format(tmp_path: Path) -> None:
@@ -459,3 +459,21 @@ def test_avro_data_files_with_paimon_javas_nullable_row_schema_read(tmp_path: Pa
         fastavro.writer(f, fastavro.parse_schema(["null", record]), [*records[:-1], None], codec=codec)
     with pytest.raises(CorruptFileError, match="null row"):
         cat.get_table("db.t").read()
+
+
+@pytest.mark.parametrize("paimon", stratalake.types.ATOMIC_TYPES, ids=str)
+def test_every_supported_type_has_its_avro_type(paimon: stratalake.types.DataType) -> None:
+    """Each type of the one list (``types.ATOMIC_TYPES``) has an Avro type, and a row in the table
+    of docs/format.md section 6.5 that says which."""
+    schema = avro_schema(pa.schema([stratalake.types.arrow_field("c", paimon)]))
+    assert schema["fields"][0]["name"] == "c"
+    doc = (Path(__file__).parents[2] / "docs" / "format.md").read_text()
+    table = doc[doc.index("### 6.5 Avro") : doc.index("### 6.6")]
+    documented = {
+        re.split(r"[(<\s]", name.strip())[0]
+        for row in re.findall(r"^\| ([^|`]+) \|", table, re.MULTILINE)
+        for name in row.split(",")
+    }
+    root = re.split(r"[(\s]", str(paimon))[0]
+    ltz = isinstance(paimon, stratalake.types.LocalZonedTimestampType)
+    assert ("TIMESTAMP_LTZ" if ltz else root) in documented, (root, documented)

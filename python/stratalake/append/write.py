@@ -26,6 +26,7 @@ from stratalake.append.compact import compact_bucket
 from stratalake.exceptions import InvalidDataError, SchemaError
 from stratalake.lsm.data_file import FileNamer, bucket_dir
 from stratalake.operation.commit import CommitMessage
+from stratalake.operation.conform import conform, input_table
 from stratalake.operation.write_base import BaseTableWrite
 from stratalake.spec.bucket import bucket_ids
 from stratalake.spec.manifest import DataFileMeta
@@ -104,18 +105,12 @@ class AppendTableWrite(BaseTableWrite):
     # -- input ----------------------------------------------------------------------------------
     def write(self, data: pa.TableStore | pa.RecordBatch, row_kind: str | None = None) -> None:
         """Buffer ``data``. Append tables only take inserts: a ``row_kind`` column may hold only '+I'."""
-        if isinstance(data, pa.RecordBatch):
-            data = pa.Table.from_batches([data])
-        if not isinstance(data, pa.Table):
-            raise SchemaError(
-                f"table {self.table.identifier}: expected an Arrow table or record batch, got "
-                f"{type(data).__name__}; convert it first, e.g. pyarrow.Table.from_pylist(rows)"
-            )
+        data = input_table(data, self.table.identifier)
         if data.num_rows == 0:
             return
         if row_kind is not None:
             self._check_inserts(data, row_kind)
-        rows = self._conform(data, row_kind)
+        rows = conform(data, self._arrow_schema, self.table.identifier, row_kind=row_kind)
         codes = self._bucket_codes(rows)
         card = max(self._num_buckets, 1)
         for indices, bucket in group_rows(rows, self._schema.partition_keys, codes, card):
@@ -140,40 +135,6 @@ class AppendTableWrite(BaseTableWrite):
                 f"inserts ('+I'), not {bad.unique().to_pylist()[:5]}; use a primary-key table for "
                 "updates and deletes"
             )
-
-    def _conform(self, data: pa.Table, row_kind: str | None) -> pa.Table:
-        target = self._arrow_schema
-        names = set(data.column_names)
-        dupes = sorted({n for n in data.column_names if data.column_names.count(n) > 1})
-        if dupes:
-            raise SchemaError(f"table {self.table.identifier}: input has column(s) {dupes} more than once")
-        missing = [f.name for f in target if f.name not in names]
-        if missing:
-            raise SchemaError(
-                f"table {self.table.identifier}: input lacks column(s) {missing}; expected columns {target.names}"
-            )
-        extra = [n for n in data.column_names if n not in target.names and n != row_kind]
-        if extra:
-            raise SchemaError(
-                f"table {self.table.identifier}: input has unknown column(s) {extra}; expected columns {target.names}"
-            )
-        arrays = []
-        for f in target:
-            col = data.column(f.name)
-            if col.type != f.type:
-                try:
-                    col = col.cast(f.type, safe=True)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-                    raise SchemaError(
-                        f"table {self.table.identifier}: column '{f.name}' has type {col.type} "
-                        f"which cannot be safely cast to the table's {f.type}: {e}"
-                    ) from None
-            if not f.nullable and col.null_count:
-                raise InvalidDataError(
-                    f"table {self.table.identifier}: column '{f.name}' is NOT NULL but has {col.null_count} null value(s)"
-                )
-            arrays.append(col)
-        return pa.Table.from_arrays(arrays, schema=pa.schema([f.with_nullable(True) for f in target]))
 
     def _bucket_codes(self, rows: pa.Table) -> np.ndarray:
         if self._num_buckets <= 1:

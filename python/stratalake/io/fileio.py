@@ -17,19 +17,21 @@ import errno
 import os
 import posixpath
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from stratalake.exceptions import InvalidOptionError, UnsupportedError
+from stratalake.exceptions import UnsupportedError
 
-__all__ = ["FileIO", "FileStatus", "LocalFileIO", "WriteOutcomeUnknownError", "s3_filesystem_kwargs"]
+__all__ = ["FileIO", "FileStatus", "LocalFileIO", "WriteOutcomeUnknownError", "register_scheme"]
 
-_S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+#: FileIO factories of the URI schemes pyarrow's ``from_uri`` would not set up as a table needs,
+#: ``factory(options, scheme)``. Filled by the modules of those schemes when imported (``io/s3.py``;
+#: the package's ``__init__`` imports them, so any import of ``stratalake.io`` registers them).
+_SCHEMES: dict[str, Callable[[Mapping[str, str], str], FileIO]] = {}
 
 
 class WriteOutcomeUnknownError(OSError):
@@ -102,11 +104,9 @@ class FileIO:
         scheme = _scheme(path_or_uri)
         if scheme in ("", "file"):
             return LocalFileIO()
-        if scheme in _S3_SCHEMES:
-            # Built directly: from_uri would take no credentials and probes the bucket's region.
-            from stratalake.io.s3 import S3FileIO  # imports this module
-
-            return S3FileIO(options, scheme)
+        factory = _SCHEMES.get(scheme)
+        if factory is not None:
+            return factory(options, scheme)
         try:
             fs, fs_path = pafs.FileSystem.from_uri(path_or_uri)
         except (ValueError, NotImplementedError) as e:  # ArrowInvalid, ArrowNotImplementedError
@@ -259,6 +259,12 @@ class FileIO:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._fs.type_name}, prefix={self._uri_prefix!r})"
+
+
+def register_scheme(schemes: Iterable[str], factory: Callable[[Mapping[str, str], str], FileIO]) -> None:
+    """Let :meth:`FileIO.get` build the FileIO of URIs of ``schemes`` with ``factory(options, scheme)``."""
+    for scheme in schemes:
+        _SCHEMES[scheme.lower()] = factory
 
 
 class LocalFileIO(FileIO):
@@ -426,65 +432,3 @@ def _write_new(path: str, data: bytes) -> None:
 def _unlink_quietly(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
-
-
-# -------------------------------------------------------------------- S3 options
-
-# option key -> S3FileSystem keyword. Paimon's own `s3.*` names and Hadoop's `fs.s3a.*` names.
-_S3_KEYS: dict[str, str] = {
-    "s3.access-key": "access_key",
-    "s3.access.key": "access_key",
-    "fs.s3a.access.key": "access_key",
-    "s3.secret-key": "secret_key",
-    "s3.secret.key": "secret_key",
-    "fs.s3a.secret.key": "secret_key",
-    "s3.session-token": "session_token",
-    "s3.session.token": "session_token",
-    "fs.s3a.session.token": "session_token",
-    "s3.region": "region",
-    "fs.s3a.endpoint.region": "region",
-    "fs.s3a.region": "region",
-    "s3.endpoint": "endpoint_override",
-    "fs.s3a.endpoint": "endpoint_override",
-    "s3.path.style.access": "path_style",
-    "s3.path-style-access": "path_style",
-    "fs.s3a.path.style.access": "path_style",
-    "s3.anonymous": "anonymous",
-    "s3.role-arn": "role_arn",
-    "fs.s3a.assumed.role.arn": "role_arn",
-}
-
-
-def _bool_option(key: str, value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in ("true", "1", "yes"):
-        return True
-    if lowered in ("false", "0", "no"):
-        return False
-    raise InvalidOptionError(f"option {key!r} must be true or false, got {value!r}")
-
-
-def s3_filesystem_kwargs(options: Mapping[str, str]) -> dict[str, Any]:
-    """Keyword arguments for :class:`pyarrow.fs.S3FileSystem` from catalog/table options.
-
-    >>> s3_filesystem_kwargs({"s3.endpoint": "http://localhost:9000", "s3.access-key": "k"})
-    {'endpoint_override': 'localhost:9000', 'scheme': 'http', 'access_key': 'k'}
-    """
-    kwargs: dict[str, Any] = {}
-    for key, value in options.items():
-        target = _S3_KEYS.get(key)
-        if target is None:
-            continue
-        if target == "endpoint_override":
-            parts = urlsplit(value if "://" in value else f"//{value}")
-            kwargs["endpoint_override"] = parts.netloc + parts.path.rstrip("/")
-            if parts.scheme:
-                kwargs["scheme"] = parts.scheme
-        elif target == "path_style":
-            # pyarrow addresses buckets path-style unless virtual addressing is forced.
-            kwargs["force_virtual_addressing"] = not _bool_option(key, value)
-        elif target == "anonymous":
-            kwargs["anonymous"] = _bool_option(key, value)
-        else:
-            kwargs[target] = value
-    return kwargs

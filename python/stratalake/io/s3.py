@@ -26,13 +26,14 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
-from stratalake.exceptions import UnsupportedError
-from stratalake.io.fileio import FileIO, WriteOutcomeUnknownError, s3_filesystem_kwargs
+from stratalake.exceptions import InvalidOptionError, UnsupportedError
+from stratalake.io.fileio import FileIO, WriteOutcomeUnknownError, register_scheme
 
-__all__ = ["S3FileIO", "s3_client_kwargs"]
+__all__ = ["S3FileIO", "s3_client_kwargs", "s3_filesystem_kwargs"]
 
 # Stores (endpoint, bucket) already probed for conditional-create support, process-wide.
 _PROBED: set[tuple[str, str]] = set()
@@ -40,6 +41,66 @@ _PROBE_LOCK = threading.Lock()
 # A 409 ConditionalRequestConflict means another conditional write to the key is in flight; AWS
 # asks clients to retry. The retry then either wins or gets 412.
 _CONFLICT_RETRIES = 8
+
+
+# option key -> S3FileSystem keyword. Paimon's own `s3.*` names and Hadoop's `fs.s3a.*` names.
+_S3_KEYS: dict[str, str] = {
+    "s3.access-key": "access_key",
+    "s3.access.key": "access_key",
+    "fs.s3a.access.key": "access_key",
+    "s3.secret-key": "secret_key",
+    "s3.secret.key": "secret_key",
+    "fs.s3a.secret.key": "secret_key",
+    "s3.session-token": "session_token",
+    "s3.session.token": "session_token",
+    "fs.s3a.session.token": "session_token",
+    "s3.region": "region",
+    "fs.s3a.endpoint.region": "region",
+    "fs.s3a.region": "region",
+    "s3.endpoint": "endpoint_override",
+    "fs.s3a.endpoint": "endpoint_override",
+    "s3.path.style.access": "path_style",
+    "s3.path-style-access": "path_style",
+    "fs.s3a.path.style.access": "path_style",
+    "s3.anonymous": "anonymous",
+    "s3.role-arn": "role_arn",
+    "fs.s3a.assumed.role.arn": "role_arn",
+}
+
+
+def _bool_option(key: str, value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise InvalidOptionError(f"option {key!r} must be true or false, got {value!r}")
+
+
+def s3_filesystem_kwargs(options: Mapping[str, str]) -> dict[str, Any]:
+    """Keyword arguments for :class:`pyarrow.fs.S3FileSystem` from catalog/table options.
+
+    >>> s3_filesystem_kwargs({"s3.endpoint": "http://localhost:9000", "s3.access-key": "k"})
+    {'endpoint_override': 'localhost:9000', 'scheme': 'http', 'access_key': 'k'}
+    """
+    kwargs: dict[str, Any] = {}
+    for key, value in options.items():
+        target = _S3_KEYS.get(key)
+        if target is None:
+            continue
+        if target == "endpoint_override":
+            parts = urlsplit(value if "://" in value else f"//{value}")
+            kwargs["endpoint_override"] = parts.netloc + parts.path.rstrip("/")
+            if parts.scheme:
+                kwargs["scheme"] = parts.scheme
+        elif target == "path_style":
+            # pyarrow addresses buckets path-style unless virtual addressing is forced.
+            kwargs["force_virtual_addressing"] = not _bool_option(key, value)
+        elif target == "anonymous":
+            kwargs["anonymous"] = _bool_option(key, value)
+        else:
+            kwargs[target] = value
+    return kwargs
 
 
 def s3_client_kwargs(options: Mapping[str, str]) -> dict[str, Any]:
@@ -196,3 +257,8 @@ class S3FileIO(FileIO):
             )
         with _PROBE_LOCK:
             _PROBED.add(store)
+
+
+# Built directly, not by pyarrow's from_uri, which would take no credentials and probes the
+# bucket's region.
+register_scheme(("s3", "s3a", "s3n"), S3FileIO)

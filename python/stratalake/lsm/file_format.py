@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import io
 import itertools
-from collections.abc import Iterator, Sequence
-from typing import Any, Protocol
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,49 +48,112 @@ _AVRO_NAMESPACE = "org.apache.paimon.avro.generated"
 _AVRO_RECORD = "record"
 
 
-class FormatReader(Protocol):
-    """An opened data file."""
+class FormatReader(ABC):
+    """An opened data file: one subclass per format, constructed by :meth:`FileFormat.open`.
 
-    path: str
+    ``expected_rows`` (the manifest's row count) is for formats that cannot tell a truncated file
+    from a shorter one (Avro); the others ignore it.
+    """
+
+    #: The format's name, in the :class:`CorruptFileError` of a file it cannot read.
+    format: ClassVar[str]
+    #: What the format's library raises for a damaged file or one of another format.
+    errors: ClassVar[tuple[type[Exception], ...]] = (OSError, pa.ArrowException)
+
+    def __init__(self, file_io: FileIO, path: str, expected_rows: int | None = None) -> None:
+        self.path = path
+        self._schema: pa.Schema | None = None
 
     @property
     def schema(self) -> pa.Schema:
         """Arrow schema of the file's columns (in the format's natural types)."""
-        ...
+        assert self._schema is not None
+        return self._schema
 
+    @abstractmethod
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The file's ``columns`` (all when None), in the given order."""
-        ...
 
+    @abstractmethod
     def iter_batches(
         self, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
     ) -> Iterator[pa.RecordBatch]:
         """The file's ``columns`` batch by batch, in file order."""
-        ...
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """The library's errors as a :class:`CorruptFileError` naming the file; a missing file
+        stays a ``FileNotFoundError`` (callers tell the two apart)."""
+        try:
+            yield
+        except (FileNotFoundError, CorruptFileError):
+            raise
+        except self.errors as e:
+            raise CorruptFileError(f"data file {self.path} cannot be read as {self.format}: {e}") from None
 
 
-class FormatWriter(Protocol):
-    """A data file being written, table by table (all of one schema)."""
+class FormatWriter(ABC):
+    """A data file being written, table by table (all of one schema): one subclass per format,
+    constructed by :meth:`FileFormat.open_writer` with the library's name of the codec."""
 
-    path: str
+    def __init__(
+        self, file_io: FileIO, path: str, schema: pa.Schema, codec: str, zstd_level: int, delta_keys: bool
+    ) -> None:
+        self.path = path
+        self._schema = schema
+        self._sink = file_io.open_output_stream(path)
 
+    @abstractmethod
     def write(self, table: pa.Table) -> None: ...
 
     def position(self) -> int:
         """Bytes written to the file so far (buffered bytes not included)."""
-        ...
+        return int(self._sink.tell())
 
     def close(self) -> None:
         """Finish the file and close its stream."""
-        ...
+        try:
+            self._finish()
+        finally:
+            self._sink.close()
 
     def abort(self) -> None:
         """Close the stream without finishing the file (the caller deletes it)."""
-        ...
+        try:
+            self._release()
+        finally:
+            self._sink.close()
+
+    @abstractmethod
+    def _finish(self) -> None:
+        """Write what the format still holds (footer, last block) to the stream."""
+
+    def _release(self) -> None:
+        """Let go of the format's writer without finishing the file (most hold nothing)."""
+        return None
 
 
-class FileFormat(Protocol):
+@dataclass(frozen=True)
+class FileFormat:
+    """One data file format: its name (also the files' extension), its compression codecs and its
+    reader and writer; everything the three formats share lives here and in the two bases."""
+
     name: str
+    #: Codec names the options accept (``options.FORMAT_COMPRESSIONS``) -> the library's names.
+    codecs: Mapping[str, str]
+    reader: type[FormatReader]
+    writer: type[FormatWriter]
+
+    def codec(self, compression: str) -> str:
+        """The library's name of ``compression`` (Paimon's codec names: zstd, snappy, lz4,
+        gzip/zlib/deflate, none...); :class:`InvalidOptionError` when this format has no such codec."""
+        codec = self.codecs.get(compression.strip().lower())
+        if codec is None:
+            raise InvalidOptionError(
+                f"compression '{compression}' is not available for {self.name} files; use one of "
+                f"{', '.join(sorted(self.codecs))}"
+            )
+        return codec
 
     def open_writer(
         self,
@@ -98,10 +164,10 @@ class FileFormat(Protocol):
         zstd_level: int = 1,
         delta_keys: bool = False,
     ) -> FormatWriter:
-        """Start a file at ``path`` holding rows of ``schema``, compressed with ``compression``
-        (Paimon's codec names: zstd, snappy, lz4, gzip/zlib/deflate, none...). ``delta_keys``:
-        Parquet only, see :func:`delta_encoded_columns` (option ``parquet.delta-keys``)."""
-        ...
+        """Start a file at ``path`` holding rows of ``schema``, compressed with ``compression``.
+        ``delta_keys``: Parquet only, see :func:`delta_encoded_columns` (option
+        ``parquet.delta-keys``). The codec is checked before the file is created."""
+        return self.writer(file_io, path, schema, self.codec(compression), zstd_level, delta_keys)
 
     def write(
         self,
@@ -113,11 +179,17 @@ class FileFormat(Protocol):
         delta_keys: bool = False,
     ) -> None:
         """Write ``table`` as one file at ``path``."""
-        ...
+        writer = self.open_writer(file_io, path, table.schema, compression, zstd_level, delta_keys)
+        try:
+            writer.write(table)
+        except BaseException:
+            writer.abort()
+            raise
+        writer.close()
 
-    def open(self, file_io: FileIO, path: str) -> FormatReader:
+    def open(self, file_io: FileIO, path: str, expected_rows: int | None = None) -> FormatReader:
         """Open ``path``; :class:`CorruptFileError` naming it when it is not a file of this format."""
-        ...
+        return self.reader(file_io, path, expected_rows)
 
 
 def format_of_file(file_name: str) -> str:
@@ -147,27 +219,7 @@ def open_data_file(file_io: FileIO, path: str, expected_rows: int | None = None)
             f"data file {path} is in format '{fmt}', which stratalake cannot read "
             f"(it reads {', '.join(SUPPORTED_FORMATS)})"
         )
-    if fmt == AVRO:
-        return _AvroReader(file_io, path, expected_rows)
-    return _FORMATS[fmt].open(file_io, path)
-
-
-def validate_compression(fmt: str, compression: str) -> None:
-    """Raise :class:`InvalidOptionError` when ``fmt`` has no codec ``compression``."""
-    codecs = {PARQUET: _PARQUET_CODECS, ORC: _ORC_CODECS, AVRO: _AVRO_CODECS}[fmt]
-    if compression.strip().lower() not in codecs:
-        raise InvalidOptionError(
-            f"compression '{compression}' is not available for {fmt} files; use one of "
-            f"{', '.join(sorted(codecs))}"
-        )
-
-
-def _corrupt(path: str, fmt: str, e: BaseException) -> CorruptFileError:
-    return CorruptFileError(f"data file {path} cannot be read as {fmt}: {e}")
-
-
-def _select(names: Sequence[str], columns: Sequence[str] | None) -> list[str]:
-    return list(names) if columns is None else [c for c in columns]
+    return _FORMATS[fmt].open(file_io, path, expected_rows)
 
 
 # -- Parquet -------------------------------------------------------------------------------------
@@ -236,48 +288,39 @@ def delta_encoded_columns(schema: pa.Schema) -> dict[str, str]:
     return out
 
 
-class _ParquetReader:
-    def __init__(self, file_io: FileIO, path: str) -> None:
-        self.path = path
-        try:
+class _ParquetReader(FormatReader):
+    format = PARQUET
+
+    def __init__(self, file_io: FileIO, path: str, expected_rows: int | None = None) -> None:
+        super().__init__(file_io, path)
+        with self._reading():
             self._file = pq.ParquetFile(file_io.open_input_file(path))
-        except FileNotFoundError:
-            raise
-        except (OSError, pa.ArrowException) as e:
-            raise _corrupt(path, PARQUET, e) from None
 
     @property
     def schema(self) -> pa.Schema:
         return self._file.schema_arrow
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
-        try:
+        with self._reading():
             return self._file.read(columns=None if columns is None else list(columns), use_threads=False)
-        except (OSError, pa.ArrowException) as e:
-            raise _corrupt(self.path, PARQUET, e) from None
 
     def iter_batches(
         self, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
     ) -> Iterator[pa.RecordBatch]:
-        try:
+        with self._reading():
             yield from self._file.iter_batches(
                 batch_size=batch_rows, columns=None if columns is None else list(columns), use_threads=False
             )
-        except (OSError, pa.ArrowException) as e:
-            raise _corrupt(self.path, PARQUET, e) from None
 
 
-class _ParquetWriter:
+class _ParquetWriter(FormatWriter):
     def __init__(
-        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int, delta_keys: bool
+        self, file_io: FileIO, path: str, schema: pa.Schema, codec: str, zstd_level: int, delta_keys: bool
     ) -> None:
-        validate_compression(PARQUET, compression)
-        self.path = path
-        self._codec = _PARQUET_CODECS[compression.strip().lower()]
+        super().__init__(file_io, path, schema, codec, zstd_level, delta_keys)
+        self._codec = codec
         self._zstd_level = zstd_level
-        self._schema = schema
         self._delta = delta_encoded_columns(schema) if delta_keys else {}
-        self._sink = file_io.open_output_stream(path)
         self._writer: pq.ParquetWriter | None = None
 
     def write(self, table: pa.Table) -> None:
@@ -296,53 +339,15 @@ class _ParquetWriter:
             )
         self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
 
-    def position(self) -> int:
-        return int(self._sink.tell())
+    def _finish(self) -> None:
+        if self._writer is None:
+            self.write(self._schema.empty_table())
+        assert self._writer is not None
+        self._writer.close()
 
-    def close(self) -> None:
-        try:
-            if self._writer is None:
-                self.write(self._schema.empty_table())
-            assert self._writer is not None
+    def _release(self) -> None:
+        if self._writer is not None:
             self._writer.close()
-        finally:
-            self._sink.close()
-
-    def abort(self) -> None:
-        try:
-            if self._writer is not None:
-                self._writer.close()
-        finally:
-            self._sink.close()
-
-
-class _Parquet:
-    name = PARQUET
-
-    def open_writer(
-        self,
-        file_io: FileIO,
-        path: str,
-        schema: pa.Schema,
-        compression: str,
-        zstd_level: int = 1,
-        delta_keys: bool = False,
-    ) -> FormatWriter:
-        return _ParquetWriter(file_io, path, schema, compression, zstd_level, delta_keys)
-
-    def write(
-        self,
-        file_io: FileIO,
-        path: str,
-        table: pa.Table,
-        compression: str,
-        zstd_level: int = 1,
-        delta_keys: bool = False,
-    ) -> None:
-        _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
-
-    def open(self, file_io: FileIO, path: str) -> FormatReader:
-        return _ParquetReader(file_io, path)
 
 
 # -- ORC -----------------------------------------------------------------------------------------
@@ -379,95 +384,48 @@ def _orc_writable(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-class _OrcReader:
-    def __init__(self, file_io: FileIO, path: str) -> None:
+class _OrcReader(FormatReader):
+    format = ORC
+
+    def __init__(self, file_io: FileIO, path: str, expected_rows: int | None = None) -> None:
         import pyarrow.orc as orc
 
-        self.path = path
-        try:
+        super().__init__(file_io, path)
+        with self._reading():
             self._file = orc.ORCFile(file_io.open_input_file(path))
             self._schema = self._file.schema
-        except FileNotFoundError:
-            raise
-        except (OSError, pa.ArrowException) as e:
-            raise _corrupt(path, ORC, e) from None
-
-    @property
-    def schema(self) -> pa.Schema:
-        return self._schema
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
-        try:
+        with self._reading():
             table = self._file.read(columns=None if columns is None else list(columns))
-        except (OSError, pa.ArrowException) as e:
-            raise _corrupt(self.path, ORC, e) from None
-        return table.select(_select(table.column_names, columns))
+        return table if columns is None else table.select(list(columns))
 
     def iter_batches(
         self, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
     ) -> Iterator[pa.RecordBatch]:
         for i in range(self._file.nstripes):
-            try:
+            with self._reading():
                 stripe = self._file.read_stripe(i, columns=None if columns is None else list(columns))
-            except (OSError, pa.ArrowException) as e:
-                raise _corrupt(self.path, ORC, e) from None
-            table = pa.Table.from_batches([stripe]).select(_select(stripe.schema.names, columns))
+            table = pa.Table.from_batches([stripe])
+            if columns is not None:
+                table = table.select(list(columns))
             yield from table.to_batches(max_chunksize=batch_rows)
 
 
-class _OrcWriter:
-    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, compression: str) -> None:
+class _OrcWriter(FormatWriter):
+    def __init__(
+        self, file_io: FileIO, path: str, schema: pa.Schema, codec: str, zstd_level: int, delta_keys: bool
+    ) -> None:
         import pyarrow.orc as orc
 
-        validate_compression(ORC, compression)
-        self.path = path
-        self._sink = file_io.open_output_stream(path)
-        self._writer = orc.ORCWriter(self._sink, compression=_ORC_CODECS[compression.strip().lower()])
-        self._schema = schema
+        super().__init__(file_io, path, schema, codec, zstd_level, delta_keys)
+        self._writer = orc.ORCWriter(self._sink, compression=codec)
 
     def write(self, table: pa.Table) -> None:
         self._writer.write(_orc_writable(table))
 
-    def position(self) -> int:
-        return int(self._sink.tell())
-
-    def close(self) -> None:
-        try:
-            self._writer.close()
-        finally:
-            self._sink.close()
-
-    def abort(self) -> None:
-        self._sink.close()
-
-
-class _Orc:
-    name = ORC
-
-    def open_writer(
-        self,
-        file_io: FileIO,
-        path: str,
-        schema: pa.Schema,
-        compression: str,
-        zstd_level: int = 1,
-        delta_keys: bool = False,
-    ) -> FormatWriter:
-        return _OrcWriter(file_io, path, schema, compression)
-
-    def write(
-        self,
-        file_io: FileIO,
-        path: str,
-        table: pa.Table,
-        compression: str,
-        zstd_level: int = 1,
-        delta_keys: bool = False,
-    ) -> None:
-        _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
-
-    def open(self, file_io: FileIO, path: str) -> FormatReader:
-        return _OrcReader(file_io, path)
+    def _finish(self) -> None:
+        self._writer.close()
 
 
 # -- Avro ----------------------------------------------------------------------------------------
@@ -699,21 +657,18 @@ def _needs_py_conversion(t: pa.DataType) -> bool:
     )
 
 
-class _AvroReader:
+class _AvroReader(FormatReader):
+    format = AVRO
+    errors = (Exception,)  # fastavro raises ValueError, EOFError, its own errors...
+
     def __init__(self, file_io: FileIO, path: str, expected_rows: int | None = None) -> None:
         import fastavro
 
-        self.path = path
+        super().__init__(file_io, path)
         self._file_io = file_io
         self._expected_rows = expected_rows
-        try:
-            with file_io.open_input_file(path) as f:
-                header = fastavro.reader(f)
-                self._writer_schema: Any = header.writer_schema
-        except FileNotFoundError:
-            raise
-        except Exception as e:  # fastavro raises ValueError, EOFError, its own errors...
-            raise _corrupt(path, AVRO, e) from None
+        with self._reading(), file_io.open_input_file(path) as f:
+            self._writer_schema: Any = fastavro.reader(f).writer_schema
         record = _avro_row_record(self._writer_schema)
         if record is None:
             raise CorruptFileError(
@@ -727,14 +682,10 @@ class _AvroReader:
             fields.append(pa.field(f["name"], t, nullable=nullable))
         self._schema = pa.schema(fields)
 
-    @property
-    def schema(self) -> pa.Schema:
-        return self._schema
-
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
-        names = _select(self._schema.names, columns)
+        names = self.schema.names if columns is None else list(columns)
         batches = list(self.iter_batches(columns, DEFAULT_BATCH_ROWS))
-        target = pa.schema([self._schema.field(n) for n in names])
+        target = pa.schema([self.schema.field(n) for n in names])
         return pa.Table.from_batches(batches, schema=target) if batches else target.empty_table()
 
     def iter_batches(
@@ -742,8 +693,8 @@ class _AvroReader:
     ) -> Iterator[pa.RecordBatch]:
         import fastavro
 
-        names = _select(self._schema.names, columns)
-        target = pa.schema([self._schema.field(n) for n in names])
+        names = self.schema.names if columns is None else list(columns)
+        target = pa.schema([self.schema.field(n) for n in names])
         wanted = set(names)
         # A reader schema with only the wanted fields: fastavro then skips the others.
         pruned = dict(self._record)
@@ -751,7 +702,7 @@ class _AvroReader:
         union = isinstance(self._writer_schema, list)
         reader_schema: Any = [b if b == "null" else pruned for b in self._writer_schema] if union else pruned
         convert = [_needs_py_conversion(f.type) for f in target]
-        try:
+        with self._reading():
             # fastavro reads in many small pieces: from memory, not through the FileIO stream.
             with self._file_io.open_input_file(self.path) as f:
                 content = io.BytesIO(f.read())
@@ -759,7 +710,9 @@ class _AvroReader:
             rows = 0
             while chunk := list(itertools.islice(records, batch_rows)):
                 if union and any(r is None for r in chunk):
-                    raise CorruptFileError(f"data file {self.path} holds a null row (the union's null branch)")
+                    raise CorruptFileError(
+                        f"data file {self.path} holds a null row (the union's null branch)"
+                    )
                 rows += len(chunk)
                 columns_data = [[r[n] for r in chunk] for n in names]
                 yield self._batch(columns_data, target, convert)
@@ -770,10 +723,6 @@ class _AvroReader:
                     f"data file {self.path} holds {rows} rows but the table's manifest records "
                     f"{self._expected_rows}: the file is truncated or was replaced"
                 )
-        except (FileNotFoundError, CorruptFileError):
-            raise
-        except Exception as e:
-            raise _corrupt(self.path, AVRO, e) from None
 
     @staticmethod
     def _batch(data: list[list[Any]], target: pa.Schema, convert: list[bool]) -> pa.RecordBatch:
@@ -809,17 +758,14 @@ def _avro_records(table: pa.Table) -> Iterator[dict[str, Any]]:
     return (dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True))
 
 
-class _AvroWriter:
+class _AvroWriter(FormatWriter):
     def __init__(
-        self, file_io: FileIO, path: str, schema: pa.Schema, compression: str, zstd_level: int
+        self, file_io: FileIO, path: str, schema: pa.Schema, codec: str, zstd_level: int, delta_keys: bool
     ) -> None:
         from fastavro.write import Writer
 
-        validate_compression(AVRO, compression)
-        codec = _AVRO_CODECS[compression.strip().lower()]
-        parsed = fastavro_schema(schema)
-        self.path = path
-        self._sink = file_io.open_output_stream(path)
+        parsed = fastavro_schema(schema)  # before the file exists: a type Avro lacks is refused
+        super().__init__(file_io, path, schema, codec, zstd_level, delta_keys)
         level = zstd_level if codec == "zstandard" else None
         self._writer = Writer(self._sink, parsed, codec=codec, compression_level=level)
 
@@ -827,17 +773,8 @@ class _AvroWriter:
         for record in _avro_records(table):
             self._writer.write(record)
 
-    def position(self) -> int:
-        return int(self._sink.tell())
-
-    def close(self) -> None:
-        try:
-            self._writer.flush()
-        finally:
-            self._sink.close()
-
-    def abort(self) -> None:
-        self._sink.close()
+    def _finish(self) -> None:
+        self._writer.flush()
 
 
 def fastavro_schema(schema: pa.Schema) -> Any:
@@ -848,54 +785,14 @@ def fastavro_schema(schema: pa.Schema) -> Any:
     return fastavro.parse_schema(avro_schema(schema))
 
 
-class _Avro:
-    name = AVRO
-
-    def open_writer(
-        self,
-        file_io: FileIO,
-        path: str,
-        schema: pa.Schema,
-        compression: str,
-        zstd_level: int = 1,
-        delta_keys: bool = False,
-    ) -> FormatWriter:
-        return _AvroWriter(file_io, path, schema, compression, zstd_level)
-
-    def write(
-        self,
-        file_io: FileIO,
-        path: str,
-        table: pa.Table,
-        compression: str,
-        zstd_level: int = 1,
-        delta_keys: bool = False,
-    ) -> None:
-        _write_whole(self, file_io, path, table, compression, zstd_level, delta_keys)
-
-    def open(self, file_io: FileIO, path: str) -> FormatReader:
-        return _AvroReader(file_io, path)
-
-
-def _write_whole(
-    fmt: FileFormat,
-    file_io: FileIO,
-    path: str,
-    table: pa.Table,
-    compression: str,
-    zstd_level: int,
-    delta_keys: bool,
-) -> None:
-    writer = fmt.open_writer(file_io, path, table.schema, compression, zstd_level, delta_keys)
-    try:
-        writer.write(table)
-    except BaseException:
-        writer.abort()
-        raise
-    writer.close()
-
-
-_FORMATS: dict[str, FileFormat] = {PARQUET: _Parquet(), ORC: _Orc(), AVRO: _Avro()}
+_FORMATS: dict[str, FileFormat] = {
+    f.name: f
+    for f in (
+        FileFormat(PARQUET, _PARQUET_CODECS, _ParquetReader, _ParquetWriter),
+        FileFormat(ORC, _ORC_CODECS, _OrcReader, _OrcWriter),
+        FileFormat(AVRO, _AVRO_CODECS, _AvroReader, _AvroWriter),
+    )
+}
 
 __all__ = [
     "AVRO",
@@ -911,5 +808,4 @@ __all__ = [
     "file_format",
     "format_of_file",
     "open_data_file",
-    "validate_compression",
 ]

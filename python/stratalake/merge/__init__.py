@@ -15,13 +15,16 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
+from stratalake.merge.aggregation import prepare_input as prepare
 from stratalake.merge.context import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
     MergeContext,
     RowKind,
 )
+from stratalake.merge.registry import create
 from stratalake.merge.sort import key_group_starts, merge_order, sort_kv
+from stratalake.merge.validation import validate_merge_options as validate
 
 
 class MergeFunction(Protocol):
@@ -39,8 +42,6 @@ class MergeFunction(Protocol):
 
 def create_merge_function(ctx: MergeContext) -> MergeFunction:
     """The one factory of merge functions, chosen by the table's ``merge-engine`` option."""
-    from stratalake.merge.registry import create
-
     return create(ctx)
 
 
@@ -100,8 +101,6 @@ def take_rows(table: pa.Table, rows: np.ndarray) -> pa.Table:
 
 def validate_merge_options(ctx: MergeContext) -> None:
     """Check the table's merge options at CREATE/ALTER TABLE (raises InvalidOptionError)."""
-    from stratalake.merge.validation import validate_merge_options as validate
-
     validate(ctx)
 
 
@@ -110,8 +109,6 @@ def prepare_input(kv: pa.Table, ctx: MergeContext) -> pa.Table:
 
     Rows read back from data files must not pass through here: they already hold partial results.
     """
-    from stratalake.merge.aggregation import prepare_input as prepare
-
     return prepare(kv, ctx)
 
 

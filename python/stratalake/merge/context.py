@@ -24,18 +24,6 @@ class RowKind(IntEnum):
     def short_string(self) -> str:
         return ("+I", "-U", "+U", "-D")[self.value]
 
-    @staticmethod
-    def from_short_string(text: str) -> RowKind:
-        return _BY_SHORT[text]
-
-
-_BY_SHORT = {
-    "+I": RowKind.INSERT,
-    "-U": RowKind.UPDATE_BEFORE,
-    "+U": RowKind.UPDATE_AFTER,
-    "-D": RowKind.DELETE,
-}
-
 
 @dataclass(frozen=True)
 class MergeContext:

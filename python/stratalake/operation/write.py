@@ -24,6 +24,7 @@ from stratalake.lsm.spill import SpillStore
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, merge_kv, prepare_input
 from stratalake.operation.commit import CommitMessage
 from stratalake.operation.compact import bucket_manager
+from stratalake.operation.conform import conform, input_table
 from stratalake.operation.write_base import BaseTableWrite
 from stratalake.options import ChangelogProducer
 from stratalake.spec.bucket import bucket_ids
@@ -106,21 +107,17 @@ class TableWrite(BaseTableWrite):
     # -- input ----------------------------------------------------------------------------------
     def write(self, data: pa.TableStore | pa.RecordBatch, row_kind: str | None = None) -> None:
         """Buffer ``data``; ``row_kind`` names a column of '+I'/'-U'/'+U'/'-D' strings (not stored)."""
-        if isinstance(data, pa.RecordBatch):
-            data = pa.Table.from_batches([data])
-        if not isinstance(data, pa.Table):
-            raise SchemaError(
-                f"table {self.table.identifier}: expected an Arrow table or record batch, got "
-                f"{type(data).__name__}; convert it first, e.g. pyarrow.Table.from_pylist(rows)"
-            )
+        data = input_table(data, self.table.identifier)
         if data.num_rows == 0:
             return
-        dupes = sorted({n for n in data.column_names if data.column_names.count(n) > 1})
-        if dupes:
-            raise SchemaError(f"table {self.table.identifier}: input has column(s) {dupes} more than once")
         kinds = self._row_kinds(data, row_kind)
-        rows = self._conform(data, row_kind)
-        self._check_keys(rows)
+        rows = conform(
+            data,
+            self._arrow_schema,
+            self.table.identifier,
+            row_kind=row_kind,
+            primary_keys=self._schema.primary_keys,
+        )
         if is_cross_partition(self.table):  # rows may move, gain retractions or drop out
             if self._cross is None:
                 self._cross = CrossPartitionAssigner(
@@ -161,44 +158,6 @@ class TableWrite(BaseTableWrite):
                 "use '+I', '-U', '+U' or '-D'"
             )
         return pc.cast(idx, pa.int8()).combine_chunks()
-
-    def _conform(self, data: pa.Table, row_kind: str | None) -> pa.Table:
-        target = self._arrow_schema
-        names = set(data.column_names)
-        missing = [f.name for f in target if f.name not in names]
-        if missing:
-            raise SchemaError(
-                f"table {self.table.identifier}: input lacks column(s) {missing}; "
-                f"expected columns {target.names}"
-            )
-        extra = [n for n in data.column_names if n not in target.names and n != row_kind]
-        if extra:
-            raise SchemaError(
-                f"table {self.table.identifier}: input has unknown column(s) {extra}; "
-                f"expected columns {target.names}"
-            )
-        arrays = []
-        for f in target:
-            col = data.column(f.name)
-            if col.type != f.type:
-                try:
-                    col = col.cast(f.type, safe=True)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-                    raise SchemaError(
-                        f"table {self.table.identifier}: column '{f.name}' has type {col.type} "
-                        f"which cannot be safely cast to the table's {f.type}: {e}"
-                    ) from None
-            arrays.append(col)
-        return pa.Table.from_arrays(arrays, schema=pa.schema([f.with_nullable(True) for f in target]))
-
-    def _check_keys(self, rows: pa.Table) -> None:
-        for k in self._schema.primary_keys:
-            nulls = rows.column(k).null_count
-            if nulls:
-                raise InvalidDataError(
-                    f"table {self.table.identifier}: primary-key column '{k}' has {nulls} null value(s); "
-                    "primary-key values must not be null"
-                )
 
     def _bucket_codes(self, rows: pa.Table) -> np.ndarray:
         if self._num_buckets == DYNAMIC_BUCKET:

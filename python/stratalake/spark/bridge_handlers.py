@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from stratalake import identifiers
+from stratalake.append.compact import compaction_due as due
 from stratalake.bucket.cross_partition import owner_consistent_slices
 from stratalake.bucket.dynamic import (
     compacts_every_commit,
@@ -39,26 +40,10 @@ from stratalake.exceptions import (
     UnsupportedError,
 )
 from stratalake.spark import bridge_contract as bc
-from stratalake.spark import dml, native_write, partition_ddl, procedures, source_options
+from stratalake.spark import dml, native_write, partition_ddl, planning, procedures, source_options
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
-from stratalake.types import (
-    BigIntType,
-    BinaryType,
-    BooleanType,
-    CharType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntType,
-    LocalZonedTimestampType,
-    SmallIntType,
-    TimestampType,
-    TinyIntType,
-    VarBinaryType,
-    VarCharType,
-)
+from stratalake.types import ATOMIC_TYPES, LocalZonedTimestampType, TimestampType, TimeType
 
 Handler = Callable[[Any], Any]
 
@@ -328,23 +313,10 @@ def _dynamic_distribution(
     }
 
 
-_JVM_HASHABLE = (
-    BooleanType,
-    TinyIntType,
-    SmallIntType,
-    IntType,
-    BigIntType,
-    FloatType,
-    DoubleType,
-    DecimalType,
-    CharType,
-    VarCharType,
-    BinaryType,
-    VarBinaryType,
-    DateType,
-    TimestampType,
-    LocalZonedTimestampType,
-)
+# Every atomic type Spark has (stratalake.types.ATOMIC_TYPES but TIME): the shim's bucket hash
+# (BucketHash.supports) encodes their Spark values as Paimon's binary row does, which
+# tests/spark/test_types.py holds to this list.
+_JVM_HASHABLE = tuple(type(t) for t in ATOMIC_TYPES if not isinstance(t, TimeType))
 
 
 def _jvm_hashable(t: Any) -> bool:
@@ -613,8 +585,6 @@ def dynamic_assigners(req: bc.DynamicAssigners) -> int:
 
 def compaction_due(req: bc.CompactionDue) -> bool:
     """After a native append write: whether the table's small-file compaction has files to merge."""
-    from stratalake.append.compact import compaction_due as due
-
     table = catalog(req.catalog).get_table(_ident(req))
     return not table.schema().primary_keys and due(table)
 
@@ -636,37 +606,27 @@ def _scan_table(options: Mapping[str, str]) -> Any:
         warehouse=options[source_options.WAREHOUSE],
         options=json.loads(options.get(source_options.CATALOG_OPTIONS) or "{}"),
     )
-    from stratalake.spark import planning
-
     # A time-travel scan reads in the columns of its snapshot (the schema Spark was given).
     return planning.read_table(catalog(conf).get_table(options[source_options.TABLE]), options)
 
 
 def plan_scan(req: bc.PlanScan) -> Any:
     """Splits, statistics and bucket layout of a scan; see :func:`stratalake.spark.planning.plan`."""
-    from stratalake.spark import planning
-
     return planning.plan(_scan_table(req.source_options), req.source_options, bc.encode(req))
 
 
 def classify_filters(req: bc.ClassifyFilters) -> list[bool]:
     """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
-    from stratalake.spark import planning
-
     return planning.exact_filters(_scan_table(req.source_options), req.filters, native=req.native)
 
 
 def count_rows(req: bc.CountRows) -> int | None:
     """COUNT(*) from file metadata when that is exact, else null (Spark then scans)."""
-    from stratalake.spark import planning
-
     return planning.count_rows(_scan_table(req.source_options), req.source_options)
 
 
 def aggregate_partitions(req: bc.AggregatePartitions) -> list[list[Any]] | None:
     """Aggregates over partition columns from file metadata when exact, else null (Spark scans)."""
-    from stratalake.spark import planning
-
     return planning.aggregate_partitions(
         _scan_table(req.source_options),
         req.source_options,

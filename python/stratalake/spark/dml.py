@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stratalake.append.dml import delete_rows
 from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Compare, In, Predicate, conjunction, split_conjuncts
 from stratalake.expressions import field as col
@@ -251,8 +252,6 @@ def delete_where(table: Table, conjuncts: Sequence[Predicate]) -> int | None:
         assert keys is not None
         return _delete_keys(table, keys)
     if plan == "rewrite":
-        from stratalake.append.dml import delete_rows
-
         predicate = conjunction(list(conjuncts))
         assert predicate is not None
         return delete_rows(table, predicate)

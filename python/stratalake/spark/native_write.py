@@ -32,19 +32,18 @@ from stratalake.lsm.file_format import PARQUET
 from stratalake.operation.commit import CommitMessage
 from stratalake.store.append_file import meta_of_parquet_file
 from stratalake.types import (
+    ATOMIC_TYPES,
     BigIntType,
-    BinaryType,
     BooleanType,
     CharType,
     DataType,
     DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
     IntType,
+    LocalZonedTimestampType,
     SmallIntType,
+    TimestampType,
+    TimeType,
     TinyIntType,
-    VarBinaryType,
     VarCharType,
 )
 
@@ -52,12 +51,12 @@ if TYPE_CHECKING:
     from stratalake.table.table import Table
 
 # Column types whose Spark Parquet encoding Paimon's and pyarrow's readers read as the table's
-# type. Timestamps are left out: Spark's writer picks INT96 or an adjusted-to-UTC INT64 by session
-# settings, where Paimon's files carry the type's own precision and zone semantics.
-_VALUE_TYPES = (
-    BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, FloatType, DoubleType, DecimalType,
-    CharType, VarCharType, BinaryType, VarBinaryType, DateType,
-)  # fmt: skip
+# own: every atomic type but TIME (not in Spark) and timestamps, which are left out since Spark's
+# writer picks INT96 or an adjusted-to-UTC INT64 by session settings, where Paimon's files carry
+# the type's own precision and zone semantics.
+_VALUE_TYPES = tuple(
+    type(t) for t in ATOMIC_TYPES if not isinstance(t, TimeType | TimestampType | LocalZonedTimestampType)
+)
 # Partition types whose directory names the shim formats exactly as PartitionCodec.path does.
 _PARTITION_TYPES = (BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, CharType, VarCharType, DateType)
 # Paimon's file.compression values that parquet-mr writes with the codecs Spark ships.

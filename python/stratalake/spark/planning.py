@@ -27,6 +27,7 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
+from pyspark.sql.datasource import InputPartition
 
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Compare, In, IsNotNull, IsNull, Not, Or, Predicate, conjunction
@@ -375,13 +376,15 @@ def _live_estimate(split: Split) -> int:
     return max(0, sum(f.row_count - (f.delete_row_count or 0) for f in split.files))
 
 
+class SplitPartition(InputPartition):
+    """One bucket split, pickled: the unit of merge-on-read (the data source's input partition)."""
+
+
 def encode_partition(split: Split | int | list[Split] | list[tuple[int, Split]]) -> str:
     """The pickled ``InputPartition`` Spark's Python reader receives, base64 for JSON. An int
     stands for rows already counted from metadata (a partially pushed COUNT(*)), a list for
     splits one task reads (or counts) one after the other; (file offset, split) pairs are the
     key-merged splits of a native input partition (``SCAN_SUPERSEDED``)."""
-    from stratalake.spark.source import SplitPartition
-
     return base64.b64encode(pickle.dumps(SplitPartition(pickle.dumps(split)))).decode("ascii")
 
 

@@ -34,8 +34,15 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from stratalake.exceptions import InvalidOptionError, TagNotFoundError, UnsupportedError
+from stratalake.identifiers import split_table_identifier
+from stratalake.maintenance.tags import expire_tags
+from stratalake.operation.compact import check_partitions, plan
 from stratalake.options import parse_duration_ms
+from stratalake.spark.partition_filter import parse_partition_filter
+from stratalake.spark.read_options import parse_timestamp_ms
+from stratalake.spark.source import load_table
 from stratalake.store.tag_manager import check_tag_name
+from stratalake.table.compaction import run_task
 
 if TYPE_CHECKING:
     from stratalake.catalog import Catalog
@@ -86,8 +93,6 @@ class Procedure:
 def table_identifier(text: object, current_database: str) -> tuple[str, str]:
     """``(database, table)`` of a procedure's ``table`` argument: ``'db.t'``, or a bare ``'t'`` in
     the session's current database (Paimon resolves procedure arguments against it)."""
-    from stratalake.identifiers import split_table_identifier
-
     ident = str(text).strip()
     return split_table_identifier(ident if "." in ident else f"{current_database}.{ident}")
 
@@ -95,19 +100,6 @@ def table_identifier(text: object, current_database: str) -> tuple[str, str]:
 def _table(cat: Catalog, args: Mapping[str, Any]) -> Table:
     # ``call`` qualified the argument with the current database already.
     return cat.get_table(str(args["table"]))
-
-
-def parse_timestamp_ms(text: str) -> int:
-    """'yyyy-MM-dd HH:mm:ss[.SSS]' (local time, as Paimon) or epoch millis, as epoch millis."""
-    text = text.strip()
-    if text.isdigit():
-        return int(text)
-    try:
-        return int(dt.datetime.fromisoformat(text).timestamp() * 1000)
-    except ValueError:
-        raise InvalidOptionError(
-            f"'{text}' is not a timestamp; use 'yyyy-MM-dd HH:mm:ss' or epoch milliseconds"
-        ) from None
 
 
 def _unquote(value: str) -> str:
@@ -146,14 +138,10 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
     if where is not None and str(args.get("partitions") or "").strip():
         raise InvalidOptionError("compact: 'partitions' and 'where' cannot be used together")
     if where is not None:
-        from stratalake.spark.partition_filter import parse_partition_filter
-
         parse_partition_filter(where, table)  # a bad condition fails before any job runs
     if "job_results" not in state:
         partitions = parse_partitions(args.get("partitions"))
         if partitions:
-            from stratalake.operation.compact import check_partitions
-
             check_partitions(table, partitions)  # a spec matching nothing fails before any job
         # The data source options that name this table (computed by the bridge for the catalog).
         source_options: Callable[[Table], dict[str, str]] = state["source_options_of"]
@@ -277,8 +265,6 @@ def _create_tag_from_timestamp(cat: Catalog, args: Mapping[str, Any], _state: Ma
 
 
 def _expire_tags(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
-    from stratalake.maintenance.tags import expire_tags
-
     table = _table(cat, args)
     older = args.get("older_than")
     older_than = dt.datetime.fromtimestamp(parse_timestamp_ms(str(older)) / 1000) if older else None
@@ -556,26 +542,18 @@ class CompactJobReader(DataSourceReader):
         self.options = dict(options)
 
     def _table(self) -> Table:
-        from stratalake.spark.source import load_table
-
         return load_table(self.options)
 
     def partitions(self) -> list[InputPartition]:
-        from stratalake.operation.compact import plan
-
         table = self._table()
         specs = json.loads(self.options.get(JOB_PARTITIONS) or "[]")
         where = self.options.get(JOB_WHERE)
         selected = None
         if where:
-            from stratalake.spark.partition_filter import parse_partition_filter
-
             selected = parse_partition_filter(where, table)
         return [InputPartition(pickle.dumps(t)) for t in plan(table, specs or None, selected)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from stratalake.table.compaction import run_task
-
         if partition.value is None:
             return
         task = pickle.loads(partition.value)

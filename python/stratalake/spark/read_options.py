@@ -14,6 +14,7 @@ the snapshot's own columns (:func:`stratalake.spark.planning.read_table`).
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -104,11 +105,22 @@ def _integer(table: str, name: str, value: str) -> int:
     return n
 
 
+def parse_timestamp_ms(text: str) -> int:
+    """'yyyy-MM-dd HH:mm:ss[.SSS]' (local time, as Paimon) or epoch millis, as epoch millis."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        return int(dt.datetime.fromisoformat(text).timestamp() * 1000)
+    except ValueError:
+        raise InvalidOptionError(
+            f"'{text}' is not a timestamp; use 'yyyy-MM-dd HH:mm:ss' or epoch milliseconds"
+        ) from None
+
+
 def scan_snapshot(table: Table, options: Mapping[str, str]) -> tuple[Snapshot | None, str | None]:
     """The snapshot a batch read's scan options name, and the tag when by tag (its own snapshot
     copy, readable after the snapshot expired); ``(None, None)`` for the latest."""
-    from stratalake.spark.procedures import parse_timestamp_ms
-
     ident = table.identifier
     check_read_options(ident, options)
     snapshot_text = _get(options, SCAN_SNAPSHOT_ID)

@@ -43,6 +43,8 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from stratalake.append.dml import RowDeletes, apply_changes, split_changes
+from stratalake.catalog import Catalog
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
@@ -52,6 +54,8 @@ from stratalake.read.merge_read import SUPERSEDED_FILE
 from stratalake.spark import dml, native_write, planning
 from stratalake.spark import source_options as keys
 from stratalake.spark.native_write import NativeFiles
+from stratalake.spark.planning import SplitPartition
+from stratalake.spark.types import paimon_to_spark_field
 from stratalake.spark.worker_gc import freeze_imports
 
 if TYPE_CHECKING:
@@ -69,10 +73,27 @@ def _option(options: Mapping[str, str], *names: str) -> str | None:
     return None
 
 
+AUDIT_LOG_SUFFIX = "$audit_log"
+
+
+def is_audit_log(options: Mapping[str, str]) -> bool:
+    """Whether the options name a table's ``$audit_log`` system table."""
+    ident = _option(options, keys.TABLE, "table") or ""
+    return ident.endswith(AUDIT_LOG_SUFFIX) or _option(options, keys.SYSTEM_TABLE) == AUDIT_LOG_SUFFIX[1:]
+
+
+def load_base_table(options: Mapping[str, str]) -> Table:
+    """The data table behind the options (``db.t$audit_log`` -> ``db.t``)."""
+    ident = _option(options, keys.TABLE, "table")
+    if ident and ident.endswith(AUDIT_LOG_SUFFIX):
+        base = ident[: -len(AUDIT_LOG_SUFFIX)]
+        options = {k: v for k, v in options.items() if k.lower() not in (keys.TABLE, "table")}
+        options[keys.TABLE] = base
+    return load_table(options)
+
+
 def load_table(options: Mapping[str, str]) -> Table:
     """The table named by the data source options (catalog-provided or user-given)."""
-    from stratalake.catalog import Catalog
-
     warehouse = _option(options, keys.WAREHOUSE, "warehouse")
     ident = _option(options, keys.TABLE, "table")
     if not warehouse or not ident:
@@ -87,9 +108,6 @@ def load_table(options: Mapping[str, str]) -> Table:
 
 def infer_schema(options: Mapping[str, str]) -> StructType:
     """The Spark schema of the table named by ``options`` (for ``spark.read.format(...)``)."""
-    from stratalake.spark.streaming import is_audit_log, load_base_table
-    from stratalake.spark.types import paimon_to_spark_field
-
     audit = is_audit_log(options)
     table = load_base_table(options) if audit else load_table(options)
     schema = table.schema()
@@ -158,10 +176,6 @@ def to_predicate(f: Filter, allowed: set[str]) -> Predicate | None:
 
 
 # ---- reads ----------------------------------------------------------------------------------
-
-
-class SplitPartition(InputPartition):
-    """One bucket split, pickled: the unit of merge-on-read."""
 
 
 def _live_rows(table: Table, split: Any) -> int:
@@ -367,8 +381,6 @@ class StrataLakeWriter(DataSourceArrowWriter):
     ) -> StrataLakeCommitMessage:
         """Change records of an append table: deletes are (file, position) pairs kept for the
         commit, the other records are new rows (append/dml.py)."""
-        from stratalake.append.dml import RowDeletes, split_changes
-
         deletes = RowDeletes()
         # No writer compaction: the statement's files and deletes commit as one snapshot.
         writer.compact = False
@@ -403,8 +415,6 @@ class StrataLakeWriter(DataSourceArrowWriter):
     ) -> None:
         commit = table.new_commit(self.commit_user)
         if messages is not None and self.options.get(keys.ROW_KIND_COLUMN) is not None and not table.schema().primary_keys:
-            from stratalake.append.dml import RowDeletes, apply_changes
-
             deletes = RowDeletes()
             for m in messages:
                 if isinstance(m, StrataLakeCommitMessage) and m.deletes is not None:

@@ -61,11 +61,14 @@ from stratalake.read.changelog_read import (
     read_changelog_entry,
     snapshot_changelog_entries,
 )
+from stratalake.read.scan import Split
 from stratalake.spark import source_options as keys
 from stratalake.spark.source import (
     StrataLakeCommitMessage,
     _option,
     conform,
+    is_audit_log,
+    load_base_table,
     load_table,
     set_dynamic_assigners,
 )
@@ -74,12 +77,9 @@ from stratalake.store.index_manifest import live_index_entries
 _LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from stratalake.read.scan import Split
     from stratalake.spec.manifest import ManifestEntry
     from stratalake.spec.snapshot import Snapshot
     from stratalake.table.table import Table
-
-AUDIT_LOG_SUFFIX = "$audit_log"
 
 SCAN_MODE = "scan.mode"
 SCAN_SNAPSHOT_ID = "scan.snapshot-id"
@@ -100,22 +100,6 @@ class ScanMode(enum.Enum):
 
 
 # ---- options ---------------------------------------------------------------------------------
-
-
-def is_audit_log(options: Mapping[str, str]) -> bool:
-    """Whether the options name a table's ``$audit_log`` system table."""
-    ident = _option(options, keys.TABLE, "table") or ""
-    return ident.endswith(AUDIT_LOG_SUFFIX) or _option(options, keys.SYSTEM_TABLE) == AUDIT_LOG_SUFFIX[1:]
-
-
-def load_base_table(options: Mapping[str, str]) -> Table:
-    """The data table behind the options (``db.t$audit_log`` -> ``db.t``)."""
-    ident = _option(options, keys.TABLE, "table")
-    if ident and ident.endswith(AUDIT_LOG_SUFFIX):
-        base = ident[: -len(AUDIT_LOG_SUFFIX)]
-        options = {k: v for k, v in options.items() if k.lower() not in (keys.TABLE, "table")}
-        options[keys.TABLE] = base
-    return load_table(options)
 
 
 @dataclass(frozen=True)
@@ -444,8 +428,6 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     # -- task side --------------------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from stratalake.read.scan import Split
-
         work: list[Split | ManifestEntry] = pickle.loads(partition.value)
         table = load_base_table(self.options)
         target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")

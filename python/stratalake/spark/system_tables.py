@@ -18,7 +18,10 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from stratalake.spark import planning
 from stratalake.spark import source_options as keys
+from stratalake.spark.source import conform, load_table
+from stratalake.spark.types import paimon_to_spark_field
 from stratalake.table import system_tables
 
 if TYPE_CHECKING:
@@ -38,8 +41,6 @@ def split_name(name: str) -> tuple[str, str | None]:
 
 def spark_fields(table: Table, name: str) -> list[dict[str, Any]]:
     """The Spark schema fields of system table ``name`` of ``table``."""
-    from stratalake.spark.types import paimon_to_spark_field
-
     out = []
     for column, type_string in system_tables.paimon_columns(table, name):
         spark_type, nullable = paimon_to_spark_field(type_string)
@@ -54,9 +55,6 @@ class SystemTableReader(DataSourceReader):
         self.name = self.options[SYSTEM_TABLE]
 
     def _table(self) -> Table:
-        from stratalake.spark import planning
-        from stratalake.spark.source import load_table
-
         # At a past version: in that snapshot's columns, as the catalog described it.
         return planning.read_table(load_table(self.options), self.options)
 
@@ -81,8 +79,6 @@ class SystemTableReader(DataSourceReader):
         return [InputPartition(b"")]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from stratalake.spark.source import conform
-
         if partition.value is None:
             return
         table = self._table()

@@ -1,8 +1,8 @@
-"""Spark <-> Paimon type conversion, on the string forms both sides already speak.
+"""Spark <-> Paimon type conversion.
 
 Spark types arrive as Spark's JSON (``StructType.json()``), Paimon types as SQL type strings
-(``str(DataType)``, e.g. ``"DECIMAL(10, 2) NOT NULL"``). Working on those forms keeps this module
-free of the JVM and of the core's type classes.
+(``str(DataType)``, e.g. ``"DECIMAL(10, 2) NOT NULL"``), parsed by :mod:`stratalake.types`, which
+lists the supported types (``ATOMIC_TYPES``); this module only names their Spark types.
 
 >>> spark_to_paimon("long", nullable=False)
 'BIGINT NOT NULL'
@@ -15,42 +15,53 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stratalake.exceptions import SchemaError, UnsupportedError
+from stratalake.exceptions import UnsupportedError
+from stratalake.types import (
+    ArrayType,
+    BigIntType,
+    BinaryType,
+    BooleanType,
+    CharType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntType,
+    LocalZonedTimestampType,
+    MapType,
+    MultisetType,
+    RowType,
+    SmallIntType,
+    TimestampType,
+    TinyIntType,
+    VarBinaryType,
+    VarCharType,
+)
 
 SparkType = Any  # Spark's JSON type: a str ("integer") or a dict ({"type": "array", ...})
 
-_SPARK_ATOMIC = {
-    "boolean": "BOOLEAN",
-    "byte": "TINYINT",
-    "short": "SMALLINT",
-    "integer": "INT",
-    "long": "BIGINT",
-    "float": "FLOAT",
-    "double": "DOUBLE",
-    "string": "STRING",
-    "binary": "BYTES",
-    "date": "DATE",
-    "timestamp": "TIMESTAMP(6) WITH LOCAL TIME ZONE",
-    "timestamp_ntz": "TIMESTAMP(6)",
+# Spark's name of each atomic type of stratalake.types.ATOMIC_TYPES but DECIMAL (parameters) and
+# TIME (Spark has none). The first type of each Spark name is the one Spark's values are stored as.
+_SPARK_NAMES: dict[type[DataType], str] = {
+    BooleanType: "boolean",
+    TinyIntType: "byte",
+    SmallIntType: "short",
+    IntType: "integer",
+    BigIntType: "long",
+    FloatType: "float",
+    DoubleType: "double",
+    VarCharType: "string",
+    CharType: "string",
+    VarBinaryType: "binary",
+    BinaryType: "binary",
+    DateType: "date",
+    LocalZonedTimestampType: "timestamp",
+    TimestampType: "timestamp_ntz",
 }
 
-_PAIMON_ATOMIC = {
-    "BOOLEAN": "boolean",
-    "TINYINT": "byte",
-    "SMALLINT": "short",
-    "INT": "integer",
-    "INTEGER": "integer",
-    "BIGINT": "long",
-    "FLOAT": "float",
-    "DOUBLE": "double",
-    "STRING": "string",
-    "CHAR": "string",
-    "VARCHAR": "string",
-    "BYTES": "binary",
-    "BINARY": "binary",
-    "VARBINARY": "binary",
-    "DATE": "date",
-}
+# Spark name -> Paimon type string (STRING, BYTES, TIMESTAMP(6)...): reversed, so the first wins.
+_SPARK_ATOMIC = {name: str(cls()) for cls, name in reversed(_SPARK_NAMES.items())}
 
 
 def _quote(name: str) -> str:
@@ -96,117 +107,44 @@ def spark_to_paimon(spark_type: SparkType, nullable: bool = True) -> str:
     raise UnsupportedError(f"Spark type {spark_type!r} has no stratalake equivalent")
 
 
-class _Parser:
-    """Recursive-descent parser for Paimon SQL type strings."""
-
-    _TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|'(?:[^']|'')*'|[A-Za-z_][A-Za-z0-9_]*|\d+|[<>(),])")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens: list[str] = []
-        pos = 0
-        while pos < len(text):
-            if text[pos:].strip() == "":
-                break
-            m = self._TOKEN.match(text, pos)
-            if not m:
-                raise SchemaError(f"cannot parse type {text!r} at position {pos}")
-            self.tokens.append(m.group(1))
-            pos = m.end()
-        self.i = 0
-
-    def peek(self) -> str | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self, expected: str | None = None) -> str:
-        tok = self.peek()
-        if tok is None or (expected is not None and tok.upper() != expected):
-            raise SchemaError(f"cannot parse type {self.text!r}: expected {expected or 'more'}, got {tok}")
-        self.i += 1
-        return tok
-
-    def accept(self, word: str) -> bool:
-        tok = self.peek()
-        if tok is not None and tok.upper() == word:
-            self.i += 1
-            return True
-        return False
-
-    def args(self) -> list[int]:
-        out: list[int] = []
-        if self.accept("("):
-            out.append(int(self.take()))
-            while self.accept(","):
-                out.append(int(self.take()))
-            self.take(")")
-        return out
-
-    def nullability(self) -> bool:
-        if self.accept("NOT"):
-            self.take("NULL")
-            return False
-        self.accept("NULL")
-        return True
-
-    def parse(self) -> tuple[SparkType, bool]:
-        name = self.take().upper()
-        spark: SparkType
-        if name in ("ARRAY", "MULTISET"):
-            self.take("<")
-            element, element_nullable = self.parse()
-            self.take(">")
-            if name == "ARRAY":
-                spark = {"type": "array", "elementType": element, "containsNull": element_nullable}
-            else:  # Paimon's MULTISET<T> is stored as MAP<T, INT NOT NULL>
-                spark = {
-                    "type": "map",
-                    "keyType": element,
-                    "valueType": "integer",
-                    "valueContainsNull": False,
-                }
-        elif name == "MAP":
-            self.take("<")
-            key, _ = self.parse()
-            self.take(",")
-            value, value_nullable = self.parse()
-            self.take(">")
-            spark = {"type": "map", "keyType": key, "valueType": value, "valueContainsNull": value_nullable}
-        elif name == "ROW":
-            self.take("<")
-            fields: list[dict[str, Any]] = []
-            while not self.accept(">"):
-                if fields:
-                    self.take(",")
-                raw = self.take()
-                fname = raw[1:-1].replace("``", "`") if raw.startswith("`") else raw
-                ftype, fnullable = self.parse()
-                metadata: dict[str, str] = {}
-                nxt = self.peek()
-                if nxt is not None and nxt.startswith("'"):
-                    metadata["comment"] = self.take()[1:-1].replace("''", "'")
-                fields.append({"name": fname, "type": ftype, "nullable": fnullable, "metadata": metadata})
-            spark = {"type": "struct", "fields": fields}
-        elif name == "DECIMAL":
-            a = self.args() or [10, 0]
-            spark = f"decimal({a[0]},{a[1] if len(a) > 1 else 0})"
-        elif name in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-            self.args()
-            ltz = name == "TIMESTAMP_LTZ"
-            if self.accept("WITH"):
-                self.take("LOCAL")
-                self.take("TIME")
-                self.take("ZONE")
-                ltz = True
-            elif self.accept("WITHOUT"):
-                self.take("TIME")
-                self.take("ZONE")
-            spark = "timestamp" if ltz else "timestamp_ntz"
-        elif name in _PAIMON_ATOMIC:
-            self.args()
-            spark = _PAIMON_ATOMIC[name]
-        else:
-            raise UnsupportedError(f"Paimon type {self.text!r} cannot be read by Spark")
-        return spark, self.nullability()
+def _to_spark(dt: DataType, text: str) -> SparkType:
+    if isinstance(dt, ArrayType):
+        return {
+            "type": "array",
+            "elementType": _to_spark(dt.element, text),
+            "containsNull": dt.element.nullable,
+        }
+    if isinstance(dt, MultisetType):  # Paimon's MULTISET<T> is stored as MAP<T, INT NOT NULL>
+        return {
+            "type": "map",
+            "keyType": _to_spark(dt.element, text),
+            "valueType": "integer",
+            "valueContainsNull": False,
+        }
+    if isinstance(dt, MapType):
+        return {
+            "type": "map",
+            "keyType": _to_spark(dt.key, text),
+            "valueType": _to_spark(dt.value, text),
+            "valueContainsNull": dt.value.nullable,
+        }
+    if isinstance(dt, RowType):
+        fields = [
+            {
+                "name": f.name,
+                "type": _to_spark(f.type, text),
+                "nullable": f.type.nullable,
+                "metadata": {"comment": f.description} if f.description else {},
+            }
+            for f in dt.fields
+        ]
+        return {"type": "struct", "fields": fields}
+    if isinstance(dt, DecimalType):
+        return f"decimal({dt.precision},{dt.scale})"
+    name = _SPARK_NAMES.get(type(dt))
+    if name is None:
+        raise UnsupportedError(f"Paimon type {text!r} cannot be read by Spark")
+    return name
 
 
 def paimon_to_spark(paimon_type: str) -> SparkType:
@@ -216,8 +154,5 @@ def paimon_to_spark(paimon_type: str) -> SparkType:
 
 def paimon_to_spark_field(paimon_type: str) -> tuple[SparkType, bool]:
     """(Spark JSON type, nullable) of a Paimon SQL type string."""
-    parser = _Parser(paimon_type)
-    result = parser.parse()
-    if parser.peek() is not None:
-        raise SchemaError(f"cannot parse type {paimon_type!r}: unexpected {parser.peek()!r}")
-    return result
+    dt = DataType.parse(paimon_type)
+    return _to_spark(dt, paimon_type), dt.nullable

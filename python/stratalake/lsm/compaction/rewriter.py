@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stratalake.io import FileIO
+from stratalake.io import FileIO, LocalFileIO
 from stratalake.lsm.data_file import (
     DEFAULT_BATCH_ROWS,
     DataFileWriter,
@@ -109,8 +109,6 @@ class BucketFiles:
             return fresh
         path = self.path(f)
         if self.local_path is not None:
-            from stratalake.io import LocalFileIO
-
             return read_kv_file(
                 LocalFileIO(),
                 self.local_path(path, f.file_size),
@@ -137,8 +135,6 @@ class BucketFiles:
             return
         path = self.path(f)
         if self.local_path is not None:
-            from stratalake.io import LocalFileIO
-
             yield from iter_kv_file(
                 LocalFileIO(),
                 self.local_path(path, f.file_size),

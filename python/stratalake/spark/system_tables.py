@@ -18,10 +18,13 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from stratalake.exceptions import InvalidOptionError
+from stratalake.read import incremental
 from stratalake.spark import source_options as keys
 from stratalake.table import system_tables
 
 if TYPE_CHECKING:
+    from stratalake.read.incremental import IncrementalRange
     from stratalake.table.table import Table
 
 SYSTEM_TABLE = keys.SYSTEM_TABLE
@@ -74,7 +77,25 @@ class SystemTableReader(DataSourceReader):
         snapshot, _tag = scan_snapshot(self._table(), self.options)
         return snapshot.id if snapshot is not None else None
 
+    def _incremental(self) -> IncrementalRange | None:
+        """An incremental read (``incremental-between``...): of ``$audit_log`` only, which then
+        returns every change record with its row kind, as Paimon."""
+        from stratalake.spark import planning, read_options
+
+        if not read_options.is_incremental(self.options):
+            return None
+        if self.name != system_tables.AUDIT_LOG:
+            table = self._table()
+            raise InvalidOptionError(
+                f"table {table.identifier}${self.name}: incremental read options apply to the table and its "
+                "$audit_log, not to this system table"
+            )
+        return planning.incremental_range(self._table(), self.options)
+
     def partitions(self) -> list[InputPartition]:
+        rng = self._incremental()
+        if rng is not None:
+            return [InputPartition(pickle.dumps(u)) for u in incremental.plan(self._table(), rng)]
         if self.name == system_tables.READ_OPTIMIZED:
             splits = system_tables.read_optimized_splits(self._table(), self._snapshot_id())
             return [InputPartition(pickle.dumps(s)) for s in splits]
@@ -87,8 +108,12 @@ class SystemTableReader(DataSourceReader):
             return
         table = self._table()
         target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
-        if self.name == system_tables.READ_OPTIMIZED:
-            batches = table.new_read().read_split(pickle.loads(partition.value))
+        unit: Any = pickle.loads(partition.value) if partition.value else None
+        if isinstance(unit, incremental.IncrementalSplit):
+            kv = incremental.read_split_kv(table, unit)
+            batches = iter(incremental.with_row_kind(table, kv).to_batches())
+        elif self.name == system_tables.READ_OPTIMIZED:
+            batches = table.new_read().read_split(unit)
         else:
             batches = iter(system_tables.system_table(table, self.name, self._snapshot_id()).to_batches())
         for batch in batches:

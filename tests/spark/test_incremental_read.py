@@ -53,3 +53,32 @@ def test_incremental_between_snapshots_tags_and_timestamps(spark: Any, db: str) 
         spark.read.option("incremental-between", "1,2").option("scan.snapshot-id", "1").table(t).collect()
     with pytest.raises(Exception, match=r"'changelog' reads changelog files, and the table has no 'changelog-producer'"):
         spark.read.option("incremental-between", "1,2").option("incremental-between-scan-mode", "changelog").table(t).collect()
+
+
+def test_table_functions(spark: Any, db: str) -> None:
+    """Paimon's ``paimon_incremental_*`` table functions and their ``stratalake_`` aliases read
+    the table with the incremental read options; a bare name resolves in the current database."""
+    t = f"{db}.fn"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'b'), (2, 'c')")
+    spark.sql(f"INSERT INTO {t} VALUES (3, 'd')")
+    short = t.removeprefix("lake.")
+    assert _rows(spark.sql(f"SELECT * FROM paimon_incremental_query('{t}', 1, 3)")) == [(1, "b"), (2, "c"), (3, "d")]
+    assert _rows(spark.sql(f"SELECT id FROM stratalake_incremental_query('{t}', '2', '3')")) == [(3,)]
+    audit = spark.sql(f"SELECT rowkind, id FROM paimon_incremental_query('{db}.`fn$audit_log`', 0, 2) WHERE id = 1")
+    assert _rows(audit) == [("+I", 1), ("+I", 1)]
+    times = [r[0] for r in spark.sql(f"SELECT unix_millis(commit_time) FROM {db}.`fn$snapshots` ORDER BY snapshot_id").collect()]
+    before = f"{spark.catalog.currentCatalog()}.{spark.catalog.currentDatabase()}"
+    spark.sql(f"USE {db}")
+    try:
+        by_time = spark.sql(f"SELECT * FROM paimon_incremental_between_timestamp('fn', {times[1]}, {times[2]})")
+        assert _rows(by_time) == [(3, "d")]
+        spark.sql(f"USE {db.removesuffix('.' + short.split('.')[0])}")  # the catalog alone
+        assert _rows(spark.sql(f"SELECT * FROM paimon_incremental_query('{short}', 0, 1)")) == [(1, "a")]
+    finally:
+        spark.sql(f"USE {before}")
+    with pytest.raises(Exception, match=r"paimon_incremental_query takes 3 arguments \(table, start, end\), got 2"):
+        spark.sql(f"SELECT * FROM paimon_incremental_query('{t}', 1)").collect()
+    with pytest.raises(Exception, match=r"snapshot 7 does not exist; the latest is 3"):
+        spark.sql(f"SELECT * FROM paimon_incremental_query('{t}', 1, 7)").collect()

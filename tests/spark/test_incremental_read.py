@@ -78,6 +78,10 @@ def test_table_functions(spark: Any, db: str) -> None:
         assert _rows(spark.sql(f"SELECT * FROM paimon_incremental_query('{short}', 0, 1)")) == [(1, "a")]
     finally:
         spark.sql(f"USE {before}")
+    spark.sql(f"CALL lake.sys.create_tag(table => '{short}', tag => '2024-12-01', snapshot => 1)")
+    spark.sql(f"CALL lake.sys.create_tag(table => '{short}', tag => '2024-12-02', snapshot => 3)")
+    auto = spark.sql(f"SELECT * FROM stratalake_incremental_to_auto_tag('{t}', '2024-12-02')")
+    assert _rows(auto) == [(1, "b"), (2, "c"), (3, "d")]
     with pytest.raises(Exception, match=r"paimon_incremental_query takes 3 arguments \(table, start, end\), got 2"):
         spark.sql(f"SELECT * FROM paimon_incremental_query('{t}', 1)").collect()
     with pytest.raises(Exception, match=r"snapshot 7 does not exist; the latest is 3"):

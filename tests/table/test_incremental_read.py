@@ -143,3 +143,25 @@ def test_input_changelog_and_timestamps() -> None:
         assert _rows(t.read_incremental_between_timestamps(t1, t2)) == [(1, 11)]
         assert _rows(t.read_incremental_between_timestamps(t1 - 1, t2)) == [(1, 10), (1, 11)]
         assert _rows(t.read_incremental_between_timestamps(t2, t2 + 10)) == []
+
+
+def test_to_auto_tag_diffs_from_the_previous_auto_tag() -> None:
+    """Paimon's incremental-to-auto-tag: tags named by day (the default daily period, with dashes);
+    other tag names are not auto tags; a missing tag or no earlier auto tag reads nothing."""
+    from stratalake.read import incremental
+
+    with _table() as t:
+        for i, (k, v) in enumerate([(1, 1), (2, 2), (3, 3)]):
+            sid = _write(t, [("+I", k, v)])
+            t.create_tag(["2024-12-01", "2024-12-02", "2024-12-04"][i], sid)
+        t.create_tag("manual", 1)
+
+        def rows(tag: str) -> list[tuple[int, int]]:
+            return _rows(incremental.read(t, incremental.to_auto_tag(t, tag)))
+
+        assert rows("2024-12-01") == []
+        assert rows("2024-12-02") == [(2, 2)]
+        assert rows("2024-12-03") == []  # no such tag
+        assert rows("2024-12-04") == [(3, 3)]
+        with pytest.raises(InvalidOptionError, match=r"'manual' is not the name of an automatically created tag"):
+            incremental.to_auto_tag(t, "manual")

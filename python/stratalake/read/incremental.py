@@ -27,7 +27,9 @@ before ``t1`` (just before the earliest when none is), the end the newest at or 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -244,6 +246,65 @@ def between_timestamps(
             return IncrementalRange(resolved, start, end, before=None, after=after, empty=False)
         return IncrementalRange(resolved, start, end, before=sm.snapshot(start), after=after, empty=start == end)
     return IncrementalRange(resolved, start, end, empty=start == end)
+
+
+# Auto-created tag names per 'tag.creation-period' and 'tag.period-formatter' (Paimon's
+# TagPeriodHandler); 'tag.creation-period-duration' names tags by the minute.
+_DAY = {"with_dashes": r"(\d{4})-(\d{2})-(\d{2})", "without_dashes": r"(\d{4})(\d{2})(\d{2})"}
+_DAY["without_dashes_and_spaces"] = _DAY["without_dashes"]
+_HOUR = {
+    "with_dashes": r"(\d{4})-(\d{2})-(\d{2}) (\d{2})",
+    "without_dashes": r"(\d{4})(\d{2})(\d{2}) (\d{2})",
+    "without_dashes_and_spaces": r"(\d{4})(\d{2})(\d{2})(\d{2})",
+}
+_MINUTE = r"(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})"
+
+
+def auto_tag_time(table: TableStore, tag: str) -> datetime.datetime | None:
+    """The time an automatically created tag's name stands for, or None when ``tag`` is not
+    such a name under the table's tag options."""
+    opts = table.core_options
+    formatter = (opts.get("tag.period-formatter") or "with_dashes").strip().lower()
+    period = (opts.get("tag.creation-period") or "daily").strip().lower()
+    if opts.get("tag.creation-period-duration"):
+        pattern = _MINUTE
+    elif period == "daily":
+        pattern, tag = _DAY.get(formatter, _DAY["with_dashes"]), tag.split(" ")[0]
+    elif period == "hourly":
+        pattern = _HOUR.get(formatter, _HOUR["with_dashes"])
+    else:  # two-hours: always with dashes
+        pattern = _HOUR["with_dashes"]
+    m = re.fullmatch(pattern, tag)
+    if m is None:
+        return None
+    try:
+        parts = [int(g) for g in m.groups()] + [0, 0]  # hour and minute default to 0
+        return datetime.datetime(parts[0], parts[1], parts[2], parts[3], parts[4])
+    except ValueError:  # no such day or hour
+        return None
+
+
+def to_auto_tag(
+    table: TableStore, end_tag: str, option: str = "read option 'incremental-to-auto-tag'"
+) -> IncrementalRange:
+    """The difference between the automatically created tag before ``end_tag`` and ``end_tag``;
+    nothing when ``end_tag`` or an earlier auto tag does not exist, as Paimon."""
+    end_time = auto_tag_time(table, end_tag)
+    if end_time is None:
+        raise InvalidOptionError(
+            f"table {table.identifier}: {option} = {end_tag!r} is not the name of an automatically created tag "
+            "(per 'tag.creation-period' and 'tag.period-formatter'); give one, or use 'incremental-between'"
+        )
+    tags = table.tag_manager.tags()
+    if end_tag not in tags:
+        return IncrementalRange(IncrementalMode.DIFF, 0, 0, empty=True)
+    earlier = [
+        (when, name) for name in tags if (when := auto_tag_time(table, name)) is not None and when < end_time
+    ]
+    if not earlier:
+        return IncrementalRange(IncrementalMode.DIFF, 0, 0, empty=True)
+    before, after = tags[max(earlier)[1]], tags[end_tag]
+    return IncrementalRange(IncrementalMode.DIFF, before.id, after.id, before=before, after=after)
 
 
 # ---- planning --------------------------------------------------------------------------------
@@ -474,4 +535,5 @@ __all__ = [
     "plan",
     "read",
     "read_split_kv",
+    "to_auto_tag",
 ]

@@ -9,7 +9,8 @@ which looks like an answer and is not the one asked for.
 Paimon's incremental reads are read options too: ``incremental-between`` ('start,end': two
 snapshot ids, start exclusive, or two tags), ``incremental-between-timestamp`` ('t1,t2': epoch
 millis or 'yyyy-MM-dd HH:mm:ss') and ``incremental-between-scan-mode`` (auto, delta, changelog,
-diff); see :mod:`stratalake.read.incremental`. They read the table's current columns.
+diff), and ``incremental-to-auto-tag`` (an automatically created tag's name: the changes since
+the auto tag before it); see :mod:`stratalake.read.incremental`. They read the table's current columns.
 
 Spark fixes a query's columns when it loads the table, before it passes the read options, so a
 read at a past snapshot chosen by an option returns the table's current columns (a column added
@@ -51,6 +52,7 @@ BATCH_SCAN_OPTIONS = (
     INCREMENTAL_BETWEEN,
     INCREMENTAL_BETWEEN_TIMESTAMP,
     INCREMENTAL_BETWEEN_SCAN_MODE,
+    INCREMENTAL_TO_AUTO_TAG,
 )
 #: Options of streaming reads (stratalake.spark.streaming); harmless in a batch read.
 STREAMING_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTrigger")
@@ -59,8 +61,6 @@ STREAMING_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTr
 _SPARK_GENERIC = ("path", "paths", "versionAsOf", "timestampAsOf", "warehouse", "table")
 #: Paimon read options stratalake knows but does not implement yet: refused with that reason.
 _NOT_YET = {
-    INCREMENTAL_TO_AUTO_TAG: "incremental reads to an automatically created tag are not supported yet "
-    "(use 'incremental-between' with the two tags' names)",
     CONSUMER_ID: "consumers are not supported yet",
 }
 _BATCH_MODES = (
@@ -129,8 +129,8 @@ def scan_snapshot(table: Table, options: Mapping[str, str]) -> tuple[Snapshot | 
     check_read_options(ident, options)
     if is_incremental(options):
         raise InvalidOptionError(
-            f"table {ident}: this read cannot take read option '{INCREMENTAL_BETWEEN}' or "
-            f"'{INCREMENTAL_BETWEEN_TIMESTAMP}'; read the table or its $audit_log with them"
+            f"table {ident}: this read cannot take the incremental read options ('{INCREMENTAL_BETWEEN}'...); "
+            "read the table or its $audit_log with them"
         )
     snapshot_text = _get(options, SCAN_SNAPSHOT_ID)
     tag = _get(options, SCAN_TAG_NAME)
@@ -192,7 +192,7 @@ def scan_snapshot(table: Table, options: Mapping[str, str]) -> tuple[Snapshot | 
 
 def is_incremental(options: Mapping[str, str]) -> bool:
     """Whether the options ask for an incremental read (checked by :func:`incremental_range`)."""
-    return bool(_get(options, INCREMENTAL_BETWEEN) or _get(options, INCREMENTAL_BETWEEN_TIMESTAMP))
+    return any(_get(options, n) for n in (INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_TO_AUTO_TAG))
 
 
 def incremental_range(
@@ -207,16 +207,18 @@ def incremental_range(
     check_read_options(ident, options)
     ids = _get(options, INCREMENTAL_BETWEEN)
     times = _get(options, INCREMENTAL_BETWEEN_TIMESTAMP)
+    auto_tag = _get(options, INCREMENTAL_TO_AUTO_TAG)
     mode = incremental.IncrementalMode.parse(ident, _get(options, INCREMENTAL_BETWEEN_SCAN_MODE))
-    if not ids and not times:
+    chosen = [n for n, v in ((INCREMENTAL_BETWEEN, ids), (INCREMENTAL_BETWEEN_TIMESTAMP, times), (INCREMENTAL_TO_AUTO_TAG, auto_tag)) if v]
+    if not chosen:
         return None  # a scan mode alone changes nothing, as in Paimon
-    if ids and times:
+    if len(chosen) > 1:
         raise InvalidOptionError(
-            f"table {ident}: read options '{INCREMENTAL_BETWEEN}' and '{INCREMENTAL_BETWEEN_TIMESTAMP}' "
-            "each choose the changes to read; give only one"
+            f"table {ident}: read options {', '.join(repr(c) for c in chosen)} each choose the changes to read; "
+            "give only one"
         )
     given = [n for n in (SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP) if _get(options, n)]
-    used = INCREMENTAL_BETWEEN if ids else INCREMENTAL_BETWEEN_TIMESTAMP
+    used = chosen[0]
     if given or time_travel:
         other = f"read option '{given[0]}'" if given else "VERSION AS OF / TIMESTAMP AS OF"
         raise InvalidOptionError(
@@ -230,6 +232,8 @@ def incremental_range(
             "(leave scan.mode unset or 'incremental')"
         )
     option = f"read option '{used}'"
+    if auto_tag:
+        return incremental.to_auto_tag(table, auto_tag, option)
     if ids:
         return incremental.between(table, ids, mode, option)
     parts = [p.strip() for p in str(times).split(",")]

@@ -86,3 +86,14 @@ def test_table_functions(spark: Any, db: str) -> None:
         spark.sql(f"SELECT * FROM paimon_incremental_query('{t}', 1)").collect()
     with pytest.raises(Exception, match=r"snapshot 7 does not exist; the latest is 3"):
         spark.sql(f"SELECT * FROM paimon_incremental_query('{t}', 1, 7)").collect()
+
+
+def test_streams_refuse_incremental_options() -> None:
+    """As Paimon ("Cannot read incremental in streaming mode"); no Spark session needed."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from stratalake.spark.streaming import StrataLakeStreamReader
+
+    schema = StructType([StructField("id", LongType())])
+    with pytest.raises(Exception, match=r"table db.t: incremental read options .* are for batch reads"):
+        StrataLakeStreamReader({"table": "db.t", "warehouse": "/nowhere", "incremental-between": "1,2"}, schema)

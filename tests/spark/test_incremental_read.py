@@ -12,7 +12,7 @@ def _rows(df: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in df.collect())
 
 
-def test_incremental_between_snapshots_tags_and_timestamps(spark: Any, db: str) -> None:
+def test_incremental_between_snapshots_tags_and_timestamps(spark: Any, db: str, warehouse: Any) -> None:
     t = f"{db}.inc"
     name = t.removeprefix("lake.")
     spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2')")
@@ -25,6 +25,9 @@ def test_incremental_between_snapshots_tags_and_timestamps(spark: Any, db: str) 
     # Snapshot ids (start exclusive): what each snapshot wrote; the delete's -D is dropped.
     assert _rows(spark.read.option("incremental-between", "1,3").table(t)) == [(2, "bb"), (3, "c")]
     assert _rows(spark.read.option("incremental-between", "0,1").table(t)) == [(1, "a"), (2, "b")]
+    # The same through the data source without the catalog.
+    direct = spark.read.format("stratalake").option("warehouse", str(warehouse)).option("table", name)
+    assert _rows(direct.option("incremental-between", "1,3").load()) == [(2, "bb"), (3, "c")]
     # Its $audit_log keeps every record with its row kind.
     audit = spark.read.option("incremental-between", "1,3").table(f"{db}.`inc$audit_log`")
     # (DELETE by key writes a -D record holding the key alone.)

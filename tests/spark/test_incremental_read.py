@@ -32,6 +32,8 @@ def test_incremental_between_snapshots_tags_and_timestamps(spark: Any, db: str, 
     audit = spark.read.option("incremental-between", "1,3").table(f"{db}.`inc$audit_log`")
     # (DELETE by key writes a -D record holding the key alone.)
     assert _rows(audit) == [("+I", 2, "bb"), ("+I", 3, "c"), ("-D", 1, None)]
+    binlog = spark.read.option("incremental-between", "1,3").table(f"{db}.`inc$binlog`")
+    assert _rows(binlog.selectExpr("rowkind", "id[0]")) == [("+I", 2), ("+I", 3), ("-D", 1)]
     # Tags: the difference between the two states.
     assert _rows(spark.read.option("incremental-between", "t1,t3").table(t)) == [(2, "bb"), (3, "c")]
     diff = spark.read.option("incremental-between", "t1,t3").table(f"{db}.`inc$audit_log`")

@@ -78,17 +78,17 @@ class SystemTableReader(DataSourceReader):
         return snapshot.id if snapshot is not None else None
 
     def _incremental(self) -> IncrementalRange | None:
-        """An incremental read (``incremental-between``...): of ``$audit_log`` only, which then
-        returns every change record with its row kind, as Paimon."""
+        """An incremental read (``incremental-between``...): of ``$audit_log`` (and ``$binlog``)
+        only, which then return every change record with its row kind, as Paimon."""
         from stratalake.spark import planning, read_options
 
         if not read_options.is_incremental(self.options):
             return None
-        if self.name != system_tables.AUDIT_LOG:
+        if self.name not in (system_tables.AUDIT_LOG, system_tables.BINLOG):
             table = self._table()
             raise InvalidOptionError(
-                f"table {table.identifier}${self.name}: incremental read options apply to the table and its "
-                "$audit_log, not to this system table"
+                f"table {table.identifier}${self.name}: incremental read options apply to the table, its "
+                "$audit_log and $binlog, not to this system table"
             )
         return planning.incremental_range(self._table(), self.options)
 
@@ -110,8 +110,10 @@ class SystemTableReader(DataSourceReader):
         target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
         unit: Any = pickle.loads(partition.value) if partition.value else None
         if isinstance(unit, incremental.IncrementalSplit):
-            kv = incremental.read_split_kv(table, unit)
-            batches = iter(incremental.with_row_kind(table, kv).to_batches())
+            records = incremental.with_row_kind(table, incremental.read_split_kv(table, unit))
+            if self.name == system_tables.BINLOG:
+                records = system_tables.binlog(records).cast(system_tables.arrow_schema(table, system_tables.BINLOG))
+            batches = iter(records.to_batches())
         elif self.name == system_tables.READ_OPTIMIZED:
             batches = table.new_read().read_split(unit)
         else:

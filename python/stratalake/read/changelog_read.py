@@ -51,6 +51,9 @@ def _with_kind_column(table: TableStore, kv: pa.Table, name: str) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=out_schema)
 
 
+with_kind_column = _with_kind_column
+
+
 def _empty(table: TableStore, name: str) -> pa.Table:
     return pa.schema([pa.field(name, pa.string(), nullable=False), *table.arrow_schema()]).empty_table()
 
@@ -106,15 +109,31 @@ def _snapshot_or_changelog(table: TableStore, sid: int, oldest: int, latest: int
 
 
 def _changelog_entries(table: TableStore, snap: Snapshot, producer: ChangelogProducer) -> list[ManifestEntry]:
-    mio = table.manifest_io
     if producer is ChangelogProducer.NONE:
-        if snap.commit_kind is not CommitKind.APPEND:
-            return []
-        list_name = snap.delta_manifest_list
-    elif snap.changelog_manifest_list is not None:
-        list_name = snap.changelog_manifest_list
-    else:
+        return delta_entries(table, snap)
+    return _entries(table, snap.changelog_manifest_list)
+
+
+def delta_entries(table: TableStore, snap: Snapshot) -> list[ManifestEntry]:
+    """The data files an APPEND snapshot added (none for COMPACT and OVERWRITE ones), in reading
+    order: Paimon's ``delta`` scan of incremental and streaming reads."""
+    if snap.commit_kind is not CommitKind.APPEND:
         return []
+    return _entries(table, snap.delta_manifest_list)
+
+
+def changelog_entries(table: TableStore, snap: Snapshot) -> list[ManifestEntry]:
+    """The changelog files of a snapshot other than an OVERWRITE, in reading order: Paimon's
+    ``changelog`` scan of incremental reads."""
+    if snap.commit_kind is CommitKind.OVERWRITE:
+        return []
+    return _entries(table, snap.changelog_manifest_list)
+
+
+def _entries(table: TableStore, list_name: str | None) -> list[ManifestEntry]:
+    if list_name is None:
+        return []
+    mio = table.manifest_io
     entries = [
         e for m in mio.read_list(list_name) for e in mio.read_entries(m.file_name) if e.kind is FileKind.ADD
     ]
@@ -163,6 +182,21 @@ def read_changelog_entry(table: TableStore, entry: ManifestEntry, kind_column: s
     path = next(ReferenceCollector(table).entry_paths(entry))
     kv = _read_entry_kv(table, path, entry)
     return _with_kind_column(table, kv, kind_column)
+
+
+def read_entry_kv(table: TableStore, entry: ManifestEntry) -> pa.Table:
+    """One data or changelog file's records as a KV table, unmerged, in the current schema."""
+    return _read_entry_kv(table, next(ReferenceCollector(table).entry_paths(entry)), entry)
+
+
+def snapshot_or_changelog(table: TableStore, snapshot_id: int) -> Snapshot:
+    """Snapshot ``snapshot_id``, or its long-lived changelog copy once the snapshot expired."""
+    sm = table.snapshot_manager
+    latest = sm.latest_snapshot_id() or 0
+    ids = table.changelog_manager.ids()
+    earliest = sm.earliest_snapshot_id() or latest
+    oldest = min(earliest, ids[0]) if ids else earliest
+    return _snapshot_or_changelog(table, snapshot_id, oldest, latest)
 
 
 def _read_entry_kv(table: TableStore, path: str, entry: ManifestEntry) -> pa.Table:

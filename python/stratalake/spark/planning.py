@@ -35,7 +35,9 @@ from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.file_format import PARQUET, format_of_file
 from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
 from stratalake.maintenance.tags import tag_scan
+from stratalake.read import incremental
 from stratalake.read.append_read import ROW_ID_COLUMNS
+from stratalake.read.incremental import IncrementalRange, IncrementalSplit
 from stratalake.read.scan import Split, TableScan
 from stratalake.read.value_stats import value_column_stats
 from stratalake.spark import read_options
@@ -380,7 +382,7 @@ class SplitPartition(InputPartition):
     """One bucket split, pickled: the unit of merge-on-read (the data source's input partition)."""
 
 
-def encode_partition(split: Split | int | list[Split] | list[tuple[int, Split]]) -> str:
+def encode_partition(split: Split | IncrementalSplit | int | list[Split] | list[tuple[int, Split]]) -> str:
     """The pickled ``InputPartition`` Spark's Python reader receives, base64 for JSON. An int
     stands for rows already counted from metadata (a partially pushed COUNT(*)), a list for
     splits one task reads (or counts) one after the other; (file offset, split) pairs are the
@@ -478,6 +480,48 @@ def read_table(table: Table, options: Mapping[str, str]) -> Table:
     return table
 
 
+def incremental_range(table: Table, options: Mapping[str, str]) -> IncrementalRange | None:
+    """The incremental read (``incremental-between``...) the read options ask for, else None;
+    refused together with VERSION AS OF / TIMESTAMP AS OF."""
+    time_travel = bool(options.get(keys.TAG)) or _snapshot_id(options) is not None
+    return read_options.incremental_range(table, options, time_travel=time_travel)
+
+
+def incremental_plan(
+    table: Table, rng: IncrementalRange, predicate: Predicate | None, request: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The plan of an incremental read: one input partition per unit (a bucket's change files, or
+    a partition's changed buckets for a diff), all read by Python; no ordering, no bucket layout.
+    A partially pushed COUNT(*) counts each unit's rows in its task."""
+    units = incremental.plan(table, rng, predicate)
+    entries = [
+        {
+            "partition": encode_partition(u),
+            "bucket": -1,
+            "files": len(u.entries) + sum(len(s.files) for s in (*u.before, *u.after)),
+            "bytes": u.file_size,
+            "rows": u.row_count,
+            "runs": 1,
+        }
+        for u in units
+    ]
+    if request.get("count") and not entries:
+        entries = [{"partition": encode_partition(0), "bucket": -1, "files": 0, "bytes": 0, "rows": 0, "runs": 0}]
+    rows = sum(u.row_count for u in units)
+    if request.get("limit") is not None and predicate is None:
+        rows = min(rows, int(request["limit"]))
+    return {
+        "snapshot_id": rng.end_id if not rng.empty else None,
+        "splits": entries,
+        "rows": len(entries) if request.get("count") else rows,
+        "bytes": sum(u.file_size for u in units),
+        "bucket_keys": [],
+        "num_buckets": None,
+        "ordering": [],
+        "native_columns": None,
+    }
+
+
 def new_scan(table: Table, options: Mapping[str, str], predicate: Predicate | None = None) -> TableScan:
     """The scan of the version the options name: a tag (its snapshot copy), a snapshot id, or the
     latest; from ``VERSION AS OF`` / ``TIMESTAMP AS OF`` (the catalog's options) or from Paimon's
@@ -507,6 +551,9 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     """
     filters = [*(request.get("filters") or []), *(request.get("runtime_filters") or [])]
     predicate = scan_predicate(table, filters)
+    rng = incremental_range(table, options)
+    if rng is not None:
+        return incremental_plan(table, rng, predicate, request)
     scan = new_scan(table, options, predicate)
     snapshot = scan.snapshot()
     if request.get("count"):
@@ -773,6 +820,8 @@ def count_rows(table: Table, options: Mapping[str, str]) -> int | None:
     Exact only when every split is raw-convertible (a fully compacted bucket, or deletion-vector
     files without level 0) and every deletion vector's cardinality is recorded.
     """
+    if read_options.is_incremental(options):
+        return None  # the changes are counted by reading them
     total = 0
     for s in new_scan(table, options).plan():
         live = _exact_live_rows(s)
@@ -809,6 +858,8 @@ def aggregate_partitions(
     deleted rows (every row of every file is live) and every file knows the column's min and max.
     Rows hold the group values then the aggregates, as Catalyst values (dates as epoch days).
     """
+    if read_options.is_incremental(options):
+        return None  # aggregated by reading the changes
     schema = table.schema()
     partition_keys = set(schema.partition_keys)
     if any(c not in partition_keys or not isinstance(schema.field(c).type, _AGG_TYPES) for c in group_by):

@@ -6,6 +6,12 @@ Paimon adds ``spark.paimon.*`` settings as dynamic options) reads that snapshot.
 stratalake does not know is refused by name: ignoring it would return the latest full state,
 which looks like an answer and is not the one asked for.
 
+Paimon's incremental reads are read options too: ``incremental-between`` ('start,end': two
+snapshot ids, start exclusive, or two tags), ``incremental-between-timestamp`` ('t1,t2': epoch
+millis or 'yyyy-MM-dd HH:mm:ss') and ``incremental-between-scan-mode`` (auto, delta, changelog,
+diff), and ``incremental-to-auto-tag`` (an automatically created tag's name: the changes since
+the auto tag before it); see :mod:`stratalake.read.incremental`. They read the table's current columns.
+
 Spark fixes a query's columns when it loads the table, before it passes the read options, so a
 read at a past snapshot chosen by an option returns the table's current columns (a column added
 since is null; renamed ones are read by field id). ``VERSION AS OF`` / ``TIMESTAMP AS OF`` give
@@ -20,8 +26,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from stratalake.exceptions import InvalidOptionError, SnapshotNotFoundError, UnsupportedError
+from stratalake.read import incremental
 
 if TYPE_CHECKING:
+    from stratalake.read.incremental import IncrementalRange
     from stratalake.spec.snapshot import Snapshot
     from stratalake.table.table import Table
 
@@ -33,10 +41,21 @@ SCAN_TIMESTAMP = "scan.timestamp"
 INCREMENTAL_BETWEEN = "incremental-between"
 INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
 INCREMENTAL_BETWEEN_SCAN_MODE = "incremental-between-scan-mode"
+INCREMENTAL_TO_AUTO_TAG = "incremental-to-auto-tag"
 CONSUMER_ID = "consumer-id"
 
 #: Paimon's scan options a batch read accepts.
-BATCH_SCAN_OPTIONS = (SCAN_MODE, SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP)
+BATCH_SCAN_OPTIONS = (
+    SCAN_MODE,
+    SCAN_SNAPSHOT_ID,
+    SCAN_TAG_NAME,
+    SCAN_TIMESTAMP_MILLIS,
+    SCAN_TIMESTAMP,
+    INCREMENTAL_BETWEEN,
+    INCREMENTAL_BETWEEN_TIMESTAMP,
+    INCREMENTAL_BETWEEN_SCAN_MODE,
+    INCREMENTAL_TO_AUTO_TAG,
+)
 #: Options of streaming reads (stratalake.spark.streaming); harmless in a batch read.
 STREAMING_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTrigger")
 #: Options Spark itself gives every source (time travel by option becomes VERSION/TIMESTAMP AS OF
@@ -44,9 +63,6 @@ STREAMING_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTr
 _SPARK_GENERIC = ("path", "paths", "versionAsOf", "timestampAsOf", "warehouse", "table")
 #: Paimon read options stratalake knows but does not implement yet: refused with that reason.
 _NOT_YET = {
-    INCREMENTAL_BETWEEN: "incremental reads between two snapshots are not supported yet",
-    INCREMENTAL_BETWEEN_TIMESTAMP: "incremental reads between two timestamps are not supported yet",
-    INCREMENTAL_BETWEEN_SCAN_MODE: "incremental reads between two snapshots are not supported yet",
     CONSUMER_ID: "consumers are not supported yet",
 }
 _BATCH_MODES = (
@@ -57,6 +73,7 @@ _BATCH_MODES = (
     "from-snapshot",
     "from-snapshot-full",
     "from-timestamp",
+    "incremental",
 )
 
 
@@ -123,6 +140,11 @@ def scan_snapshot(table: Table, options: Mapping[str, str]) -> tuple[Snapshot | 
     copy, readable after the snapshot expired); ``(None, None)`` for the latest."""
     ident = table.identifier
     check_read_options(ident, options)
+    if is_incremental(options):
+        raise InvalidOptionError(
+            f"table {ident}: this read cannot take the incremental read options ('{INCREMENTAL_BETWEEN}'...); "
+            "read the table or its $audit_log with them"
+        )
     snapshot_text = _get(options, SCAN_SNAPSHOT_ID)
     tag = _get(options, SCAN_TAG_NAME)
     millis_text = _get(options, SCAN_TIMESTAMP_MILLIS)
@@ -151,6 +173,11 @@ def scan_snapshot(table: Table, options: Mapping[str, str]) -> tuple[Snapshot | 
         raise InvalidOptionError(
             f"table {ident}: scan.mode '{mode}' reads the latest snapshot; it cannot take {given[0]!r}"
         )
+    if mode == "incremental":
+        raise InvalidOptionError(
+            f"table {ident}: scan.mode 'incremental' needs read option '{INCREMENTAL_BETWEEN}' or "
+            f"'{INCREMENTAL_BETWEEN_TIMESTAMP}'"
+        )
     if mode in ("from-snapshot", "from-snapshot-full") and not (snapshot_text or tag):
         raise InvalidOptionError(
             f"table {ident}: scan.mode '{mode}' needs read option '{SCAN_SNAPSHOT_ID}' or '{SCAN_TAG_NAME}'"
@@ -176,4 +203,60 @@ def scan_snapshot(table: Table, options: Mapping[str, str]) -> tuple[Snapshot | 
     return None, None
 
 
-__all__ = ["BATCH_SCAN_OPTIONS", "check_read_options", "scan_snapshot"]
+def is_incremental(options: Mapping[str, str]) -> bool:
+    """Whether the options ask for an incremental read (checked by :func:`incremental_range`)."""
+    return any(_get(options, n) for n in (INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_TO_AUTO_TAG))
+
+
+def incremental_range(
+    table: Table, options: Mapping[str, str], time_travel: bool = False
+) -> IncrementalRange | None:
+    """The incremental read the options ask for, resolved against the table; None for a normal
+    read. ``time_travel``: the read also names a version (VERSION / TIMESTAMP AS OF): refused."""
+    ident = table.identifier
+    check_read_options(ident, options)
+    ids = _get(options, INCREMENTAL_BETWEEN)
+    times = _get(options, INCREMENTAL_BETWEEN_TIMESTAMP)
+    auto_tag = _get(options, INCREMENTAL_TO_AUTO_TAG)
+    mode = incremental.IncrementalMode.parse(ident, _get(options, INCREMENTAL_BETWEEN_SCAN_MODE))
+    chosen = [n for n, v in ((INCREMENTAL_BETWEEN, ids), (INCREMENTAL_BETWEEN_TIMESTAMP, times), (INCREMENTAL_TO_AUTO_TAG, auto_tag)) if v]
+    if not chosen:
+        return None  # a scan mode alone changes nothing, as in Paimon
+    if len(chosen) > 1:
+        raise InvalidOptionError(
+            f"table {ident}: read options {', '.join(repr(c) for c in chosen)} each choose the changes to read; "
+            "give only one"
+        )
+    given = [n for n in (SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP) if _get(options, n)]
+    used = chosen[0]
+    if given or time_travel:
+        other = f"read option '{given[0]}'" if given else "VERSION AS OF / TIMESTAMP AS OF"
+        raise InvalidOptionError(
+            f"table {ident}: read option '{used}' reads changes between two versions and {other} chooses one "
+            "version to read; give one of them"
+        )
+    scan_mode = (_get(options, SCAN_MODE) or "default").lower()
+    if scan_mode not in ("default", "incremental"):
+        raise InvalidOptionError(
+            f"table {ident}: read option '{used}' is an incremental read; scan.mode '{scan_mode}' is not "
+            "(leave scan.mode unset or 'incremental')"
+        )
+    option = f"read option '{used}'"
+    if auto_tag:
+        return incremental.to_auto_tag(table, auto_tag, option)
+    if ids:
+        return incremental.between(table, ids, mode, option)
+    parts = [p.strip() for p in str(times).split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise InvalidOptionError(
+            f"table {ident}: {option} must be 'start,end' (epoch milliseconds or 'yyyy-MM-dd HH:mm:ss', "
+            f"start exclusive), got {times!r}"
+        )
+    try:
+        start, end = parse_timestamp_ms(parts[0]), parse_timestamp_ms(parts[1])
+    except InvalidOptionError as e:
+        raise InvalidOptionError(f"table {ident}: {option}: {e}") from None
+    return incremental.between_timestamps(table, start, end, mode, option)
+
+
+__all__ = ["BATCH_SCAN_OPTIONS", "check_read_options", "incremental_range", "is_incremental", "scan_snapshot"]

@@ -48,8 +48,10 @@ from stratalake.catalog import Catalog
 from stratalake.exceptions import InvalidOptionError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
+from stratalake.read import incremental
 from stratalake.read.append_read import ROW_ID_COLUMNS as _ROW_ID_COLUMNS
 from stratalake.read.append_read import AppendTableRead
+from stratalake.read.incremental import IncrementalSplit
 from stratalake.read.merge_read import SUPERSEDED_FILE
 from stratalake.spark import dml, native_write, planning
 from stratalake.spark import source_options as keys
@@ -184,6 +186,9 @@ def _live_rows(table: Table, split: Any) -> int:
     that is exact (see ``TableRead.count_split``)."""
     if isinstance(split, int):
         return split
+    if isinstance(split, IncrementalSplit):
+        rows: int = incremental.added_rows(table, incremental.read_split_kv(table, split)).num_rows
+        return rows
     splits = split if isinstance(split, list) else [split]
     schema = table.schema()
     column = (list(schema.primary_keys) or [schema.fields[0].name])[:1]
@@ -227,6 +232,10 @@ class StrataLakeReader(DataSourceReader):
         if self.options.get(keys.SCAN_PLANNED) == "true":
             return []  # the shim planned the splits through the bridge and supplies them itself
         table = planning.read_table(load_table(self.options), self.options)
+        rng = planning.incremental_range(table, self.options)
+        if rng is not None:
+            units = incremental.plan(table, rng, self._filter(table))
+            return [SplitPartition(pickle.dumps(u)) for u in units]
         splits = planning.new_scan(table, self.options, self._filter(table)).plan()
         return [SplitPartition(pickle.dumps(s)) for s in splits]
 
@@ -256,6 +265,14 @@ class StrataLakeReader(DataSourceReader):
         columns = [f.name for f in schema.fields if f.name in names]
         limit_text = self.options.get(keys.SCAN_LIMIT)
         remaining = int(limit_text) if limit_text else None
+        if isinstance(split, IncrementalSplit):  # the changes between two versions
+            kv = incremental.read_split_kv(table, split, self._filter(table))
+            rows = incremental.added_rows(table, kv, columns)
+            if remaining is not None:
+                rows = rows.slice(0, remaining)
+            for batch in rows.to_batches():
+                yield conform(batch, target)
+            return
         read = table.new_read(columns=columns, filter=self._filter(table))
         # Row-level DML of an append table asks for each row's id (its file and position).
         row_ids = [f.name for f in schema.fields if f.name in _ROW_ID_COLUMNS]

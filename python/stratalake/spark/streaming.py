@@ -63,6 +63,7 @@ from stratalake.read.changelog_read import (
 )
 from stratalake.read.scan import Split
 from stratalake.spark import source_options as keys
+from stratalake.spark.read_options import is_incremental
 from stratalake.spark.source import (
     StrataLakeCommitMessage,
     _option,
@@ -221,6 +222,12 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             ident = _option(self.options, keys.TABLE, "table")
             raise UnsupportedError(
                 f"table {ident}${system}: only $audit_log of the system tables is a stream"
+            )
+        if is_incremental(self.options):  # as Paimon: "Cannot read incremental in streaming mode"
+            ident = _option(self.options, keys.TABLE, "table")
+            raise InvalidOptionError(
+                f"table {ident}: incremental read options ('incremental-between'...) are for batch reads; a "
+                "stream reads changes from 'scan.mode' / 'scan.snapshot-id' on"
             )
         self._table: Table | None = None
         self._config: StreamConfig | None = None

@@ -18,13 +18,16 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from stratalake.spark import planning
+from stratalake.exceptions import InvalidOptionError
+from stratalake.read import incremental
+from stratalake.spark import planning, read_options
 from stratalake.spark import source_options as keys
 from stratalake.spark.source import conform, load_table
 from stratalake.spark.types import paimon_to_spark_field
 from stratalake.table import system_tables
 
 if TYPE_CHECKING:
+    from stratalake.read.incremental import IncrementalRange
     from stratalake.table.table import Table
 
 SYSTEM_TABLE = keys.SYSTEM_TABLE
@@ -67,12 +70,26 @@ class SystemTableReader(DataSourceReader):
         if value:
             return int(value)
         # Paimon's scan options as read options (scan.snapshot-id...); unknown ones are refused.
-        from stratalake.spark.read_options import scan_snapshot
-
-        snapshot, _tag = scan_snapshot(self._table(), self.options)
+        snapshot, _tag = read_options.scan_snapshot(self._table(), self.options)
         return snapshot.id if snapshot is not None else None
 
+    def _incremental(self) -> IncrementalRange | None:
+        """An incremental read (``incremental-between``...): of ``$audit_log`` (and ``$binlog``)
+        only, which then return every change record with its row kind, as Paimon."""
+        if not read_options.is_incremental(self.options):
+            return None
+        if self.name not in (system_tables.AUDIT_LOG, system_tables.BINLOG):
+            table = self._table()
+            raise InvalidOptionError(
+                f"table {table.identifier}${self.name}: incremental read options apply to the table, its "
+                "$audit_log and $binlog, not to this system table"
+            )
+        return planning.incremental_range(self._table(), self.options)
+
     def partitions(self) -> list[InputPartition]:
+        rng = self._incremental()
+        if rng is not None:
+            return [InputPartition(pickle.dumps(u)) for u in incremental.plan(self._table(), rng)]
         if self.name == system_tables.READ_OPTIMIZED:
             splits = system_tables.read_optimized_splits(self._table(), self._snapshot_id())
             return [InputPartition(pickle.dumps(s)) for s in splits]
@@ -83,8 +100,14 @@ class SystemTableReader(DataSourceReader):
             return
         table = self._table()
         target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
-        if self.name == system_tables.READ_OPTIMIZED:
-            batches = table.new_read().read_split(pickle.loads(partition.value))
+        unit: Any = pickle.loads(partition.value) if partition.value else None
+        if isinstance(unit, incremental.IncrementalSplit):
+            records = incremental.with_row_kind(table, incremental.read_split_kv(table, unit))
+            if self.name == system_tables.BINLOG:
+                records = system_tables.binlog(records).cast(system_tables.arrow_schema(table, system_tables.BINLOG))
+            batches = iter(records.to_batches())
+        elif self.name == system_tables.READ_OPTIMIZED:
+            batches = table.new_read().read_split(unit)
         else:
             batches = iter(system_tables.system_table(table, self.name, self._snapshot_id()).to_batches())
         for batch in batches:

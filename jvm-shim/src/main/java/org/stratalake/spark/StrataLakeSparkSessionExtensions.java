@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.stratalake.spark.scan.TypedScans;
+import org.stratalake.spark.sql.IncrementalQueryFunctions;
 import org.stratalake.spark.sql.RowLevelRewrite;
 import org.stratalake.spark.sql.StrataLakeSqlParser;
 import scala.runtime.AbstractFunction1;
@@ -17,7 +18,8 @@ import scala.runtime.BoxedUnit;
  * {@code spark.sql.extensions=org.stratalake.spark.StrataLakeSparkSessionExtensions}: installs
  * the parser that accepts Flink/Paimon style {@code WITH (...)} table options, and the rewrite of
  * row-level DML into change records ({@link RowLevelRewrite}), and the scan node that names its
- * column-vector class to Spark's code generator ({@link TypedScans}).
+ * column-vector class to Spark's code generator ({@link TypedScans}), and Paimon's incremental-query
+ * table functions ({@link IncrementalQueryFunctions}).
  */
 public class StrataLakeSparkSessionExtensions
     extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -27,6 +29,7 @@ public class StrataLakeSparkSessionExtensions
     extensions.injectParser(new ParserBuilder());
     extensions.injectPreCBORule(new RuleBuilder());
     extensions.injectColumnar(new ColumnarBuilder());
+    IncrementalQueryFunctions.all().forEach(extensions::injectTableFunction);
     return BoxedUnit.UNIT;
   }
 

@@ -102,3 +102,27 @@ def test_streams_refuse_incremental_options() -> None:
     schema = StructType([StructField("id", LongType())])
     with pytest.raises(Exception, match=r"table db.t: incremental read options .* are for batch reads"):
         StrataLakeStreamReader({"table": "db.t", "warehouse": "/nowhere", "incremental-between": "1,2"}, schema)
+
+
+def test_row_level_commands_refuse_a_session_version_setting(spark: Any, db: str) -> None:
+    """``SET spark.stratalake.incremental-between`` (or ``scan.snapshot-id``) applies to every scan
+    of the session; UPDATE/DELETE/MERGE would then rewrite the rows of that version, so they refuse
+    it by name and leave the table unchanged."""
+    t = f"{db}.dml"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
+    spark.sql(f"INSERT INTO {t} VALUES (3, 'c')")
+    for setting, value in (("incremental-between", "1,2"), ("scan.snapshot-id", "1")):
+        spark.sql(f"SET `spark.stratalake.{setting}` = {value}")
+        try:
+            with pytest.raises(Exception, match=rf"UPDATE reads the latest snapshot, but read option '{setting}'"):
+                spark.sql(f"UPDATE {t} SET v = 'x' WHERE id > 0")
+            with pytest.raises(Exception, match=rf"MERGE reads the latest snapshot, but read option '{setting}'"):
+                spark.sql(
+                    f"MERGE INTO {t} USING (SELECT 9 AS id) s ON {t}.id = s.id "
+                    "WHEN NOT MATCHED BY SOURCE THEN DELETE"
+                )
+        finally:
+            spark.sql(f"RESET `spark.stratalake.{setting}`")
+    assert _rows(spark.table(t)) == [(1, "a"), (2, "b"), (3, "c")]
+    assert spark.sql(f"SELECT count(*) FROM {db}.`dml$snapshots`").collect()[0][0] == 2

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from stratalake.exceptions import InvalidOptionError, SnapshotNotFoundError, UnsupportedError
 from stratalake.read import incremental
+from stratalake.spark import source_options as keys
 
 if TYPE_CHECKING:
     from stratalake.read.incremental import IncrementalRange
@@ -96,6 +97,37 @@ def check_read_options(table: str, options: Mapping[str, str]) -> None:
         hint = f" (did you mean '{_spelled(close[0])}'?)" if close else ""
         raise InvalidOptionError(
             f"table {table}: unknown read option '{key}'{hint}; supported read options: {', '.join(_known())}"
+        )
+    command = _get(options, keys.ROW_LEVEL_COMMAND)
+    if command:
+        _check_row_level(table, command, options)
+
+
+#: Read options that choose what a scan reads instead of the latest snapshot.
+_VERSION_CHOOSING = (
+    SCAN_SNAPSHOT_ID,
+    SCAN_TAG_NAME,
+    SCAN_TIMESTAMP_MILLIS,
+    SCAN_TIMESTAMP,
+    INCREMENTAL_BETWEEN,
+    INCREMENTAL_BETWEEN_TIMESTAMP,
+    INCREMENTAL_TO_AUTO_TAG,
+)
+
+
+def _check_row_level(table: str, command: str, options: Mapping[str, str]) -> None:
+    """A row-level command (UPDATE, DELETE, MERGE) rewrites the rows of the latest snapshot: a
+    read option (usually a session's ``SET spark.stratalake.<option>``) that chooses another
+    version would make it rewrite, or delete, rows of that version instead."""
+    given = [n for n in _VERSION_CHOOSING if _get(options, n)]
+    mode = (_get(options, SCAN_MODE) or "default").lower()
+    if mode not in ("default", "latest-full", "full", "latest"):
+        given.append(SCAN_MODE)
+    if given:
+        name = given[0]
+        raise InvalidOptionError(
+            f"table {table}: {command} reads the latest snapshot, but read option '{name}' chooses another "
+            f"version; RESET spark.stratalake.{name} (or drop the option) before the {command}"
         )
 
 

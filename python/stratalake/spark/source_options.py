@@ -37,4 +37,7 @@ SCAN_COUNT: Final = "stratalake.scan.count"
 # (TableRead.superseded_positions); the shim then reads the split's files natively without them
 SCAN_SUPERSEDED: Final = "stratalake.scan.superseded"
 ROW_KIND_COLUMN: Final = "stratalake.write.row-kind-column"  # set by row-level DML: the change-record kind
+# The scan of a row-level command (UPDATE, DELETE, MERGE): its Spark name. Read options that choose
+# another version than the latest are refused there (stratalake.spark.read_options).
+ROW_LEVEL_COMMAND: Final = "stratalake.scan.row-level-command"
 SYSTEM_TABLE: Final = "stratalake.system-table"  # t$<name>: the system table to read

@@ -53,9 +53,19 @@ public final class StrataLakeRowLevelOperation implements RowLevelOperationBuild
     return table;
   }
 
+  /**
+   * Marks the scan of a row-level command (stratalake.spark.source_options.ROW_LEVEL_COMMAND):
+   * Python then refuses read options that choose another version (a session's {@code SET
+   * spark.stratalake.incremental-between ...}), which would make the command rewrite rows of
+   * that version instead of the latest.
+   */
+  static final String ROW_LEVEL_COMMAND_OPTION = "stratalake.scan.row-level-command";
+
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return table.newScanBuilder(options);
+    java.util.Map<String, String> marked = new java.util.HashMap<>(options.asCaseSensitiveMap());
+    marked.put(ROW_LEVEL_COMMAND_OPTION, command.name());
+    return table.newScanBuilder(new CaseInsensitiveStringMap(marked));
   }
 
   @Override

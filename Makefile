@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-peers bench-peers-quick clean
+.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-peers bench-peers-quick clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -94,6 +94,13 @@ bench: setup
 bench-quick: setup
 	$(VPY) -m pip install -q -r bench/requirements.txt
 	$(VPY) -m bench.run --quick
+
+# Issue 33: commit, planning and expiration cost at 1k, 10k and 100k live files (metadata only).
+bench-metadata: setup
+	$(VPY) -m bench.metadata_scale
+
+bench-metadata-quick: setup
+	$(VPY) -m bench.metadata_scale --quick
 
 # Issue 31: stratalake vs Delta Lake and Iceberg (and Spark's Parquet) on Spark, one process per
 # system. The peers' venv (pyspark $(PEERS_SPARK)) and their jars from Maven Central are cached in

@@ -187,3 +187,14 @@ def test_pypaimon_reads_merged_manifests(tmp_path: Path, threshold: str) -> None
     ours = t.read().sort_by("id")
     theirs = paimon_read(str(tmp_path), "db.t").select(ours.column_names).sort_by("id")
     assert theirs.to_pylist() == ours.to_pylist()
+
+
+@pytest.mark.parametrize("min_count", ["0", "1"])
+def test_merge_min_count_zero_and_one_merge_every_commit(tmp_path: Path, min_count: str) -> None:
+    """Paimon accepts any ``manifest.merge-min-count``: 0 (and 1) merge the small manifests left at
+    the end of the list on every commit, so the base list never holds more than one of them."""
+    t = _table(tmp_path, **{"manifest.merge-min-count": min_count, "write-only": "true"})
+    for c in range(5):
+        t.write(pa.table({"id": pa.array([c, c + 100], pa.int64()), "v": pa.array([c, c], pa.int64())}))
+        assert len(_base(t)) <= 1
+    assert sorted(t.read().column("id").to_pylist()) == sorted([*range(5), *range(100, 105)])

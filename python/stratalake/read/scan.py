@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from stratalake.expressions import (
+    And,
     ColumnStats,
     Compare,
     FilterLike,
@@ -99,7 +100,6 @@ class TableScan:
         snap = self.snapshot()
         if snap is None:
             return []
-        entries = self.table.live_entries(snap)
         table = self.table
         schema = table.schema()
         codec = table.partition_codec
@@ -109,6 +109,12 @@ class TableScan:
         key_names = schema.trimmed_primary_keys
         key_preds = [p for p in conjuncts if p.columns() <= set(key_names)]
         wanted_buckets = self._bucket_filter(conjuncts)
+        # Manifests whose partition statistics or bucket range exclude the filter are not read.
+        where = table.manifest_filter(
+            And(tuple(part_preds)) if len(part_preds) > 1 else (part_preds[0] if part_preds else None),
+            buckets=wanted_buckets,
+        )
+        entries = table.live_entries(snap, where)
         # Append tables (no primary key): no merge, so any column's statistics may prune files.
         append = not schema.primary_keys
         value_preds = [p for p in conjuncts if not p.columns() <= part_keys] if append else []

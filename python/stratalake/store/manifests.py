@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from stratalake.exceptions import CorruptFileError
@@ -27,6 +27,7 @@ from stratalake.spec.manifest import (
     SimpleStats,
 )
 from stratalake.spec.names import check_data_file, check_file_name, check_index_file
+from stratalake.store.manifest_filter import ManifestFilter
 from stratalake.store.partition import PartitionCodec
 
 T = TypeVar("T")
@@ -190,6 +191,24 @@ def _check_entry(e: ManifestEntry) -> None:
 
 def _check_meta(m: ManifestFileMeta) -> None:
     check_file_name(m.file_name, "manifest file")
+
+
+def filtered_entries(
+    mio: ManifestIO, metas: Iterable[ManifestFileMeta], where: ManifestFilter | None
+) -> Iterator[ManifestEntry]:
+    """The entries of ``metas`` in order; with ``where``, only its partitions and buckets, and
+    manifests it excludes by their statistics are not read at all."""
+    if where is None or where.is_trivial:
+        for m in metas:
+            yield from mio.read_entries(m.file_name)
+        return
+    buckets = where.buckets
+    for m in metas:
+        if not where.manifest_may_match(m):
+            continue
+        for e in mio.read_entries(m.file_name):
+            if (buckets is None or e.bucket in buckets) and where.entry_partition_ok(e.partition):
+                yield e
 
 
 def fold_entries(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int, str], ManifestEntry]:

@@ -9,11 +9,13 @@ operations), so nothing below the table layer imports those.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from functools import cached_property
 from typing import Self
 
 import pyarrow as pa
 
+from stratalake.expressions import Predicate
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext
 from stratalake.options import CoreOptions
@@ -21,7 +23,8 @@ from stratalake.spec.manifest import ManifestEntry
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.snapshot import Snapshot
 from stratalake.store.changelog_manager import ChangelogManager
-from stratalake.store.manifests import ManifestIO, fold_entries
+from stratalake.store.manifest_filter import ManifestFilter
+from stratalake.store.manifests import ManifestIO, filtered_entries, fold_entries
 from stratalake.store.partition import PartitionCodec
 from stratalake.store.schema_manager import SchemaManager
 from stratalake.store.snapshot_manager import SnapshotManager
@@ -108,11 +111,27 @@ class TableStore:
     def snapshots(self) -> list[Snapshot]:
         return list(self.snapshot_manager.snapshots())
 
-    def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        """ADD entries of every live data file at ``snapshot``."""
+    def live_entries(self, snapshot: Snapshot, where: ManifestFilter | None = None) -> list[ManifestEntry]:
+        """ADD entries of every live data file at ``snapshot`` (only those ``where`` admits:
+        manifests whose partition statistics or bucket range exclude it are not read)."""
+        return list(self.live_files(snapshot, where).values())
+
+    def live_files(
+        self, snapshot: Snapshot, where: ManifestFilter | None = None
+    ) -> dict[tuple[bytes, int, str], ManifestEntry]:
+        """:meth:`live_entries` keyed by identifier (partition, bucket, file name)."""
         mio = self.manifest_io
         metas = mio.read_list(snapshot.base_manifest_list) + mio.read_list(snapshot.delta_manifest_list)
-        return list(fold_entries(e for m in metas for e in mio.read_entries(m.file_name)).values())
+        return fold_entries(filtered_entries(mio, metas, where))
+
+    def manifest_filter(
+        self,
+        predicate: Predicate | None = None,
+        partitions: Collection[bytes] | None = None,
+        buckets: Collection[int] | None = None,
+    ) -> ManifestFilter:
+        """A :class:`ManifestFilter` for this table's partition columns."""
+        return ManifestFilter(self.partition_codec, predicate, partitions, buckets)
 
     # -- support -----------------------------------------------------------------------------
     @cached_property

@@ -39,7 +39,9 @@ class ManifestMerger:
         opts = self.table.core_options
         target = max(opts.get_int("manifest.target-file-size") or 1, 1)
         threshold = max(opts.get_int("manifest.full-compaction-threshold-size") or 1, 1)
-        min_count = opts.get_int("manifest.merge-min-count") or 30
+        # Paimon takes any integer; 0 or less merges whatever small manifests are left every time.
+        min_count = opts.get_int("manifest.merge-min-count")
+        min_count = 30 if min_count is None else min_count
         full = self._full_manifest_compaction(metas, namer, written, target, threshold)
         if full is not None:
             return full

@@ -40,7 +40,8 @@ from stratalake.spec.manifest import (
 )
 from stratalake.spec.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
 from stratalake.store.index_manifest import live_index_entries, write_index_manifest
-from stratalake.store.manifests import ManifestIO, ManifestNamer, fold_entries
+from stratalake.store.manifest_filter import ManifestFilter
+from stratalake.store.manifests import ManifestIO, ManifestNamer, filtered_entries, fold_entries
 
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
@@ -143,8 +144,13 @@ class TableCommit:
         bases = [m.key_index_snapshot for m in msgs if m.key_index_snapshot is not None]
         key_base = min(bases) if bases else None
         last: int | None = None
+        # The partitions and buckets this commit touches: its conflict checks read only their
+        # live files (an overwrite of the whole table reads them all).
+        touched = [*new_files, *compact]
         if overwrite:
-            partition_filter = self._partition_filter(overwrite_partitions)
+            wanted = self._overwritten(overwrite_partitions)
+            partition_filter = (lambda _p: True) if wanted is None else wanted.__contains__
+            overwrite_scope = None if wanted is None else self._scope([*touched], extra_partitions=wanted)
             last = self._commit_with_retry(
                 lambda live: _Plan(
                     CommitKind.OVERWRITE,
@@ -164,6 +170,7 @@ class TableCommit:
                 check_writers=True,
                 then=compact,
                 key_index_base=key_base,
+                scope=overwrite_scope,
             )
         elif new_files or changelog or hash_added or hash_deleted:
             last = self._commit_with_retry(
@@ -173,6 +180,7 @@ class TableCommit:
                 check_writers=True,
                 then=compact,
                 key_index_base=key_base,
+                scope=self._scope(touched),
             )
         if compact or index_added or index_deleted:
             try:
@@ -188,6 +196,7 @@ class TableCommit:
                     ),
                     identifier,
                     check_deletes=True,
+                    scope=self._scope(compact, [*index_added, *index_deleted], index_base),
                 )
                 last = compacted if compacted is not None else last
             except Exception as e:
@@ -311,12 +320,29 @@ class TableCommit:
     def _entry(kind: FileKind, m: CommitMessage, f: DataFileMeta) -> ManifestEntry:
         return ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f)
 
-    def _partition_filter(self, specs: Sequence[dict[str, Any]] | None) -> Callable[[bytes], bool]:
+    def _overwritten(self, specs: Sequence[dict[str, Any]] | None) -> frozenset[bytes] | None:
+        """The partitions an overwrite replaces (None: the whole table)."""
         if not specs:
-            return lambda _p: True
+            return None
         codec = self.table.partition_codec
-        wanted = {codec.to_bytes(codec.spec_to_values(s, self.table.identifier)) for s in specs}
-        return lambda p: p in wanted
+        return frozenset(codec.to_bytes(codec.spec_to_values(s, self.table.identifier)) for s in specs)
+
+    def _scope(
+        self,
+        entries: Sequence[ManifestEntry],
+        index_entries: Sequence[IndexManifestEntry] = (),
+        index_base: Collection[tuple[bytes, int]] = (),
+        extra_partitions: Collection[bytes] | None = None,
+    ) -> ManifestFilter:
+        """The live files a commit of ``entries`` must check: those of the partitions (and, unless
+        ``extra_partitions`` are replaced whole, the buckets) it touches."""
+        pairs = {(e.partition, e.bucket) for e in entries}
+        pairs |= {(e.partition, e.bucket) for e in index_entries}
+        pairs |= set(index_base)
+        partitions = {p for p, _ in pairs}
+        if extra_partitions is not None:
+            return self.table.manifest_filter(partitions=partitions | set(extra_partitions))
+        return self.table.manifest_filter(partitions=partitions, buckets={b for _, b in pairs})
 
     def _find_committed(self, identifier: int) -> int | None:
         """The snapshot of this commit user with ``identifier``, newest first down to the earliest.
@@ -378,23 +404,33 @@ class TableCommit:
         check_writers: bool = False,
         then: Sequence[ManifestEntry] = (),
         key_index_base: int | None = None,
+        scope: ManifestFilter | None = None,
     ) -> int | None:
         """Commit the plan ``plan_for`` derives from the latest snapshot, retrying lost races.
 
         ``then`` are the entries of a snapshot this commit writes right after (a writer's
         compaction after its data): the sorted-run check covers both, so a commit that would
         break the levels is refused before anything is committed. ``key_index_base``: the
-        snapshot cross-partition writers bootstrapped their key index from.
+        snapshot cross-partition writers bootstrapped their key index from. ``scope``: the
+        partitions and buckets whose live files ``plan_for`` and the checks look at (None: all);
+        only manifests whose statistics admit them are read, and a retry advances the previous
+        attempt's live files by the delta manifests of the snapshots committed since.
         """
         table = self.table
         sm = table.snapshot_manager
         retries = table.core_options.commit_max_retries
         keys_read: dict[str, pa.Table] = {}  # data files' keys read by the writer check, per path
+        previous: tuple[Snapshot, conflicts.LiveEntries] | None = None
         for attempt in range(retries + 1):
             latest = sm.latest_snapshot(fresh=True)  # as on disk, never a cached copy
             base_metas = self._all_metas(latest)
-            live = self._live(base_metas)
+            live = self._advance(previous, latest, scope) if previous is not None else None
+            if live is None:
+                live = self._live(base_metas, scope)
+            if latest is not None:
+                previous = (latest, live)
             plan = plan_for(live)
+            self._check_scope(plan, scope)
             index_live = live_index_entries(table, latest) if plan.touches_index() else None
             if plan.drop_index_of is not None and index_live is not None:
                 drop = plan.drop_index_of
@@ -461,9 +497,50 @@ class TableCommit:
         mio = self.table.manifest_io
         return mio.read_list(latest.base_manifest_list) + mio.read_list(latest.delta_manifest_list)
 
-    def _live(self, metas: Sequence[ManifestFileMeta]) -> dict[tuple[bytes, int, str], ManifestEntry]:
+    def _live(self, metas: Sequence[ManifestFileMeta], scope: ManifestFilter | None = None) -> conflicts.LiveEntries:
+        return fold_entries(filtered_entries(self.table.manifest_io, metas, scope))
+
+    def _advance(
+        self,
+        previous: tuple[Snapshot, conflicts.LiveEntries],
+        latest: Snapshot | None,
+        scope: ManifestFilter | None,
+    ) -> conflicts.LiveEntries | None:
+        """The live files of ``latest`` from those of the previous attempt's snapshot and the
+        delta manifests of every snapshot after it (each lists exactly what it changed); None
+        when that cannot be done safely (a snapshot in between is gone or unreadable, or the
+        previous one is no longer what was read: another engine's writer replaced it), and the
+        caller reads ``latest``'s manifests instead."""
+        before, live = previous
+        if latest is None or latest.id <= before.id:
+            return None
+        sm = self.table.snapshot_manager
         mio = self.table.manifest_io
-        return fold_entries(e for m in metas for e in mio.read_entries(m.file_name))
+        try:
+            if sm.snapshot(before.id, fresh=True) != before:
+                return None
+            snaps = [sm.snapshot(sid, fresh=True) for sid in range(before.id + 1, latest.id)] + [latest]
+            delta = [m for snap in snaps for m in mio.read_list(snap.delta_manifest_list)]
+            advanced = dict(live)
+            for e in filtered_entries(mio, delta, scope):
+                if e.kind is FileKind.ADD:
+                    advanced[e.identifier()] = e
+                else:
+                    advanced.pop(e.identifier(), None)
+        except (SnapshotNotFoundError, CorruptFileError, OSError):
+            return None
+        return advanced
+
+    def _check_scope(self, plan: _Plan, scope: ManifestFilter | None) -> None:
+        """Every file the plan deletes lies in the scope whose live files were read: a delete
+        outside it could not be checked (a bug, not a conflict)."""
+        if scope is None:
+            return
+        for e in plan.delta:
+            if e.kind is FileKind.DELETE and not (
+                (scope.buckets is None or e.bucket in scope.buckets) and scope.entry_partition_ok(e.partition)
+            ):
+                raise AssertionError(f"commit deletes {e.file.file_name} outside the files it checked; this is a bug")
 
     def _check_deletes(self, delta: Sequence[ManifestEntry], live: conflicts.LiveEntries) -> None:
         conflicts.check_deletes(self.table, delta, live)

@@ -7,6 +7,9 @@ JAR    := python/stratalake/jars/stratalake-spark-shim.jar
 JAVA_SOURCES := $(shell find jvm-shim/src -name '*.java' -o -name '*.scala' 2>/dev/null)
 WAREHOUSE ?= ./warehouse
 PYTEST_ARGS ?=
+# `make test` runs test files in this many pytest processes (pytest-xdist, whole files per process,
+# each with its own Spark session): a Spark test leaves a core idle while it waits on the JVM.
+TEST_WORKERS ?= 2
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
@@ -56,7 +59,8 @@ test-build:
 	bash tests/build/isolated_build.sh $(PYTHON)
 
 test: setup
-	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest -m "not paimon_java" $(PYTEST_ARGS); rc=$$?; \
+	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest -m "not paimon_java and not timing" -n $(TEST_WORKERS) --dist loadfile \
+	  --durations=25 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$rc
 
 # Every commit fault point: each write and maintenance kind with a fault at every file-system
@@ -89,6 +93,7 @@ demo: setup
 
 bench: setup
 	$(VPY) -m pip install -q -r bench/requirements.txt
+	$(VPY) -m pytest -m timing -q tests/spec
 	$(VPY) -m bench.run
 
 bench-quick: setup

@@ -133,7 +133,7 @@ def _best_of(f: Callable[[], object], times: int = 5) -> float:
     return best
 
 
-@pytest.mark.slow
+@pytest.mark.timing
 def test_one_million_keys_hash_fast() -> None:
     keys = pa.array(np.random.default_rng(1).integers(-(2**62), 2**62, 1_000_000))
     assert _best_of(lambda: bucket_ids([keys], [BigIntType()], 16)) < 0.2

@@ -447,7 +447,7 @@ def test_writer_compaction_after_its_restored_files_were_compacted_and_expired(
     real_live_entries = TableStore.live_entries
     calls: list[int] = []
 
-    def expire_while_read(self: Any, snapshot: Any) -> Any:
+    def expire_while_read(self: Any, snapshot: Any, where: Any = None) -> Any:
         if not calls:  # once: a newer snapshot appears and this one expires under the reader
             calls.append(1)
             other.write(_one_row(8, 0, 5))
@@ -455,7 +455,7 @@ def test_writer_compaction_after_its_restored_files_were_compacted_and_expired(
             # What a reader without this snapshot's manifests cached meets (this one has them
             # cached from its restore): the manifest list is gone.
             raise FileNotFoundError(snapshot.delta_manifest_list)
-        return real_live_entries(self, snapshot)
+        return real_live_entries(self, snapshot, where)
 
     monkeypatch.setattr(TableStore, "live_entries", expire_while_read)
     w.write(_one_row(0, 1, 3))  # a second sorted run: the writer's compaction is due

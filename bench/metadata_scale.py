@@ -10,6 +10,8 @@ time-partitioned table: each commit writes the newest partition), and the small 
 manifests are minor-merged every 30 as a committer would. Then, in a fresh interpreter per size
 (no manifest decoded in advance):
 
+- a writer's first small write (one row into the newest partition, not committed), in an
+  interpreter of its own (cold);
 - one small commit (one new level-0 file in the newest partition, ``TableCommit.commit`` of a
   writer's message): the first one (cold) and the median of 20;
 - planning a query of one partition (``dt = <one>``): cold, then the median of 5;
@@ -178,6 +180,24 @@ def measure_plan_all(location: str) -> dict[str, Any]:
     return out
 
 
+def measure_write(location: str, n_files: int) -> dict[str, Any]:
+    """In a fresh interpreter: a writer's first small write, one row into the newest partition
+    (the writer restores the state of the bucket it opens; no data file is read, nothing is
+    committed)."""
+    import pyarrow as pa
+
+    import stratalake
+
+    table = stratalake.Catalog(location).get_table("db.t")
+    newest = _dt(_partitions(n_files) - 1)
+    t0 = time.perf_counter()
+    w = table.new_write()
+    w.write(pa.table({"id": pa.array([-1], pa.int64()), "dt": [newest], "v": ["x"]}))
+    elapsed = (time.perf_counter() - t0) * 1000
+    w.abort()
+    return {"write_first_ms": elapsed}
+
+
 def measure(location: str, n_files: int, commits: int) -> dict[str, Any]:
     """In a fresh interpreter: the figures of one built table (see the module docstring)."""
     import stratalake
@@ -255,7 +275,11 @@ def run_size(n_files: int, n_snapshots: int, commits: int, work: str) -> dict[st
         build(location, n_files, n_snapshots)
         built = time.perf_counter() - t0
         result: dict[str, Any] = {}
-        for phase in (["--measure-plan-all", location], ["--measure", location, str(n_files), str(commits)]):
+        for phase in (
+            ["--measure-write", location, str(n_files)],
+            ["--measure-plan-all", location],
+            ["--measure", location, str(n_files), str(commits)],
+        ):
             proc = subprocess.run(
                 [sys.executable, "-m", "bench.metadata_scale", *phase], check=True, capture_output=True, text=True
             )
@@ -274,7 +298,11 @@ def main() -> None:
     p.add_argument("--json", help="also write the results to this file")
     p.add_argument("--measure", nargs=3, help=argparse.SUPPRESS)
     p.add_argument("--measure-plan-all", help=argparse.SUPPRESS)
+    p.add_argument("--measure-write", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.measure_write:
+        print(json.dumps(measure_write(args.measure_write[0], int(args.measure_write[1]))))
+        return
     if args.measure_plan_all:
         print(json.dumps(measure_plan_all(args.measure_plan_all)))
         return
@@ -290,7 +318,7 @@ def main() -> None:
     work = str(WORK_DIR)
     results = []
     header = (
-        f"{'files':>8} {'snaps':>6} {'build s':>8} {'commit 1st':>11} {'commit med':>11} "
+        f"{'files':>8} {'snaps':>6} {'build s':>8} {'write 1st':>10} {'commit 1st':>11} {'commit med':>11} "
         f"{'plan 1 part':>12} {'(cold)':>8} {'plan all':>9} {'peak MiB':>9} {'expire':>9}"
     )
     print(header, flush=True)
@@ -299,7 +327,8 @@ def main() -> None:
         r = run_size(n, snaps, commits, work)
         results.append(r)
         print(
-            f"{n:>8} {r['snapshots']:>6} {r['build_s']:>8.1f} {r['commit_first_ms']:>9.0f}ms "
+            f"{n:>8} {r['snapshots']:>6} {r['build_s']:>8.1f} {r['write_first_ms']:>8.0f}ms "
+            f"{r['commit_first_ms']:>9.0f}ms "
             f"{r['commit_median_ms']:>9.0f}ms {r['plan_one_partition_ms']:>10.0f}ms "
             f"{r['plan_one_partition_cold_ms']:>6.0f}ms {r['plan_table_ms']:>7.0f}ms "
             f"{r['plan_table_peak_rss_growth_mib']:>9.0f} {r['expire_ms']:>7.0f}ms ({r['expired']})",

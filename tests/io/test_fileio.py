@@ -80,6 +80,26 @@ def test_list_status(tmp_path: Path, fio: FileIO) -> None:
     assert fio.list_status(base + "snapshot-1") == []
 
 
+def test_list_names_and_status(tmp_path: Path, fio: FileIO) -> None:
+    base = f"{tmp_path}/snapshot/"
+    assert fio.list_names(f"{tmp_path}/missing") == []
+    fio.write_bytes(base + "snapshot-2", b"22")
+    fio.write_bytes(base + "snapshot-10", b"1")
+    fio.mkdirs(base + "sub")
+    assert fio.list_names(base) == ["snapshot-10", "snapshot-2", "sub"] == [s.name for s in fio.list_status(base)]
+    assert fio.list_names(f"file://{tmp_path}/snapshot") == ["snapshot-10", "snapshot-2", "sub"]
+    assert fio.list_names(base + "snapshot-2") == []  # a file is not a directory
+    # The base implementation (object stores, wrapped filesystems) lists through list_status.
+    plain = FileIO(pafs.LocalFileSystem())
+    assert plain.list_names(base) == ["snapshot-10", "snapshot-2", "sub"]
+    assert plain.list_names(f"{tmp_path}/missing") == []
+    st = fio.status(base + "snapshot-2")
+    assert st.name == "snapshot-2" and st.size == 2 and not st.is_dir and st.path == base + "snapshot-2"
+    assert abs(st.mtime_ms - os.stat(base + "snapshot-2").st_mtime * 1000) < 1000
+    with pytest.raises(FileNotFoundError):
+        fio.status(base + "snapshot-3")
+
+
 def test_mkdirs_delete_dir(tmp_path: Path, fio: FileIO) -> None:
     d = f"{tmp_path}/x/y/z"
     fio.mkdirs(d)

@@ -354,6 +354,40 @@ def test_snapshot_created_below_newer_ones_is_withdrawn(tmp_path: Path) -> None:
     assert not t.file_io.exists(sm.snapshot_path(3))
 
 
+def test_snapshot_created_below_a_gap_is_withdrawn(tmp_path: Path) -> None:
+    """A resurrected id whose successors expired too: the gap above it is the evidence."""
+    t = create_table(str(tmp_path / "wh"), **{"write-only": "true"})
+    for c in range(5):
+        t.write(batch(0, c, 3))
+    sm = t.snapshot_manager
+    snap3 = t.snapshot(3)
+    for sid in (3, 4):  # as if 3 and 4 expired and 3 were re-won by a stale committer
+        t.file_io.delete(sm.snapshot_path(sid))
+        sm.forget(sid)
+    with pytest.raises(CommitConflictError, match="withdrawn"):
+        sm.try_commit(snap3)
+    assert not t.file_io.exists(sm.snapshot_path(3)) and t.file_io.exists(sm.snapshot_path(5))
+
+
+def test_resurrection_check_lists_names_and_stats_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check after each create reads no per-file metadata of the snapshot directory: one
+    listing of names and, when there is a successor, one status (its time)."""
+    t = create_table(str(tmp_path / "wh"), **{"write-only": "true"})
+    for c in range(4):
+        t.write(batch(0, c, 3))
+    sm, io = t.snapshot_manager, t.file_io
+    listed: list[str] = []
+    stats: list[str] = []
+    real_status = io.status
+    monkeypatch.setattr(io, "list_status", lambda path: listed.append(path) or [])
+    monkeypatch.setattr(io, "status", lambda path: stats.append(path) or real_status(path))
+    started = int(time.time() * 1000)
+    assert not sm._resurrected(4, started)  # the newest: no successor, nothing stat'ed
+    assert not sm._resurrected(3, started - 60_000)  # successor written after the attempt began
+    assert sm._resurrected(3, started + 60_000)  # successor written before it
+    assert listed == [] and stats == [sm.snapshot_path(4)] * 2
+
+
 def test_writer_check_meets_a_file_compacted_and_expired_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -413,7 +447,7 @@ def test_writer_compaction_after_its_restored_files_were_compacted_and_expired(
     real_live_entries = TableStore.live_entries
     calls: list[int] = []
 
-    def expire_while_read(self: Any, snapshot: Any) -> Any:
+    def expire_while_read(self: Any, snapshot: Any, where: Any = None) -> Any:
         if not calls:  # once: a newer snapshot appears and this one expires under the reader
             calls.append(1)
             other.write(_one_row(8, 0, 5))
@@ -421,7 +455,7 @@ def test_writer_compaction_after_its_restored_files_were_compacted_and_expired(
             # What a reader without this snapshot's manifests cached meets (this one has them
             # cached from its restore): the manifest list is gone.
             raise FileNotFoundError(snapshot.delta_manifest_list)
-        return real_live_entries(self, snapshot)
+        return real_live_entries(self, snapshot, where)
 
     monkeypatch.setattr(TableStore, "live_entries", expire_while_read)
     w.write(_one_row(0, 1, 3))  # a second sorted run: the writer's compaction is due

@@ -172,6 +172,27 @@ class FileIO:
         out.sort(key=lambda s: s.name)
         return out
 
+    def list_names(self, path: str) -> list[str]:
+        """The names of a directory's direct children, sorted; [] if the directory is missing.
+
+        Like :meth:`list_status` without the status: object stores list names and status in the
+        same requests, but :class:`LocalFileIO` then reads no per-file metadata.
+        """
+        return [s.name for s in self.list_status(path)]
+
+    def status(self, path: str) -> FileStatus:
+        """The status of one file (one ``stat`` / ``HEAD``); FileNotFoundError if absent."""
+        info = self._info(path)
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(errno.ENOENT, "no such file", path)
+        return FileStatus(
+            path=path,
+            name=info.base_name,
+            size=int(info.size or 0),
+            mtime_ms=int(info.mtime_ns or 0) // 1_000_000,
+            is_dir=info.type == pafs.FileType.Directory,
+        )
+
     # ---------------------------------------------------------------- reading
 
     def read_bytes(self, path: str) -> bytes:
@@ -290,6 +311,16 @@ class LocalFileIO(FileIO):
                 if links:
                     out = [replace(s, is_link=True) if s.name in links else s for s in out]
         return out
+
+    def list_names(self, path: str) -> list[str]:
+        if type(self._fs) is not pafs.LocalFileSystem:
+            return super().list_names(path)  # a wrapped filesystem (e.g. the tests' faulty one)
+        try:
+            names = os.listdir(self.to_fs_path(path))  # names only: no stat per entry
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        names.sort()
+        return names
 
     def read_bytes(self, path: str) -> bytes:
         _refuse_linked_file(self.to_fs_path(path))

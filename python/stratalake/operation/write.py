@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from stratalake.store.index_manifest import dv_entries_by_bucket, index_dir, liv
 from stratalake.store.partition import group_rows
 
 if TYPE_CHECKING:
+    from stratalake.spec.snapshot import Snapshot
     from stratalake.store.table_store import TableStore
 
 _LOG = logging.getLogger(__name__)
@@ -79,6 +80,8 @@ class TableWrite(BaseTableWrite):
         self._buffers: dict[tuple[bytes, int], _BucketBuffer] = {}
         self._restored: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
         self._restored_dv: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+        self._restored_pairs: set[tuple[bytes, int]] = set()  # the buckets whose files were read
+        self._restore_snapshot: Snapshot | None = None  # the snapshot they were read at
         # Set for an overwrite (Paimon's withIgnorePreviousFiles): the old files are about to go,
         # so compaction must not build on them (nor fail on their removal by the overwrite).
         self.ignore_previous_files = False
@@ -130,7 +133,17 @@ class TableWrite(BaseTableWrite):
         else:
             codes = self._bucket_codes(rows)
         card = max(self._num_buckets, int(codes.max(initial=0)) + 1)
-        for indices, bucket in group_rows(rows, self._schema.partition_keys, codes, card):
+        groups = list(group_rows(rows, self._schema.partition_keys, codes, card))
+        codec = self.table.partition_codec
+        # The buckets this batch opens are restored together: one read of the manifests that may hold them.
+        self._restore(
+            {
+                (codec.to_bytes(tuple(rows.column(k)[int(indices[0])].as_py() for k in codec.keys)), bucket)
+                for indices, bucket in groups
+            }
+            - self._buffers.keys()
+        )
+        for indices, bucket in groups:
             part = rows.take(indices)
             self._add(part, kinds.take(pa.array(indices)) if kinds is not None else None, bucket)
         if self._buffered_bytes > self._options.write_buffer_size:
@@ -193,16 +206,48 @@ class TableWrite(BaseTableWrite):
         buf.nbytes += kv.nbytes
         self._buffered_bytes += kv.nbytes
 
+    def _restore(self, pairs: Collection[tuple[bytes, int]]) -> None:
+        """Read the live files of the buckets ``pairs`` (partition, bucket) not read yet, at the
+        snapshot this writer read first: only manifests whose partition statistics and bucket
+        range admit them are opened, not the whole table's."""
+        if self._restored is None:
+            self._restore_snapshot = self.table.latest_snapshot()
+            self._restored = {}
+            # Deletion vectors of the same snapshot: the compactions continue from them.
+            self._restored_dv = dv_entries_by_bucket(live_index_entries(self.table, self._restore_snapshot))
+        todo = {p for p in pairs if p not in self._restored_pairs}
+        snap = self._restore_snapshot
+        if not todo or snap is None:
+            self._restored_pairs |= todo
+            return
+        where = self.table.manifest_filter(partitions={p for p, _ in todo}, buckets={b for _, b in todo})
+        sm = self.table.snapshot_manager
+        for attempt in range(10):
+            try:
+                entries = self.table.live_entries(snap, where)
+                break
+            except (OSError, CorruptFileError):
+                # A writer that opens buckets later than its first write may find the snapshot
+                # it read first expired: these buckets are read at the newest one, files and
+                # deletion vectors alike (each bucket's state is of one snapshot).
+                newest = sm.latest_snapshot(fresh=True)
+                if newest is None or newest.id == snap.id or attempt == 9:
+                    raise
+                snap = newest
+        if snap is not self._restore_snapshot:
+            dv = dv_entries_by_bucket(live_index_entries(self.table, snap))
+            for pair in todo:
+                self._restored_dv[pair] = dv.get(pair, [])
+        for e in entries:
+            if (e.partition, e.bucket) in todo:
+                self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
+        self._restored_pairs |= todo
+
     def _new_buffer(self, partition: bytes, values: tuple[Any, ...], bucket: int) -> _BucketBuffer:
         """A bucket continues after the highest sequence number of its live files; unless
         ``write-only``, its files are also restored into levels for compaction."""
-        if self._restored is None:
-            snap = self.table.latest_snapshot()
-            self._restored = {}
-            for e in self.table.live_entries(snap) if snap is not None else []:
-                self._restored.setdefault((e.partition, e.bucket), []).append(e.file)
-            # Deletion vectors of the same snapshot: the compactions continue from them.
-            self._restored_dv = dv_entries_by_bucket(live_index_entries(self.table, snap))
+        self._restore([(partition, bucket)])
+        assert self._restored is not None
         files = [] if self.ignore_previous_files else self._restored.get((partition, bucket), [])
         buf = _BucketBuffer(partition, values, bucket, max((f.max_sequence_number for f in files), default=-1) + 1)
         if not self._options.get_bool("write-only"):
@@ -384,7 +429,8 @@ class TableWrite(BaseTableWrite):
         for attempt in range(10):
             snap = sm.latest_snapshot(fresh=True)
             try:
-                entries = self.table.live_entries(snap) if snap is not None else []
+                where = self.table.manifest_filter(partitions={buf.partition}, buckets={buf.bucket})
+                entries = self.table.live_entries(snap, where) if snap is not None else []
                 break
             except (OSError, CorruptFileError):
                 # The snapshot expired while its manifests were read (a concurrent commit made a

@@ -47,12 +47,7 @@ class SnapshotManager:
         return int(text) if text.isascii() and text.isdigit() else None
 
     def _list_ids(self) -> list[int]:
-        ids = []
-        for status in self.file_io.list_status(self.snapshot_dir):
-            m = _SNAPSHOT_RE.match(status.name)
-            if m:
-                ids.append(int(m.group(1)))
-        return sorted(ids)
+        return sorted(int(m.group(1)) for name in self.file_io.list_names(self.snapshot_dir) if (m := _SNAPSHOT_RE.match(name)))
 
     def latest_snapshot_id(self) -> int | None:
         """The newest committed snapshot id. The LATEST hint is checked, never trusted."""
@@ -322,17 +317,18 @@ class SnapshotManager:
         live snapshot never has one), or a successor written before this commit began (allowing
         for clock skew off the local filesystem). Left open: an expired id re-won within the
         instant between the predecessor check and the create.
+
+        Its cost: one listing of names (no absent id can be told from hints, which may be stale,
+        so a gap above a resurrected id needs the listing), plus one ``stat`` of the successor
+        when there is one (its time, the only metadata the check reads). A successor deleted
+        between the two raises FileNotFoundError, and ``_confirm`` runs the check again.
         """
-        statuses = {
-            int(m.group(1)): st
-            for st in self.file_io.list_status(self.snapshot_dir)
-            if (m := _SNAPSHOT_RE.match(st.name))
-        }
-        if snapshot_id not in statuses or not any(i > snapshot_id for i in statuses):
+        ids = {int(m.group(1)) for name in self.file_io.list_names(self.snapshot_dir) if (m := _SNAPSHOT_RE.match(name))}
+        if snapshot_id not in ids or max(ids) <= snapshot_id:
             return False
-        successor = statuses.get(snapshot_id + 1)
-        if successor is None:
+        if snapshot_id + 1 not in ids:
             return True
+        successor = self.file_io.status(self.snapshot_path(snapshot_id + 1))
         skew_ms = 0 if isinstance(self.file_io, LocalFileIO) else _CLOCK_SKEW_MS
         return successor.mtime_ms < started_ms - 1 - skew_ms
 

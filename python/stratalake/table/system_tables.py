@@ -35,6 +35,19 @@ from stratalake.types import DataType, to_arrow
 if TYPE_CHECKING:
     from stratalake.table.table import Table
 
+# The leading columns of $files, which $file_key_ranges shares (then its first_row_id).
+_FILE_KEY_COLUMNS: tuple[tuple[str, str], ...] = (
+        ("partition", "STRING"),
+        ("bucket", "INT NOT NULL"),
+        ("file_path", "STRING NOT NULL"),
+        ("file_format", "STRING NOT NULL"),
+        ("schema_id", "BIGINT NOT NULL"),
+        ("level", "INT NOT NULL"),
+        ("record_count", "BIGINT NOT NULL"),
+        ("file_size_in_bytes", "BIGINT NOT NULL"),
+        ("min_key", "STRING"),
+        ("max_key", "STRING"),
+)
 # (column, Paimon type) per system table, in Paimon's column order.
 _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "snapshots": (
@@ -66,16 +79,7 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "options": (("key", "STRING NOT NULL"), ("value", "STRING NOT NULL")),
     "files": (
-        ("partition", "STRING"),
-        ("bucket", "INT NOT NULL"),
-        ("file_path", "STRING NOT NULL"),
-        ("file_format", "STRING NOT NULL"),
-        ("schema_id", "BIGINT NOT NULL"),
-        ("level", "INT NOT NULL"),
-        ("record_count", "BIGINT NOT NULL"),
-        ("file_size_in_bytes", "BIGINT NOT NULL"),
-        ("min_key", "STRING"),
-        ("max_key", "STRING"),
+        *_FILE_KEY_COLUMNS,
         ("null_value_counts", "STRING NOT NULL"),
         ("min_value_stats", "STRING NOT NULL"),
         ("max_value_stats", "STRING NOT NULL"),
@@ -144,16 +148,7 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("index_field_name", "STRING"),
     ),
     "file_key_ranges": (
-        ("partition", "STRING"),
-        ("bucket", "INT NOT NULL"),
-        ("file_path", "STRING NOT NULL"),
-        ("file_format", "STRING NOT NULL"),
-        ("schema_id", "BIGINT NOT NULL"),
-        ("level", "INT NOT NULL"),
-        ("record_count", "BIGINT NOT NULL"),
-        ("file_size_in_bytes", "BIGINT NOT NULL"),
-        ("min_key", "STRING"),
-        ("max_key", "STRING"),
+        *_FILE_KEY_COLUMNS,
         ("first_row_id", "BIGINT"),
     ),
     "tags": (

@@ -10,6 +10,7 @@ from typing import TypeAlias
 import pyarrow as pa
 
 from stratalake import identifiers
+from stratalake.catalog import registry
 from stratalake.catalog.schema_change import SchemaChange, apply_changes
 from stratalake.exceptions import (
     CommitConflictError,
@@ -51,12 +52,29 @@ class Catalog:
         cat.create_database("db", ignore_if_exists=True)
         t = cat.create_table("db.orders", schema=pa.schema([("id", pa.int64()), ("v", pa.string())]),
                              primary_key=["id"], options={"bucket": "2"})
+
+    The ``metastore`` option chooses where the catalog registers databases and tables
+    (``filesystem``, the default, is the warehouse directory itself); ``Catalog(...)`` returns the
+    class registered for it (:mod:`stratalake.catalog.registry`), so every catalog has this API.
     """
+
+    def __new__(cls, warehouse: str, options: Mapping[str, str] | None = None) -> Catalog:
+        if cls is Catalog:
+            cls = registry.catalog_class(options)
+        return super().__new__(cls)
 
     def __init__(self, warehouse: str, options: Mapping[str, str] | None = None) -> None:
         self.options = dict(options or {})
         self.file_io = FileIO.get(warehouse, self.options)
         self.warehouse = warehouse.rstrip("/")
+
+    def open_table(self, identifier: str, path: str, schema: TableSchema | None = None) -> Table:
+        """The handle of table ``identifier`` stored at ``path``.
+
+        The one place a catalog builds a :class:`Table`: a metastore catalog overrides it to give
+        the table a commit lock (a :class:`FileIO` whose atomic create runs under the lock).
+        """
+        return Table(self.file_io, path, identifier, schema)
 
     # -- databases ---------------------------------------------------------------------------------
     def database_path(self, name: str) -> str:
@@ -120,7 +138,7 @@ class Catalog:
         db, name = parse_identifier(identifier)
         if not self.table_exists(identifier):
             raise TableNotFoundError(f"table {db}.{name} does not exist in warehouse {self.warehouse}")
-        return Table(self.file_io, self.table_path(identifier), f"{db}.{name}")
+        return self.open_table(f"{db}.{name}", self.table_path(identifier))
 
     def create_table(
         self,
@@ -149,11 +167,11 @@ class Catalog:
             raise TableAlreadyExistsError(f"table {full} already exists")
         table_schema = build_schema(full, schema, primary_key, partition_keys, options, comment)
         path = self.table_path(full)
-        if not Table(self.file_io, path, full, table_schema).schema_manager.try_commit(table_schema):
+        if not self.open_table(full, path, table_schema).schema_manager.try_commit(table_schema):
             if ignore_if_exists:
                 return self.get_table(full)
             raise TableAlreadyExistsError(f"table {full} already exists (created concurrently)")
-        return Table(self.file_io, path, full, table_schema)
+        return self.open_table(full, path, table_schema)
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         if not self.table_exists(identifier):
@@ -181,7 +199,7 @@ class Catalog:
             _validate(table.identifier, new_schema)
             if table.schema_manager.try_commit(new_schema):
                 identifiers.warn_unknown_options(set_options, table.identifier)
-                return Table(self.file_io, table.location, table.identifier, new_schema)
+                return self.open_table(table.identifier, table.location, new_schema)
         raise CommitConflictError(f"table {identifier}: schema change kept conflicting with concurrent changes")
 
 
@@ -317,3 +335,6 @@ def _validate_append(table: str, schema: TableSchema, options: CoreOptions) -> N
         value = schema.options.get(key, "").strip()
         if value and not (key == "changelog-producer" and value == "none"):
             raise SchemaError(f"table {table}: option '{key}' needs a primary key; append tables have none")
+
+
+registry.register(registry.DEFAULT_METASTORE, Catalog)

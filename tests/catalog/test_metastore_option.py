@@ -16,7 +16,7 @@ def test_default_and_explicit_filesystem(tmp_path):
 
 
 def test_unknown_metastore_is_refused_by_name(tmp_path):
-    with pytest.raises(InvalidOptionError, match="'metastore' = 'nosuch'.*filesystem"):
+    with pytest.raises(InvalidOptionError, match=r"'metastore' = 'nosuch'.*filesystem"):
         stratalake.Catalog(str(tmp_path), {"metastore": "nosuch"})
     assert not any(tmp_path.iterdir())
 

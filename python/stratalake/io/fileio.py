@@ -26,7 +26,14 @@ import pyarrow.fs as pafs
 
 from stratalake.exceptions import UnsupportedError
 
-__all__ = ["FileIO", "FileStatus", "LocalFileIO", "WriteOutcomeUnknownError", "register_scheme"]
+__all__ = [
+    "AtomicCreateUnsupportedError",
+    "FileIO",
+    "FileStatus",
+    "LocalFileIO",
+    "WriteOutcomeUnknownError",
+    "register_scheme",
+]
 
 #: FileIO factories of the URI schemes pyarrow's ``from_uri`` would not set up as a table needs,
 #: ``factory(options, scheme)``. Filled by the modules of those schemes when imported (``io/s3.py``;
@@ -38,6 +45,11 @@ class WriteOutcomeUnknownError(OSError):
     """A write that may or may not have taken effect (an object store's request whose answer was
     lost). Raised by :meth:`FileIO.try_create_atomic`; the committer resolves it by reading the
     file back (``store/snapshot_manager.py``). Any other error of that call means "not created"."""
+
+
+class AtomicCreateUnsupportedError(UnsupportedError):
+    """The filesystem cannot create a file only if it is absent (no hard links, no conditional
+    PUT). Commits there need a catalog lock (:meth:`FileIO.create_under_lock`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +98,9 @@ class FileIO:
     #: holds its commit (``SnapshotManager.try_commit``): the window in which another engine's
     #: exists-then-rename publish can replace it.
     publish_settle_ms = 5
+
+    #: Whether paths are on this machine's own filesystem (native readers and writers may open them).
+    is_local = False
 
     def __init__(self, filesystem: pafs.FileSystem, uri_prefix: str = "") -> None:
         # ``uri_prefix`` is what a URI has in front of the filesystem path: "s3://" for S3
@@ -238,10 +253,40 @@ class FileIO:
         Outcomes: True (created by this call), False (the file exists and is not this call's),
         :class:`WriteOutcomeUnknownError` (it cannot tell), any other exception (not created).
         """
-        raise UnsupportedError(
+        raise AtomicCreateUnsupportedError(
             f"atomic create-if-absent is not supported on {self._fs.type_name} ({path}); "
-            "commits need a local filesystem or S3 (s3://, with boto3 installed)"
+            "commits need a local filesystem, S3 (s3://, with boto3 installed), or a catalog "
+            "with a commit lock (a metastore catalog with 'lock.enabled' = 'true')"
         )
+
+    def create_under_lock(
+        self, path: str, data: bytes, precondition: Callable[[], bool] | None = None
+    ) -> bool:
+        """:meth:`try_create_atomic` for a caller holding a lock that every writer of ``path``
+        takes (a catalog's commit lock), on a filesystem without atomic create-if-absent.
+
+        The lock makes check-then-write safe; the file is written beside ``path`` and moved into
+        place so that readers never see a partial file. Same outcomes as :meth:`try_create_atomic`.
+        """
+        if self.exists(path) or (precondition is not None and not precondition()):
+            return False
+        directory, name = path.rstrip("/").rsplit("/", 1)
+        tmp = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
+        self.mkdirs(directory)
+        self.write_bytes(tmp, data)
+        try:
+            self._fs.move(self.to_fs_path(tmp), self.to_fs_path(path))
+        except BaseException as e:
+            # The move may have happened before the error: only a read tells.
+            try:
+                created = self.exists(path) and self.read_bytes(path) == data
+            except OSError as check:
+                raise WriteOutcomeUnknownError(f"moving {tmp} to {path} failed ({e}); {check}") from e
+            if not created:
+                self.delete_quietly(tmp)
+                raise
+            return True
+        return True
 
     def mkdirs(self, path: str) -> None:
         self._fs.create_dir(self.to_fs_path(path), recursive=True)
@@ -290,6 +335,8 @@ def register_scheme(schemes: Iterable[str], factory: Callable[[Mapping[str, str]
 
 class LocalFileIO(FileIO):
     """The local filesystem, with atomic overwrite and atomic create-if-absent."""
+
+    is_local = True
 
     def __init__(self) -> None:
         super().__init__(pafs.LocalFileSystem(), "file://")

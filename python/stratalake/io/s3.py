@@ -31,7 +31,12 @@ from urllib.parse import urlsplit
 import pyarrow.fs as pafs
 
 from stratalake.exceptions import InvalidOptionError, UnsupportedError
-from stratalake.io.fileio import FileIO, WriteOutcomeUnknownError, register_scheme
+from stratalake.io.fileio import (
+    AtomicCreateUnsupportedError,
+    FileIO,
+    WriteOutcomeUnknownError,
+    register_scheme,
+)
 
 __all__ = ["S3FileIO", "s3_client_kwargs", "s3_filesystem_kwargs"]
 
@@ -208,7 +213,7 @@ class S3FileIO(FileIO):
                     time.sleep(min(0.05 * 2**attempt, 1.0))
                     continue
                 if status == 501 or code == "NotImplemented":
-                    raise UnsupportedError(
+                    raise AtomicCreateUnsupportedError(
                         f"the object store of {path} does not support conditional writes "
                         "(If-None-Match); commits cannot be made safe there"
                     ) from e
@@ -251,9 +256,10 @@ class S3FileIO(FileIO):
         finally:
             self.delete_quietly(f"{self._uri_prefix}{bucket}/{probe}")
         if second:
-            raise UnsupportedError(
+            raise AtomicCreateUnsupportedError(
                 f"the object store of bucket {bucket!r} ignores conditional writes (If-None-Match: *): "
-                "two writers could both commit the same snapshot, so commits are refused there"
+                "two writers could both commit the same snapshot, so commits are refused there unless a "
+                "catalog commit lock guards them ('lock.enabled' = 'true' on a metastore catalog)"
             )
         with _PROBE_LOCK:
             _PROBED.add(store)

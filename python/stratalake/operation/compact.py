@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from stratalake.changelog.producers import create_rewriter
 from stratalake.exceptions import CommitConflictError, CorruptFileError, InvalidOptionError, UnsupportedError
 from stratalake.expressions import Predicate
-from stratalake.io import LocalFileIO
 from stratalake.lsm.compaction import (
     BucketFiles,
     CompactIncrement,
@@ -61,7 +60,7 @@ def bucket_files(table: TableStore, partition_values: tuple[Any, ...], bucket: i
     opts = table.core_options
     directory = bucket_dir(table.location, table.partition_codec.path(partition_values), bucket)
     files = BucketFiles(table.file_io, directory, table.schema(), opts, table.file_schema)
-    if not isinstance(table.file_io, LocalFileIO) and opts.changelog_producer is ChangelogProducer.LOOKUP:
+    if not table.file_io.is_local and opts.changelog_producer is ChangelogProducer.LOOKUP:
         # Lookups read higher-level files again and again: keep local copies of remote ones.
         copies = LocalCopies.default(
             opts.get_int("lookup.cache-max-disk-size") or 0, opts.get_int("lookup.cache-file-retention") or 0

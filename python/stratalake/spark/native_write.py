@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import WriterCommitMessage
 
 from stratalake.exceptions import CorruptFileError, StrataLakeError
-from stratalake.io.fileio import LocalFileIO
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.file_format import PARQUET
 from stratalake.operation.commit import CommitMessage
@@ -72,7 +71,7 @@ def native_append_plan(table: Table) -> dict[str, Any] | None:
     remote storage, timestamp or nested columns, embedded file indexes, row tracking)."""
     schema = table.schema()
     options = table.core_options
-    if schema.primary_keys or options.bucket > 0 or not isinstance(table.file_io, LocalFileIO):
+    if schema.primary_keys or options.bucket > 0 or not table.file_io.is_local:
         return None
     if options.format_for_level(0, False) != PARQUET:
         return None

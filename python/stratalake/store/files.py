@@ -15,7 +15,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from stratalake.io import FileIO, LocalFileIO
+from stratalake.io import FileIO
 from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
 from stratalake.spec.names import check_file_name, check_no_external_path
 
@@ -56,7 +56,7 @@ def inside_table(file_io: FileIO, location: str, path: str) -> bool:
     rest = path[len(root) :]
     if "\\" in rest or "\x00" in rest or any(s in ("", ".", "..") for s in rest.split("/")):
         return False
-    if isinstance(file_io, LocalFileIO):
+    if file_io.is_local:
         real_root = os.path.realpath(file_io.to_fs_path(location))
         real = os.path.realpath(file_io.to_fs_path(path))
         return real.startswith(real_root.rstrip("/") + "/")

@@ -14,7 +14,7 @@ from stratalake.exceptions import (
     CorruptFileError,
     SnapshotNotFoundError,
 )
-from stratalake.io import FileIO, LocalFileIO, WriteOutcomeUnknownError
+from stratalake.io import FileIO, WriteOutcomeUnknownError
 from stratalake.spec.snapshot import Snapshot
 
 _SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
@@ -329,7 +329,7 @@ class SnapshotManager:
         if snapshot_id + 1 not in ids:
             return True
         successor = self.file_io.status(self.snapshot_path(snapshot_id + 1))
-        skew_ms = 0 if isinstance(self.file_io, LocalFileIO) else _CLOCK_SKEW_MS
+        skew_ms = 0 if self.file_io.is_local else _CLOCK_SKEW_MS
         return successor.mtime_ms < started_ms - 1 - skew_ms
 
     def commit_hint(self, name: str, snapshot_id: int) -> None:

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 EXTENSIONS = "org.stratalake.spark.StrataLakeSparkSessionExtensions"
 CATALOG_CLASS = "org.stratalake.spark.StrataLakeCatalog"
+#: Spark's session catalog with stratalake tables beside Spark's own (``catalog="spark_catalog"``).
+SESSION_CATALOG_CLASS = "org.stratalake.spark.StrataLakeSessionCatalog"
+SESSION_CATALOG = "spark_catalog"
 JAR_NAME = "stratalake-spark-shim.jar"
 
 # Spark minor versions stratalake runs on: the shim compiled against either runs on both (the
@@ -88,14 +91,17 @@ def python_path() -> str:
 
 def spark_conf(warehouse: str, catalog: str = "lake", local: bool = True) -> dict[str, str]:
     """Every Spark setting stratalake needs, as a dict (also used by ``stratalake sql``); refuses
-    an unsupported Spark (:func:`check_spark_version`)."""
+    an unsupported Spark (:func:`check_spark_version`).
+
+    ``catalog="spark_catalog"`` makes stratalake Spark's session catalog: stratalake tables
+    (``USING stratalake``) beside Spark's own (Hive or in-memory) in one catalog."""
     check_spark_version()
     if "://" not in warehouse:
         warehouse = str(Path(warehouse).expanduser().resolve())
     conf = {
         "spark.jars": shim_jar(),
         "spark.sql.extensions": EXTENSIONS,
-        f"spark.sql.catalog.{catalog}": CATALOG_CLASS,
+        f"spark.sql.catalog.{catalog}": SESSION_CATALOG_CLASS if catalog == SESSION_CATALOG else CATALOG_CLASS,
         f"spark.sql.catalog.{catalog}.warehouse": warehouse,
         # Key and partition filters prune files before the merge.
         "spark.sql.python.filterPushdown.enabled": "true",
@@ -366,7 +372,9 @@ def _remote_session(remote: str, warehouse: str, catalog: str, extra: dict[str, 
         raise StrataLakeError(
             f"a remote server resolves the warehouse itself: give an absolute path or URI, not {warehouse!r}"
         )
-    spark.conf.set(f"spark.sql.catalog.{catalog}", CATALOG_CLASS)
+    spark.conf.set(
+        f"spark.sql.catalog.{catalog}", SESSION_CATALOG_CLASS if catalog == SESSION_CATALOG else CATALOG_CLASS
+    )
     spark.conf.set(f"spark.sql.catalog.{catalog}.warehouse", warehouse)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     for key, value in extra.items():

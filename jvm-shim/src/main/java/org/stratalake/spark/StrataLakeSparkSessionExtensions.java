@@ -5,6 +5,7 @@ import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
+import org.stratalake.spark.catalog.SessionTableNames;
 import org.stratalake.spark.scan.TypedScans;
 import org.stratalake.spark.sql.IncrementalQueryFunctions;
 import org.stratalake.spark.sql.RowLevelRewrite;
@@ -18,8 +19,9 @@ import scala.runtime.BoxedUnit;
  * {@code spark.sql.extensions=org.stratalake.spark.StrataLakeSparkSessionExtensions}: installs
  * the parser that accepts Flink/Paimon style {@code WITH (...)} table options, and the rewrite of
  * row-level DML into change records ({@link RowLevelRewrite}), and the scan node that names its
- * column-vector class to Spark's code generator ({@link TypedScans}), and Paimon's incremental-query
- * table functions ({@link IncrementalQueryFunctions}).
+ * column-vector class to Spark's code generator ({@link TypedScans}), Paimon's incremental-query
+ * table functions ({@link IncrementalQueryFunctions}), and the name check of stratalake's session
+ * catalog ({@link SessionTableNames}).
  */
 public class StrataLakeSparkSessionExtensions
     extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -28,6 +30,7 @@ public class StrataLakeSparkSessionExtensions
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     extensions.injectParser(new ParserBuilder());
     extensions.injectPreCBORule(new RuleBuilder());
+    extensions.injectResolutionRule(new SessionNamesBuilder());
     extensions.injectColumnar(new ColumnarBuilder());
     IncrementalQueryFunctions.all().forEach(extensions::injectTableFunction);
     return BoxedUnit.UNIT;
@@ -38,6 +41,14 @@ public class StrataLakeSparkSessionExtensions
     @Override
     public Rule<LogicalPlan> apply(SparkSession session) {
       return new RowLevelRewrite();
+    }
+  }
+
+  private static final class SessionNamesBuilder
+      extends AbstractFunction1<SparkSession, Rule<LogicalPlan>> {
+    @Override
+    public Rule<LogicalPlan> apply(SparkSession session) {
+      return new SessionTableNames(session);
     }
   }
 

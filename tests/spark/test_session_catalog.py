@@ -81,7 +81,7 @@ def test_one_name_one_table_and_drop_database(session: Any, tmp_path: Path) -> N
     session.sql(f"CREATE TABLE IF NOT EXISTS {db}.k (id BIGINT) USING parquet")  # nothing happens
     assert session.sql(f"SHOW CREATE TABLE {db}.k").collect()[0][0].count("stratalake") >= 1
     # A database holding a stratalake table is not empty.
-    with pytest.raises(Exception, match="(?i)not empty|non.?empty|SCHEMA_NOT_EMPTY"):
+    with pytest.raises(Exception, match=r"(?i)not empty|non.?empty|SCHEMA_NOT_EMPTY"):
         session.sql(f"DROP DATABASE {db}")
     session.sql(f"DROP DATABASE {db} CASCADE")
     assert not (tmp_path / "lake" / f"{db}.db").exists()

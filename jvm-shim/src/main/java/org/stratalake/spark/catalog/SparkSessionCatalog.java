@@ -36,7 +36,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * Spark's session catalog ({@code spark_catalog}) with stratalake tables beside the ordinary ones,
  * as Paimon's SparkGenericCatalog and Iceberg's and Delta's session catalogs offer: one catalog in
- * which {@code CREATE TABLE t ... USING stratalake} (or {@code USING paimon}) makes a stratalake
+ * which {@code CREATE TABLE t ... USING stratalake} makes a stratalake
  * table and any other provider makes a table of Spark's own catalog (Hive or in-memory).
  *
  * <p>Databases are the session catalog's: stratalake keeps the database of each of its tables in
@@ -47,8 +47,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  */
 public class SparkSessionCatalog
     implements CatalogExtension, StagingTableCatalog, ProcedureCatalog {
-  /** Providers whose tables this catalog creates in stratalake; others go to the session's. */
-  static final Set<String> PROVIDERS = Set.of("stratalake", "paimon");
+  /**
+   * The provider whose tables this catalog creates in stratalake; others go to the session's.
+   * ({@code USING paimon} never reaches a catalog: Spark refuses a provider it cannot find.)
+   */
+  static final Set<String> PROVIDERS = Set.of("stratalake");
 
   private final SparkCatalog lake = new SparkCatalog();
   private CatalogPlugin delegate;

@@ -126,6 +126,32 @@ def test_schema_evolution_reads_old_files_by_field_id(cat: stratalake.Catalog) -
         cat.alter_table("db.t", [SchemaChange.drop_column("id")])
 
 
+def test_column_positions_move_and_refuse_what_cannot_be(cat: stratalake.Catalog) -> None:
+    t = cat.create_table("db.m", schema=pa.schema([("id", pa.int64()), ("a", pa.int32()), ("b", pa.string())]), primary_key=["id"])
+    t.write(pa.table({"id": [1], "a": pa.array([5], pa.int32()), "b": ["x"]}))
+    t = cat.alter_table(
+        "db.m",
+        [
+            SchemaChange.update_column_position("b", first=True),
+            SchemaChange.add_column("c", "INT", after="b"),
+            SchemaChange.update_column_position("id", after="a"),
+        ],
+    )
+    assert t.schema().field_names == ("b", "c", "a", "id")
+    assert [f.id for f in t.schema().fields] == [2, 3, 1, 0]  # ids stay, only the order changes
+    assert t.read().to_pylist() == [{"b": "x", "c": None, "a": 5, "id": 1}]
+    before = t.schema()
+    with pytest.raises(SchemaError, match="'nosuch' does not exist"):
+        cat.alter_table("db.m", [SchemaChange.update_column_position("a", after="nosuch")])
+    with pytest.raises(SchemaError, match="after itself"):
+        cat.alter_table("db.m", [SchemaChange.update_column_position("a", after="a")])
+    with pytest.raises(SchemaError, match="say where"):
+        SchemaChange.update_column_position("a")
+    with pytest.raises(SchemaError, match="not both"):
+        SchemaChange.update_column_position("a", first=True, after="b")
+    assert cat.get_table("db.m").schema() == before
+
+
 def test_time_travel_reads_the_columns_of_its_snapshot(cat: stratalake.Catalog) -> None:
     """Paimon reads a past snapshot with the schema it was written with: a column added later is
     absent and a renamed one keeps its old name (by snapshot id, timestamp and tag)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from stratalake.exceptions import SchemaError
@@ -21,10 +21,29 @@ class SchemaChange:
     type: str | None = None
     value: str | None = None
     comment: str | None = None
+    #: where a column goes (add_column, update_column_position): ``("first", None)`` or
+    #: ``("after", <column>)``; None keeps it where it is (a new column goes last).
+    move: tuple[str, str | None] | None = None
 
     @staticmethod
-    def add_column(name: str, type: str | DataType, comment: str | None = None) -> SchemaChange:
-        return SchemaChange("add_column", name=name, type=str(type), comment=comment)
+    def add_column(
+        name: str,
+        type: str | DataType,
+        comment: str | None = None,
+        first: bool = False,
+        after: str | None = None,
+    ) -> SchemaChange:
+        """A new nullable column, last unless ``first`` or ``after`` another column."""
+        return SchemaChange("add_column", name=name, type=str(type), comment=comment, move=_move(first, after))
+
+    @staticmethod
+    def update_column_position(name: str, first: bool = False, after: str | None = None) -> SchemaChange:
+        """Move a column first or after another (Paimon's ``SchemaChange.Move``); files are read
+        by field id, so existing data is unaffected."""
+        move = _move(first, after)
+        if move is None:
+            raise SchemaError(f"moving column '{name}': say where (first, or after another column)")
+        return SchemaChange("update_column_position", name=name, move=move)
 
     @staticmethod
     def rename_column(name: str, new_name: str) -> SchemaChange:
@@ -53,6 +72,12 @@ class SchemaChange:
     @staticmethod
     def update_comment(comment: str | None) -> SchemaChange:
         return SchemaChange("update_comment", comment=comment)
+
+
+def _move(first: bool, after: str | None) -> tuple[str, str | None] | None:
+    if first and after is not None:
+        raise SchemaError(f"a column goes first or after '{after}', not both")
+    return ("first", None) if first else ("after", after) if after is not None else None
 
 
 # Options fixed at creation: changing them would reinterpret existing files.
@@ -85,6 +110,8 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: s
                 )
             highest += 1
             fields.append(DataField(highest, ch.name, dt, ch.comment))
+            if ch.move is not None:
+                _place(fields, len(fields) - 1, ch.move, index_of, table)
         elif ch.action == "rename_column":
             i = index_of(ch.name)
             if ch.name in keys:
@@ -126,6 +153,9 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: s
             if ch.name in IMMUTABLE_OPTIONS and ch.name in options:
                 raise SchemaError(f"table {table}: option '{ch.name}' cannot be removed after creation")
             options.pop(ch.name, None)
+        elif ch.action == "update_column_position":
+            assert ch.move is not None
+            _place(fields, index_of(ch.name), ch.move, index_of, table)
         elif ch.action == "update_comment":
             comment = ch.comment
         else:
@@ -140,3 +170,21 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: s
         comment=comment,
         time_millis=int(time.time() * 1000),
     )
+
+
+def _place(
+    fields: list[DataField],
+    i: int,
+    move: tuple[str, str | None],
+    index_of: Callable[[str | None], int],
+    table: str,
+) -> None:
+    """Move ``fields[i]`` first or right after the column ``move`` names."""
+    kind, reference = move
+    if kind == "after" and reference == fields[i].name:
+        raise SchemaError(f"table {table}: column '{reference}' cannot go after itself")
+    if kind == "after":
+        index_of(reference)  # SchemaError naming the columns when the reference does not exist
+    field = fields.pop(i)
+    target = 0 if kind == "first" else index_of(reference) + 1
+    fields.insert(target, field)

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -131,6 +131,8 @@ class TableChange:
     comment: str | None
     new_name: str | None
     if_exists: bool | None
+    first: bool | None  # ADD COLUMN / ALTER COLUMN ... FIRST
+    after: str | None  # ... AFTER <column>
 
 
 @dataclass(frozen=True)

@@ -533,7 +533,11 @@ def _schema_change(table: Any, change: bc.TableChange) -> Any:
     name = _field_name(change)
     if kind == "add_column":
         paimon_type = spark_to_paimon(change.type, change.nullable is not False)
-        return SchemaChange.add_column(name, paimon_type, comment=change.comment)
+        return SchemaChange.add_column(
+            name, paimon_type, comment=change.comment, first=bool(change.first), after=change.after
+        )
+    if kind == "update_column_position":
+        return SchemaChange.update_column_position(name, first=bool(change.first), after=change.after)
     if kind == "rename_column":
         return SchemaChange.rename_column(name, _given(change.new_name, change, "new_name"))
     if kind == "drop_column":

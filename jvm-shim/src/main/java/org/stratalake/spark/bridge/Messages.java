@@ -71,7 +71,9 @@ public final class Messages {
       @Nullable Boolean nullable,
       @Nullable String comment,
       @Nullable String newName,
-      @Nullable Boolean ifExists) {}
+      @Nullable Boolean ifExists,
+      @Nullable Boolean first,
+      @Nullable String after) {}
 
   public record StagedTable(String mode, TableDescription table) {}
 

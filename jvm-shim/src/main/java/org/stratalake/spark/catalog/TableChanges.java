@@ -16,22 +16,25 @@ public final class TableChanges {
     } else if (change instanceof TableChange.RemoveProperty c) {
       return message("remove_property", null, c.property(), null, null, null, null, null, null);
     } else if (change instanceof TableChange.AddColumn c) {
-      if (c.position() != null) {
-        throw unsupported("ADD COLUMN ... FIRST/AFTER");
-      }
       if (c.defaultValue() != null) {
         throw unsupported("column DEFAULT values");
       }
-      return message(
-          "add_column",
-          c.fieldNames(),
-          null,
-          null,
-          Json.readTree(c.dataType().json()),
-          c.isNullable(),
-          c.comment(),
-          null,
-          null);
+      return positioned(
+          message(
+              "add_column",
+              c.fieldNames(),
+              null,
+              null,
+              Json.readTree(c.dataType().json()),
+              c.isNullable(),
+              c.comment(),
+              null,
+              null),
+          c.position());
+    } else if (change instanceof TableChange.UpdateColumnPosition c) {
+      return positioned(
+          message("update_column_position", c.fieldNames(), null, null, null, null, null, null, null),
+          c.position());
     } else if (change instanceof TableChange.RenameColumn c) {
       return message(
           "rename_column", c.fieldNames(), null, null, null, null, null, c.newName(), null);
@@ -69,6 +72,23 @@ public final class TableChanges {
     throw unsupported(change.getClass().getSimpleName());
   }
 
+  /** {@code m} with Spark's FIRST / AFTER {@code <column>} (null: where Spark leaves it). */
+  private static Messages.TableChange positioned(
+      Messages.TableChange m, TableChange.ColumnPosition position) {
+    Boolean first = null;
+    String after = null;
+    if (position instanceof TableChange.First) {
+      first = Boolean.TRUE;
+    } else if (position instanceof TableChange.After a) {
+      after = a.column();
+    } else if (position != null) {
+      throw unsupported("column position " + position);
+    }
+    return new Messages.TableChange(
+        m.kind(), m.fieldNames(), m.key(), m.value(), m.type(), m.nullable(), m.comment(),
+        m.newName(), m.ifExists(), first, after);
+  }
+
   private static Messages.TableChange message(
       String kind,
       String[] fieldNames,
@@ -88,7 +108,9 @@ public final class TableChanges {
         nullable,
         comment,
         newName,
-        ifExists);
+        ifExists,
+        null,
+        null);
   }
 
   private static UnsupportedOperationException unsupported(String what) {

@@ -112,3 +112,52 @@ def test_version_as_of_tag(spark: Any, db: str, warehouse: Any) -> None:
     assert rows(spark, f"SELECT * FROM {t} VERSION AS OF 1") == [(1, "a")]
     with pytest.raises(Exception, match=r"TagNotFoundError|does not exist"):
         spark.sql(f"SELECT * FROM {t} VERSION AS OF 'nope'").collect()
+
+
+def test_global_system_tables(spark: Any, tmp_path: Any) -> None:
+    """sys.tables (alias sys.all_tables), sys.all_table_options and sys.catalog_options, with
+    Paimon's columns; credentials redacted; read-only and of no version."""
+    # A catalog of its own: sys.tables reads every table of the catalog's warehouse.
+    spark.conf.set("spark.sql.catalog.globalsys", "org.stratalake.spark.StrataLakeCatalog")
+    spark.conf.set("spark.sql.catalog.globalsys.warehouse", str(tmp_path))
+    spark.conf.set("spark.sql.catalog.globalsys.s3.secret-key", "hunter2")
+    spark.sql("CREATE DATABASE globalsys.d")
+    db, name = "globalsys.d", "d"
+    spark.sql(
+        f"CREATE TABLE {db}.g (id BIGINT, dt STRING, v STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt) TBLPROPERTIES ('bucket' = '2', 'snapshot.num-retained.min' = '7')"
+    )
+    spark.sql(f"CREATE TABLE {db}.e (x INT)")
+    spark.sql(f"INSERT INTO {db}.g VALUES (1, 'a', 'x'), (2, 'b', 'y'), (3, 'b', 'z')")
+
+    tables = {r.table_name: r.asDict() for r in spark.sql("SELECT * FROM globalsys.sys.tables").collect()}
+    assert set(tables) == {"g", "e"}
+    g, e = tables["g"], tables["e"]
+    assert g["database_name"] == name
+    assert (g["table_type"], g["partitioned"], g["primary_key"]) == ("table", True, True)
+    assert (e["partitioned"], e["primary_key"], e["record_count"], e["file_count"]) == (False, False, None, None)
+    live = spark.sql(f"SELECT count(*), sum(file_size_in_bytes), sum(record_count) FROM {db}.`g$files`").collect()[0]
+    assert (g["file_count"], g["file_size_in_bytes"], g["record_count"]) == tuple(live)
+    assert g["last_file_creation_time"] is not None
+    assert spark.sql("SELECT count(*) FROM globalsys.sys.all_tables").collect()[0][0] == 2
+
+    options = {
+        (r.table_name, r.key): r.value for r in spark.sql("SELECT * FROM globalsys.sys.all_table_options").collect()
+    }
+    assert options[("g", "bucket")] == "2"
+    assert options[("g", "snapshot.num-retained.min")] == "7"
+
+    catalog = dict(spark.sql("SELECT key, value FROM globalsys.sys.catalog_options").collect())
+    assert catalog["warehouse"] == str(tmp_path)
+    assert catalog["s3.secret-key"] != "hunter2"
+    assert {r.tableName for r in spark.sql("SHOW TABLES IN globalsys.sys").collect()} >= {
+        "tables",
+        "all_table_options",
+        "catalog_options",
+    }
+    with pytest.raises(Exception, match=r"read-only|does not support|UNSUPPORTED"):
+        spark.sql("INSERT INTO globalsys.sys.catalog_options VALUES ('a', 'b')")
+    with pytest.raises(Exception, match="no versions"):
+        spark.sql("SELECT * FROM globalsys.sys.tables VERSION AS OF 1").collect()
+    with pytest.raises(Exception, match=r"(?i)TABLE_OR_VIEW_NOT_FOUND|does not exist"):
+        spark.sql("SELECT * FROM globalsys.sys.nosuch").collect()

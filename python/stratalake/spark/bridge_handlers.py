@@ -29,6 +29,7 @@ from stratalake.bucket.dynamic import (
     owner_consistent_assigners,
 )
 from stratalake.catalog import Catalog, SchemaChange
+from stratalake.catalog import system_tables as catalog_system_tables
 from stratalake.exceptions import (
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
@@ -81,6 +82,8 @@ def list_databases(req: bc.ListDatabases) -> list[str]:
 
 
 def database_exists(req: bc.DatabaseExists) -> bool:
+    if req.database == identifiers.SYSTEM_DATABASE:  # Paimon's global system tables live there
+        return True
     return bool(catalog(req.catalog).database_exists(req.database))
 
 
@@ -109,6 +112,8 @@ def drop_database(req: bc.DropDatabase) -> bool:
 
 
 def list_tables(req: bc.ListTables) -> list[str]:
+    if req.database == identifiers.SYSTEM_DATABASE:
+        return catalog_system_tables.names()
     cat = catalog(req.catalog)
     if not cat.database_exists(req.database):
         raise DatabaseNotFoundError(f"database {req.database!r} does not exist")
@@ -116,10 +121,14 @@ def list_tables(req: bc.ListTables) -> list[str]:
 
 
 def table_exists(req: bc.TableExists) -> bool:
+    if req.database == identifiers.SYSTEM_DATABASE:
+        return req.table.lower() in catalog_system_tables.names()
     return bool(catalog(req.catalog).table_exists(_ident(req)))
 
 
 def load_table(req: bc.LoadTable) -> bc.TableDescription:
+    if req.database == identifiers.SYSTEM_DATABASE:
+        return describe_global_system_table(req)
     base, system = spark_system_tables.split_name(req.table)
     try:
         table = catalog(req.catalog).get_table(identifiers.join_table_identifier(req.database, base))
@@ -342,6 +351,42 @@ def describe_system_table(
         source_options=options,
         write_cluster_columns=[],
         write_distribution=bc.WriteDistribution(kind="none"),
+        system_table=name,
+    )
+
+
+def describe_global_system_table(req: bc.LoadTable) -> bc.TableDescription:
+    """``sys.tables``, ``sys.all_table_options``, ``sys.catalog_options``: read-only, of no version."""
+    name = catalog_system_tables.canonical(req.table)  # TableNotFoundError for other names
+    if req.version is not None or req.timestamp_micros is not None:
+        raise UnsupportedError(
+            f"table {identifiers.SYSTEM_DATABASE}.{req.table} describes the catalog now; it has no versions "
+            "(VERSION AS OF / TIMESTAMP AS OF)"
+        )
+    fields = []
+    for column, type_string in catalog_system_tables.columns(name):
+        spark_type, nullable = paimon_to_spark_field(type_string)
+        fields.append({"name": column, "type": spark_type, "nullable": nullable, "metadata": {}})
+    conf = req.catalog
+    return bc.TableDescription(
+        name=f"{identifiers.SYSTEM_DATABASE}.{name}",
+        schema={"type": "struct", "fields": fields},
+        partition_keys=[],
+        primary_keys=[],
+        properties={"provider": PROVIDER},
+        source_options={
+            source_options.WAREHOUSE: conf.warehouse,
+            source_options.CATALOG_OPTIONS: json.dumps(conf.options),
+            source_options.GLOBAL_SYSTEM_TABLE: name,
+        },
+        write_cluster_columns=[],
+        write_distribution=bc.WriteDistribution(kind="none"),
+        native_append=None,
+        identity=bc.TableIdentity(catalog=conf, database=identifiers.SYSTEM_DATABASE, table=name),
+        row_level=bc.RowLevelRules(
+            update_error=f"{identifiers.SYSTEM_DATABASE}.{name} is a read-only system table",
+            delete_error=f"{identifiers.SYSTEM_DATABASE}.{name} is a read-only system table",
+        ),
         system_table=name,
     )
 

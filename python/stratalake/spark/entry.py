@@ -37,6 +37,11 @@ def reader(options: dict[str, str], schema: StructType) -> DataSourceReader:
         from stratalake.spark.procedures import CompactJobReader
 
         return CompactJobReader(options)
+    if "stratalake.global-system-table" in options:  # sys.tables, sys.all_table_options, ...
+        # Deferred import cost: loaded only when Spark uses the source (module docstring).
+        from stratalake.spark.system_tables import GlobalSystemTableReader
+
+        return GlobalSystemTableReader(options, schema)
     if "stratalake.system-table" in options:  # t$snapshots, t$files, ...
         # Deferred import cost: loaded only when Spark uses the source (module docstring).
         from stratalake.spark.system_tables import SystemTableReader

@@ -41,3 +41,4 @@ ROW_KIND_COLUMN: Final = "stratalake.write.row-kind-column"  # set by row-level 
 # another version than the latest are refused there (stratalake.spark.read_options).
 ROW_LEVEL_COMMAND: Final = "stratalake.scan.row-level-command"
 SYSTEM_TABLE: Final = "stratalake.system-table"  # t$<name>: the system table to read
+GLOBAL_SYSTEM_TABLE: Final = "stratalake.global-system-table"  # sys.<name>: catalog-wide tables

@@ -18,6 +18,8 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from stratalake.catalog import Catalog
+from stratalake.catalog import system_tables as catalog_system_tables
 from stratalake.exceptions import InvalidOptionError
 from stratalake.read import incremental
 from stratalake.spark import planning, read_options
@@ -111,4 +113,22 @@ class SystemTableReader(DataSourceReader):
         else:
             batches = iter(system_tables.system_table(table, self.name, self._snapshot_id()).to_batches())
         for batch in batches:
+            yield conform(batch, target)
+
+
+class GlobalSystemTableReader(DataSourceReader):
+    """``sys.tables``, ``sys.all_table_options``, ``sys.catalog_options``: one partition."""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        self.options = dict(options)
+        self.schema_json = schema.json()
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(b"")]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        cat = Catalog(self.options[keys.WAREHOUSE], json.loads(self.options.get(keys.CATALOG_OPTIONS) or "{}"))
+        rows = catalog_system_tables.global_table(cat, self.options[keys.GLOBAL_SYSTEM_TABLE])
+        target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
+        for batch in rows.to_batches():
             yield conform(batch, target)

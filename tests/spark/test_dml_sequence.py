@@ -1,4 +1,5 @@
-"""DELETE / UPDATE / MERGE INTO on tables with ``sequence.field``, checked against the Python API.
+"""DELETE / UPDATE / MERGE INTO on tables with ``sequence.field`` (or NOT NULL value columns),
+checked against the Python API.
 
 A ``-D`` record is ordered by its sequence-field values like any record: it must carry the stored
 row's values (so it ties with the row and wins on the later system sequence number), not only the
@@ -114,3 +115,24 @@ def test_partial_update_with_sequence_field(spark: Any, db: str, warehouse: Any)
     # A deleted key starts over: a later partial write does not bring the old columns back.
     spark.sql(f"INSERT INTO {t} VALUES (1, 11, 'again', NULL)")
     assert _py_rows(warehouse, t) == [(1, 11, "again", None), (2, 10, "x", "b2")]
+
+
+def test_delete_and_merge_on_not_null_value_columns(spark: Any, db: str, warehouse: Any) -> None:
+    """NOT NULL value columns: a -D record carries the stored row (as Paimon's DELETE writes it),
+    so DELETE by key, by value and MERGE ... DELETE all work, and readers of the change records
+    (pypaimon) see complete rows."""
+    t = f"{db}.nn"
+    spark.sql(
+        f"CREATE TABLE {t} (id INT, v STRING NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (id) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '2', 'changelog-producer' = 'input')"
+    )
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30), (4, 'd', 40)")
+    spark.sql(f"DELETE FROM {t} WHERE id = 2")  # key equality: no row-level plan
+    spark.sql(f"DELETE FROM {t} WHERE v = 'c'")  # row-level plan: Spark sends keys only
+    spark.sql(f"DELETE FROM {t} WHERE id = 99")  # no such key: nothing to delete
+    spark.sql(
+        f"MERGE INTO {t} t USING (SELECT 4 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE"
+    )
+    assert _py_rows(warehouse, t) == [(1, "a", 10)]
+    audit = spark.sql(f"SELECT rowkind, id, v, n FROM {db}.`nn$audit_log` WHERE rowkind = '-D' ORDER BY id")
+    assert [tuple(r) for r in audit.collect()] == [("-D", 2, "b", 20), ("-D", 3, "c", 30), ("-D", 4, "d", 40)]

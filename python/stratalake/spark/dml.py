@@ -308,8 +308,19 @@ def _delete_keys(table: Table, keys: Sequence[tuple[Any, ...]]) -> int | None:
 
 
 def needs_stored_values(table: Table) -> bool:
-    """Whether a ``-D`` record of ``table`` must carry the stored row's values to take effect."""
-    return bool(table.core_options.sequence_fields) and bool(table.schema().primary_keys)
+    """Whether a ``-D`` record of ``table`` must carry the stored row's values: to take effect
+    (``sequence.field``), or to be written at all (a NOT NULL value column, which a key-only
+    record would leave null; Paimon's DELETE writes the stored row too)."""
+    schema = table.schema()
+    if not schema.primary_keys:
+        return False
+    return bool(table.core_options.sequence_fields) or _has_not_null_values(table)
+
+
+def _has_not_null_values(table: Table) -> bool:
+    schema = table.schema()
+    keys = set(schema.primary_keys)
+    return any(not f.type.nullable for f in schema.fields if f.name not in keys)
 
 
 def stored_rows(table: Table, keys: pa.Table) -> pa.Table:
@@ -337,7 +348,9 @@ def stored_rows(table: Table, keys: pa.Table) -> pa.Table:
 
 def fill_deletes(table: Table, data: pa.Table | pa.RecordBatch, row_kind: str) -> pa.Table:
     """``data`` (change records, kinds in column ``row_kind``) with every ``-D`` record's columns
-    replaced by the stored row of its key; a ``-D`` whose key has no live row is left as it is."""
+    replaced by the stored row of its key. A ``-D`` whose key has no live row (deleted meanwhile)
+    deletes nothing: it is left as it is, or dropped where it could not be written (NOT NULL
+    value columns)."""
     records = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
     deletes = np.flatnonzero(
         pc.fill_null(pc.equal(records.column(row_kind), "-D"), False).to_numpy(zero_copy_only=False)
@@ -347,8 +360,9 @@ def fill_deletes(table: Table, data: pa.Table | pa.RecordBatch, row_kind: str) -
     key_names = list(table.schema().primary_keys)
     keys = pa.table({k: records.column(k).take(pa.array(deletes)) for k in key_names})
     stored = stored_rows(table, keys)
+    drop_missing = _has_not_null_values(table)
     if stored.num_rows == 0:
-        return records
+        return records.filter(pc.not_equal(records.column(row_kind), "-D")) if drop_missing else records
     arrow_schema = table.arrow_schema()
     keys = pa.table({k: keys.column(k).cast(arrow_schema.field(k).type) for k in key_names})
     keys = keys.append_column("__stratalake_delete", pa.array(np.arange(len(deletes), dtype=np.int64)))
@@ -370,7 +384,12 @@ def fill_deletes(table: Table, data: pa.Table | pa.RecordBatch, row_kind: str) -
             continue
         both = pa.chunked_array([*column.chunks, *stored.column(name).cast(column.type).chunks], column.type)
         columns.append(both.take(indices))
-    return pa.Table.from_arrays(columns, schema=records.schema)
+    filled = pa.Table.from_arrays(columns, schema=records.schema)
+    if drop_missing and len(rows) < len(deletes):
+        keep = np.ones(records.num_rows, dtype=bool)
+        keep[np.setdiff1d(deletes, rows)] = False
+        filled = filled.filter(pa.array(keep))
+    return filled
 
 
 def delete_filler(

@@ -15,7 +15,8 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
   key-only ``-D`` (null sequence values sort oldest) would lose to the row it deletes. As Paimon,
   whose DELETE writes the matching stored rows with the ``-D`` kind, such records take the stored
   row's values (looked up by key), so they tie with the row on the sequence fields and win on the
-  later system sequence number.
+  later system sequence number. Tables with NOT NULL value columns need them too: a key-only
+  record could not be written.
 
 Spark gives the condition as V2 predicates, which the shim sends as JSON:
 ``{"name": "=", "children": [{"ref": "dt"}, {"literal": "20230503", "type": "string"}]}``, literal

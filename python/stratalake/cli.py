@@ -101,7 +101,9 @@ def _serve(args: argparse.Namespace) -> int:
         auth = "bearer token required" if token else "no authentication"
         print(f"stratalake REST catalog serving {args.warehouse} at {server.url} ({auth})", flush=True)
 
-    serve(args.warehouse, _catalog_options(args.catalog_option), args.host, args.port, token, args.prefix, ready)
+    serve(
+        args.warehouse, _catalog_options(args.catalog_option), args.host, args.port, token, args.prefix, ready
+    )
     return 0
 
 
@@ -127,13 +129,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     srv = commands.add_parser("serve", help="serve a warehouse's catalog by Paimon's REST catalog protocol")
     srv.add_argument("--warehouse", required=True, help="warehouse directory or URI to serve")
     srv.add_argument(
-        "--catalog-option", action="append", default=[], metavar="KEY=VALUE",
+        "--catalog-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="an option of the served catalog (e.g. metastore=jdbc); repeatable",
     )
     srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    srv.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080; 0: any free port)")
     srv.add_argument(
-        "--token", default=None,
+        "--port", type=int, default=8080, help="port to listen on (default: 8080; 0: any free port)"
+    )
+    srv.add_argument(
+        "--token",
+        default=None,
         help="bearer token clients must send (token.provider=bear); default $STRATALAKE_REST_TOKEN, else none",
     )
     srv.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"URL path prefix (default: {DEFAULT_PREFIX})")

@@ -66,6 +66,11 @@ class RestError(StrataLakeError):
         self.resource_name = resource_name
 
 
+class BadRequestError(InvalidOptionError, SchemaError, InvalidIdentifierError):
+    """The server refused a request as invalid (HTTP 400): a bad name, option or schema. The
+    protocol's ErrorResponse does not say which, so this is each of those errors."""
+
+
 def encode(name: str) -> str:
     """``name`` as one URL path segment, as Paimon's clients encode it (Java ``URLEncoder``)."""
     return quote_plus(name, safe="*").replace("~", "%7E")
@@ -118,7 +123,7 @@ def exception_of(error: RestError, what: str) -> StrataLakeError:
             return DatabaseAlreadyExistsError(message)
         return TableAlreadyExistsError(message)
     if error.code == 400:
-        return InvalidOptionError(message)
+        return BadRequestError(message)
     if error.code == 501:
         return UnsupportedError(message)
     return error if error.code in (401, 403) else RestError(error.code, message, error.resource_type)

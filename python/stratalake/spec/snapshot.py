@@ -141,7 +141,10 @@ class Snapshot:
 
     def file_names(self) -> list[tuple[str, str]]:
         """(what, name) of every file under ``manifest/`` or ``statistics/`` this snapshot names."""
-        out = [("base manifest list", self.base_manifest_list), ("delta manifest list", self.delta_manifest_list)]
+        out = [
+            ("base manifest list", self.base_manifest_list),
+            ("delta manifest list", self.delta_manifest_list),
+        ]
         if self.changelog_manifest_list is not None:
             out.append(("changelog manifest list", self.changelog_manifest_list))
         if self.index_manifest is not None:

@@ -372,7 +372,7 @@ def test_wrong_or_missing_token_is_refused(server: RestCatalogServer) -> None:
     for token in ("wrong", None, ""):
         status, body = http(server, "GET", "/v1/stratalake/databases", token=token)
         assert status == 401 and "bearer token" in body["message"]
-    with pytest.raises(RestError, match="401.*'token.provider' and 'token'"):
+    with pytest.raises(RestError, match=r"401.*'token.provider' and 'token'"):
         stratalake.Catalog(
             "wh", {"metastore": "rest", "uri": server.url, "token.provider": "bear", "token": "wrong"}
         )
@@ -411,7 +411,7 @@ def test_unreachable_server_is_named(root: Path) -> None:
     srv = RestCatalogServer(stratalake.Catalog(str(root / "wh")))
     url = srv.url
     srv.httpd.server_close()
-    with pytest.raises(RestError, match="REST catalog at http://127.0.0.1"):
+    with pytest.raises(RestError, match=r"REST catalog at http://127\.0\.0\.1"):
         stratalake.Catalog("wh", {"metastore": "rest", "uri": url})
 
 

@@ -93,6 +93,7 @@ class RestCatalog(Catalog):
         prefix = str(merged.get("prefix") or "")
         self._base = f"/{proto.V1}/{proto.encode(prefix)}" if prefix else f"/{proto.V1}"
         self._file_ios: dict[str, FileIO] = {}
+        self._table_ids: dict[str, str | None] = {}  # table location -> the server's table id
 
     # -- HTTP -----------------------------------------------------------------------------------------
 
@@ -213,6 +214,7 @@ class RestCatalog(Catalog):
         """Open a table at the location the server returns; :class:`TableNotFoundError` if absent."""
         db, name = parse_identifier(identifier)
         resp = self._get_table(f"{db}.{name}")
+        self._table_ids[str(resp["path"])] = resp.get("id")
         return self.open_table(f"{db}.{name}", str(resp["path"]))
 
     def open_table(self, identifier: str, path: str, schema: TableSchema | None = None) -> Table:
@@ -220,11 +222,16 @@ class RestCatalog(Catalog):
         inner = self._file_ios.get(path)
         if inner is None:
             inner = self._file_ios[path] = FileIO.get(path, self.options)
-        file_io = _catalog_commit_io(inner, path, lambda data: self._commit(identifier, data))
+        table_id = self._table_ids.get(path)
+        file_io = _catalog_commit_io(inner, path, lambda data: self._commit(identifier, table_id, data))
         return Table(file_io, path, identifier, schema)
 
-    def _commit(self, identifier: str, snapshot_json: bytes) -> bool:
-        body = {"snapshot": json.loads(snapshot_json), "statistics": []}
+    def _commit(self, identifier: str, table_id: str | None, snapshot_json: bytes) -> bool:
+        # As Paimon's clients, the commit names the table id it loaded, so a server refuses a
+        # commit meant for a table that was dropped (and maybe made again) since.
+        body: dict[str, Any] = {"snapshot": json.loads(snapshot_json), "statistics": []}
+        if table_id is not None:
+            body["tableId"] = table_id
         try:
             resp = self._call(
                 "POST", f"{self._table_path(identifier)}/commit", body, what=f"commit to {identifier}"

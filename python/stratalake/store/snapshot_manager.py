@@ -222,7 +222,7 @@ class SnapshotManager:
             time.sleep(min(0.05 * 2**attempt, 1.0))
             try:
                 if self.file_io.exists(path):
-                    return self.file_io.read_bytes(path) == data
+                    return _same_commit(self.file_io.read_bytes(path), data, snapshot)
                 if not precondition():
                     return False  # newer snapshots exist and ours is not there
                 if self.file_io.try_create_atomic(path, data, precondition):
@@ -264,7 +264,7 @@ class SnapshotManager:
         last: BaseException | None = None
         for attempt in range(_RESOLVE_ATTEMPTS):
             try:
-                if self.file_io.read_bytes(path) == data:
+                if _same_commit(self.file_io.read_bytes(path), data, snapshot):
                     return True
                 _LOG.warning(
                     "table %s: snapshot %s was replaced by another writer right after this commit "
@@ -356,3 +356,31 @@ class SnapshotManager:
 
     def forget(self, snapshot_id: int) -> None:
         self._cache.pop(snapshot_id, None)
+
+
+def _same_commit(found: bytes, data: bytes, snapshot: Snapshot) -> bool:
+    """Whether a snapshot file holding ``found`` is the commit of ``snapshot`` (written as ``data``).
+
+    Our bytes are; so is the same snapshot written out by someone else: a catalog that publishes
+    snapshots (Paimon's REST ``commit`` endpoint) serializes it its own way. Its commit user,
+    commit identifier and manifest list names (unique per commit) identify a commit.
+    """
+    if found == data:
+        return True
+    try:
+        other = Snapshot.from_json(found)
+    except CorruptFileError:
+        return False
+    return (
+        other.id,
+        other.commit_user,
+        other.commit_identifier,
+        other.base_manifest_list,
+        other.delta_manifest_list,
+    ) == (
+        snapshot.id,
+        snapshot.commit_user,
+        snapshot.commit_identifier,
+        snapshot.base_manifest_list,
+        snapshot.delta_manifest_list,
+    )

@@ -113,7 +113,7 @@ def test_paimon_java_lists_reads_creates_and_writes(
 
 
 def test_paimon_java_with_a_wrong_token_is_refused(release: str, server: RestCatalogServer) -> None:
-    with pytest.raises(RuntimeError, match="(?i)not authorized|401"):
+    with pytest.raises(RuntimeError, match=r"(?i)not authorized|401"):
         paimon_rest(release, server, "list", token="wrong")
 
 

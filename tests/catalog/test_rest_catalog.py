@@ -82,7 +82,10 @@ def http(
 
 def test_databases(cat: RestCatalog, root: Path) -> None:
     assert cat.list_databases() == []
-    cat.create_database("sales", properties={"owner": "me"})
+    with pytest.raises(UnsupportedError, match=r"stores no database properties.*\['owner'\]"):
+        cat.create_database("sales", properties={"owner": "me"})  # the served filesystem catalog
+    assert cat.list_databases() == []
+    cat.create_database("sales")
     cat.create_database("sales", ignore_if_exists=True)
     with pytest.raises(DatabaseAlreadyExistsError, match="sales"):
         cat.create_database("sales")

@@ -75,7 +75,7 @@ def by_id(rows: list[dict[str, Any]], key: str = "id") -> list[dict[str, Any]]:
 def test_pypaimon_creates_and_writes_stratalake_reads(
     paimon: Any, ours: stratalake.Catalog, tmp_path: Path
 ) -> None:
-    paimon.create_database("pdb", False, {"k": "v"})
+    paimon.create_database("pdb", False)
     schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
     paimon.create_table(
         "pdb.t",

@@ -268,9 +268,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _create_database(self, body: Any) -> tuple[int, Any]:
         name = _field(body, "name", str)
         options = _field(body, "options", dict, required=False) or {}
-        self.server_state.catalog.create_database(
-            name, properties={str(k): str(v) for k, v in options.items()}
-        )
+        cat = self.server_state.catalog
+        if options and not callable(getattr(cat, "database_properties", None)):
+            raise UnsupportedError(
+                f"database '{name}': the '{type(cat).__name__}' catalog stores no database properties, so "
+                f"{sorted(options)} cannot be kept; create the database without them"
+            )
+        cat.create_database(name, properties={str(k): str(v) for k, v in options.items()})
         return 200, None
 
     def _get_database(self, name: str) -> dict[str, Any]:

@@ -517,3 +517,18 @@ def test_a_catalog_that_writes_the_snapshot_its_own_way_still_commits_once(tmp_p
     table.write(pa.table({"id": [1], "v": ["b"]}))
     assert calls == [1, 2]
     assert fs.get_table("db.t").read().to_pylist() == [{"id": 1, "v": "b"}]
+
+
+def test_a_commit_with_snapshot_fields_the_server_cannot_store_is_refused(
+    server: RestCatalogServer, cat: RestCatalog
+) -> None:
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"])
+    t.write(pa.table({"id": [1], "v": ["a"]}))
+    snap = json.loads(t.latest_snapshot().to_json())  # type: ignore[union-attr]
+    snap.update(id=2, futureField=1)
+    status, body = http(
+        server, "POST", "/v1/stratalake/databases/db/tables/t/commit", {"snapshot": snap, "statistics": []}
+    )
+    assert status == 400 and "futureField" in body["message"]
+    assert t.refresh().latest_snapshot().id == 1  # type: ignore[union-attr]

@@ -38,7 +38,7 @@ from stratalake.exceptions import (
     TableNotFoundError,
     UnsupportedError,
 )
-from stratalake.spec.snapshot import Snapshot
+from stratalake.spec.snapshot import SNAPSHOT_KEYS, Snapshot
 from stratalake.table import Table
 
 _LOG = logging.getLogger(__name__)
@@ -383,7 +383,14 @@ class _Handler(BaseHTTPRequestHandler):
             raise TableNotFoundError(
                 f"table {db}.{name}: the commit is for table id {given}, which was dropped"
             )
-        snapshot = Snapshot.from_json(json.dumps(_field(body, "snapshot", dict)), f"commit of {db}.{name}")
+        raw = _field(body, "snapshot", dict)
+        # The server writes the snapshot file itself: a field it does not know would be lost.
+        unknown = sorted(k for k, v in raw.items() if v is not None and k not in SNAPSHOT_KEYS)
+        if unknown:
+            raise _HttpError(
+                400, f"table {db}.{name}: the snapshot has fields {unknown} this server cannot store"
+            )
+        snapshot = Snapshot.from_json(json.dumps(raw), f"commit of {db}.{name}")
         # The snapshot's files were written by the client into this table's directory; publishing
         # it is the one atomic create-if-absent of snapshot-<id> every committer goes through.
         ok = table.snapshot_manager.try_commit(snapshot)

@@ -156,6 +156,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _body(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
         if length > _MAX_BODY:
+            self.close_connection = True  # the unread body would be taken for the next request
             raise _HttpError(413, f"request body of {length} bytes is larger than {_MAX_BODY}")
         if length <= 0:
             return None

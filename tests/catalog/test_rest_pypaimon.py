@@ -167,3 +167,35 @@ def test_pypaimon_catalog_operations(paimon: Any, ours: stratalake.Catalog) -> N
     assert ours.list_tables("d") == []
     paimon.drop_database("d", False)
     assert ours.list_databases() == []
+
+
+def test_pypaimon_tags_through_the_server(
+    paimon: Any, ours: stratalake.Catalog, server: RestCatalogServer
+) -> None:
+    from pypaimon.catalog.catalog_exception import TagAlreadyExistException, TagNotExistException
+
+    ours.create_database("d")
+    t = ours.create_table("d.t", [("id", "BIGINT"), ("v", "STRING")], primary_key=["id"])
+    t.write(pa.table({"id": [1], "v": ["a"]}))
+    t.write(pa.table({"id": [2], "v": ["b"]}))
+    paimon.create_tag("d.t", "first", snapshot_id=1)
+    paimon.create_tag("d.t", "latest", time_retained="1 d")
+    with pytest.raises(TagAlreadyExistException):
+        paimon.create_tag("d.t", "first", snapshot_id=2)
+    paimon.create_tag("d.t", "first", snapshot_id=2, ignore_if_exists=True)
+    with pytest.raises(ValueError, match="Snapshot"):
+        paimon.create_tag("d.t", "gone", snapshot_id=9)
+    assert {n: s.id for n, s in ours.get_table("d.t").tags().items()} == {"first": 1, "latest": 2}
+    assert paimon.list_tags_paged("d.t").elements == ["first", "latest"]
+    assert paimon.list_tags_paged("d.t", max_results=1).elements == ["first"]
+    assert paimon.list_tags_paged("d.t", tag_name_prefix="la").elements == ["latest"]
+    tag = paimon.get_tag("d.t", "latest")
+    assert tag.tag_name == "latest" and tag.snapshot.id == 2 and tag.tag_create_time > 0
+    with pytest.raises(TagNotExistException):
+        paimon.get_tag("d.t", "nope")
+    paimon.delete_tag("d.t", "first")
+    assert list(ours.get_table("d.t").tags()) == ["latest"]
+    with pytest.raises(TagNotExistException):
+        paimon.delete_tag("d.t", "first")
+    with pytest.raises(Exception, match="tag name"):
+        paimon.create_tag("d.t", "../escape")

@@ -31,6 +31,8 @@ from stratalake.exceptions import (
     StrataLakeError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
     UnsupportedError,
 )
 from stratalake.spec.schema import TableSchema
@@ -45,6 +47,7 @@ TABLES = "tables"
 DATABASE = "DATABASE"
 TABLE = "TABLE"
 SNAPSHOT = "SNAPSHOT"
+TAG = "TAG"
 
 # The query parameters of paged lists.
 MAX_RESULTS = "maxResults"
@@ -90,12 +93,16 @@ def error_of(exc: BaseException) -> tuple[int, str | None]:
         return 404, DATABASE
     if isinstance(exc, TableNotFoundError):
         return 404, TABLE
+    if isinstance(exc, TagNotFoundError):
+        return 404, TAG
     if isinstance(exc, SnapshotNotFoundError):
         return 404, SNAPSHOT
     if isinstance(exc, DatabaseAlreadyExistsError):
         return 409, DATABASE
     if isinstance(exc, TableAlreadyExistsError):
         return 409, TABLE
+    if isinstance(exc, TagAlreadyExistsError):
+        return 409, TAG
     if isinstance(exc, CommitConflictError):
         return 409, TABLE
     if isinstance(exc, UnsupportedError):
@@ -115,12 +122,16 @@ def exception_of(error: RestError, what: str) -> StrataLakeError:
             return DatabaseNotFoundError(message)
         if error.resource_type == SNAPSHOT:
             return SnapshotNotFoundError(message)
+        if error.resource_type == TAG:
+            return TagNotFoundError(message)
         if error.resource_type == TABLE:
             return TableNotFoundError(message)
         return RestError(404, message, error.resource_type)
     if error.code == 409:
         if error.resource_type == DATABASE:
             return DatabaseAlreadyExistsError(message)
+        if error.resource_type == TAG:
+            return TagAlreadyExistsError(message)
         return TableAlreadyExistsError(message)
     if error.code == 400:
         return BadRequestError(message)

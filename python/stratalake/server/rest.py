@@ -8,8 +8,8 @@ properties, drop); tables (paged list, create, get with schema and path, rename,
 ``commit`` (clients that manage versions through the catalog, as pypaimon does, send the new
 snapshot here, and it is published with the same atomic create-if-absent every stratalake writer
 uses, so server commits and direct file commits exclude each other); the latest ``snapshot``; and
-``partitions``. Anything else (views, functions, tags, branches, data tokens, rollback) answers
-501 naming the request.
+``partitions``; tags (list, create, get, delete). Anything else (views, functions, branches,
+data tokens, rollback) answers 501 naming the request.
 
 Names in URL paths are form-decoded and then checked by :mod:`stratalake.identifiers` (through
 the catalog), so no name reaches a path outside the warehouse. Authentication is a bearer token
@@ -239,10 +239,18 @@ class _Handler(BaseHTTPRequestHandler):
                 ("POST", "commit"): lambda: self._commit(db, segs[3], body),
                 ("GET", "snapshot"): lambda: self._snapshot(db, segs[3]),
                 ("GET", "partitions"): lambda: self._partitions(db, segs[3], query),
+                ("GET", "tags"): lambda: self._list_tags(db, segs[3], query),
+                ("POST", "tags"): lambda: self._create_tag(db, segs[3], body),
             }
             handler = handlers.get((method, segs[4]))
             if handler is not None:
                 return handler()
+        if n == 6 and segs[4] == "tags" and method in ("GET", "DELETE"):
+            return (
+                self._get_tag(db, segs[3], segs[5])
+                if method == "GET"
+                else self._delete_tag(db, segs[3], segs[5])
+            )
         raise _HttpError(501, f"{method} /{'/'.join(segs)} is not supported by this server")
 
     # -- config and databases ----------------------------------------------------------------------
@@ -446,6 +454,36 @@ class _Handler(BaseHTTPRequestHandler):
         names = _filtered(list(stats), query.get(proto.PARTITION_NAME_PATTERN))
         chosen, token = proto.page(names, _max_results(query), query.get(proto.PAGE_TOKEN) or None)
         return 200, {"partitions": [stats[k] for k in chosen], "nextPageToken": token}
+
+    # -- tags -----------------------------------------------------------------------------------------
+
+    def _list_tags(self, db: str, name: str, query: Mapping[str, str]) -> tuple[int, Any]:
+        prefix = query.get("tagNamePrefix") or ""
+        names = [t for t in self._table(db, name).tag_manager.names() if t.startswith(prefix)]
+        chosen, token = proto.page(names, _max_results(query), query.get(proto.PAGE_TOKEN) or None)
+        return 200, {"tags": chosen, "nextPageToken": token}
+
+    def _create_tag(self, db: str, name: str, body: Any) -> tuple[int, Any]:
+        tag = _field(body, "tagName", str)
+        snapshot_id = _field(body, "snapshotId", int, required=False)
+        retained = _field(body, "timeRetained", str, required=False)
+        self._table(db, name).create_tag(tag, snapshot_id, retained)
+        return 200, None
+
+    def _get_tag(self, db: str, name: str, tag: str) -> tuple[int, Any]:
+        table = self._table(db, name)
+        snap = table.tag_manager.tag(tag)
+        created, retained = table.tag_manager.tag_times(tag)
+        return 200, {
+            "tagName": tag,
+            "snapshot": json.loads(snap.to_json()),
+            "tagCreateTime": None if created is None else int(created.timestamp() * 1000),
+            "tagTimeRetained": retained,
+        }
+
+    def _delete_tag(self, db: str, name: str, tag: str) -> tuple[int, Any]:
+        self._table(db, name).delete_tag(tag)
+        return 200, None
 
 
 def _ident(db: str, name: str) -> str:

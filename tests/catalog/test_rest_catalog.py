@@ -532,3 +532,32 @@ def test_a_commit_with_snapshot_fields_the_server_cannot_store_is_refused(
     )
     assert status == 400 and "futureField" in body["message"]
     assert t.refresh().latest_snapshot().id == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("segment", HOSTILE_SEGMENTS)
+def test_hostile_tag_names_in_paths_are_refused(
+    server: RestCatalogServer, cat: RestCatalog, segment: str
+) -> None:
+    cat.create_database("db")
+    cat.create_table("db.t", SCHEMA, primary_key=["id"]).write(pa.table({"id": [1], "v": ["a"]}))
+    for method in ("GET", "DELETE"):
+        status, body = http(server, method, f"/v1/stratalake/databases/db/tables/t/tags/{segment}")
+        assert status in (400, 404, 501), (method, segment, status, body)
+    status, body = http(server, "POST", "/v1/stratalake/databases/db/tables/t/tags", {"tagName": "../x"})
+    assert status == 400, body
+    assert cat.get_table("db.t").tags() == {}
+
+
+def test_a_server_can_serve_any_metastore_even_another_rest_catalog(
+    server: RestCatalogServer, root: Path
+) -> None:
+    """``stratalake serve --catalog-option metastore=...``: here a second server in front of the
+    first (a REST catalog of a REST catalog); writes through it commit at the first."""
+    options = {"metastore": "rest", "uri": server.url, "token.provider": "bear", "token": TOKEN}
+    with RestCatalogServer(stratalake.Catalog("inner", options)) as front:
+        outer = stratalake.Catalog("outer", {"metastore": "rest", "uri": front.url})
+        outer.create_database("db")
+        outer.create_table("db.t", SCHEMA, primary_key=["id"]).write(pa.table({"id": [1], "v": ["a"]}))
+        assert outer.get_table("db.t").read().to_pylist() == [{"id": 1, "v": "a"}]
+    fs = stratalake.Catalog(str(root / "wh")).get_table("db.t")
+    assert fs.read().to_pylist() == [{"id": 1, "v": "a"}] and fs.latest_snapshot().id == 1  # type: ignore[union-attr]

@@ -65,6 +65,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("catalog", ["stratalake.catalog"]),
     # The public face: ``import stratalake``.
     ("api", ["stratalake"]),
+    # Servers that expose a catalog to other engines (Paimon's REST catalog protocol).
+    ("server", ["stratalake.server"]),
     # Spark integration (the only packages that import pyspark): stratalake.spark, and the
     # package Spark discovers (pyspark_stratalake), a thin entry into it.
     ("spark", ["stratalake.spark", "pyspark_stratalake"]),

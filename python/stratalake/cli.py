@@ -1,5 +1,8 @@
 """``stratalake`` command line.
 
+``stratalake serve --warehouse DIR [--catalog-option K=V ...] [--host H] [--port N] [--token T]``
+serves the warehouse's catalog by Paimon's REST catalog protocol (:mod:`stratalake.server.rest`).
+
 ``stratalake sql [--warehouse DIR] [-e SQL | -f FILE]`` runs Spark's own ``spark-sql`` shell
 (from the installed pyspark) with the stratalake catalog as the default catalog, the parser
 extension, and the Python environment its workers need. Without ``-e`` or ``-f`` it is
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stratalake.io.private import private_dir
+from stratalake.server.rest import DEFAULT_PREFIX, RestCatalogServer, serve
 from stratalake.spark.session import python_path, spark_conf
 
 # Spark's shell logs every WARN to the terminal; a demo wants results, not noise.
@@ -80,6 +84,29 @@ def _sql(args: argparse.Namespace, extra: Sequence[str]) -> int:
     os.execve(cmd[0], cmd, env)  # hand the terminal to spark-sql (interactive shell included)
 
 
+def _catalog_options(pairs: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"stratalake serve: --catalog-option {pair!r} is not KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+def _serve(args: argparse.Namespace) -> int:
+    token = args.token if args.token is not None else os.environ.get("STRATALAKE_REST_TOKEN")
+
+    def ready(server: RestCatalogServer) -> None:
+        auth = "bearer token required" if token else "no authentication"
+        print(f"stratalake REST catalog serving {args.warehouse} at {server.url} ({auth})", flush=True)
+
+    serve(
+        args.warehouse, _catalog_options(args.catalog_option), args.host, args.port, token, args.prefix, ready
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -99,9 +126,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     group.add_argument("-e", dest="execute", metavar="SQL", help="run these statements and exit")
     group.add_argument("-f", dest="file", metavar="FILE", help="run the statements of FILE and exit")
     sql.add_argument("-v", "--verbose", action="store_true", help="show Spark's log output")
+    srv = commands.add_parser("serve", help="serve a warehouse's catalog by Paimon's REST catalog protocol")
+    srv.add_argument("--warehouse", required=True, help="warehouse directory or URI to serve")
+    srv.add_argument(
+        "--catalog-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the served catalog (e.g. metastore=jdbc); repeatable",
+    )
+    srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    srv.add_argument(
+        "--port", type=int, default=8080, help="port to listen on (default: 8080; 0: any free port)"
+    )
+    srv.add_argument(
+        "--token",
+        default=None,
+        help="bearer token clients must send (token.provider=bear); default $STRATALAKE_REST_TOKEN, else none",
+    )
+    srv.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"URL path prefix (default: {DEFAULT_PREFIX})")
     args = parser.parse_args(argv)
     if args.command == "sql":
         return _sql(args, extra)
+    if args.command == "serve":
+        return _serve(args)
     parser.error(f"unknown command {args.command}")
     return 2
 

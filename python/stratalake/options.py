@@ -173,7 +173,9 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "target-file-size": _Spec(parse_memory_size, "128 mb", "rolling size of data files"),
     "write-buffer-size": _Spec(parse_memory_size, "256 mb", "memory of the write buffer before a flush"),
     "write-buffer-spillable": _Spec(
-        _parse_bool, "false", "a full write buffer spills sorted runs to local disk (one level-0 run per commit)"
+        _parse_bool,
+        "false",
+        "a full write buffer spills sorted runs to local disk (one level-0 run per commit)",
     ),
     "write-buffer-spill.max-disk-size": _Spec(
         parse_memory_size, str(2**62), "local disk the spilled runs of one writer may use, then it flushes"
@@ -223,7 +225,9 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "commit.max-retries": _Spec(_parse_int, "10", "retries of a commit that lost a race"),
     "manifest.target-file-size": _Spec(parse_memory_size, "8 mb", "target size of manifest files"),
     "manifest.merge-min-count": _Spec(_parse_int, "30", "manifests that trigger a merge"),
-    "manifest.full-compaction-threshold-size": _Spec(parse_memory_size, "16 mb", "size that forces a full merge"),
+    "manifest.full-compaction-threshold-size": _Spec(
+        parse_memory_size, "16 mb", "size that forces a full merge"
+    ),
     "partial-update.remove-record-on-delete": _Spec(_parse_bool, "false", "a -D removes the row"),
     "partial-update.remove-record-on-sequence-group": _Spec(str, None, "sequence groups whose -D removes"),
     "aggregation.remove-record-on-delete": _Spec(_parse_bool, "false", "a -D removes the row"),
@@ -267,8 +271,7 @@ class CoreOptions(Mapping[str, str]):
             return spec.parse(text)  # type: ignore[operator]
         except (ValueError, TypeError) as e:
             raise InvalidOptionError(
-                f"table {self._table}: option '{key}' has an invalid value: {e}. "
-                f"Expected {spec.doc}."
+                f"table {self._table}: option '{key}' has an invalid value: {e}. Expected {spec.doc}."
             ) from None
 
     def validate(self) -> None:

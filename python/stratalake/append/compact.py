@@ -178,7 +178,9 @@ def compact_bucket(
 def run_task(table: TableStore, task: CompactTask, full: bool = False) -> CommitMessage | None:
     """The dedicated compaction of one bucket of an append table (see ``operation/compact.py``)."""
     dvs = restore_maintainer(table, task.partition, task.bucket, task.dv_index) if task.dv_index else None
-    result = compact_bucket(table, task.partition_values, task.bucket, task.files, FileNamer("data"), full, dvs)
+    result = compact_bucket(
+        table, task.partition_values, task.bucket, task.files, FileNamer("data"), full, dvs
+    )
     if result is None:
         return None
     before, after = result

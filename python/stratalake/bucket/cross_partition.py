@@ -125,7 +125,11 @@ class CrossPartitionAssigner:
     which then holds only the keys of the slices it meets."""
 
     def __init__(
-        self, table: TableStore, ignore_existing: bool = False, num_assigners: int | None = None, allow_foreign: bool = False
+        self,
+        table: TableStore,
+        ignore_existing: bool = False,
+        num_assigners: int | None = None,
+        allow_foreign: bool = False,
     ) -> None:
         self.table = table
         self.ignore_existing = ignore_existing
@@ -281,14 +285,36 @@ class CrossPartitionAssigner:
             last[:-1] = first[1:]
             tails = np.flatnonzero(last)  # each key's last row (sorted position)
             out = self._route_moving(
-                rows, kinds, order, seg_of, seg_part, seg_first_row, seg_prev_part, seg_prev_bucket,
-                seg_is_first, seg_bucket, seg_slice,
+                rows,
+                kinds,
+                order,
+                seg_of,
+                seg_part,
+                seg_first_row,
+                seg_prev_part,
+                seg_prev_bucket,
+                seg_is_first,
+                seg_bucket,
+                seg_slice,
             )
-            self._remember_keys(fp.take(pa.array(order[tails])), seg_part[seg_of[tails]], seg_bucket[seg_of[tails]])
+            self._remember_keys(
+                fp.take(pa.array(order[tails])), seg_part[seg_of[tails]], seg_bucket[seg_of[tails]]
+            )
             return out
         return self._route_staying(
-            rows, kinds, row_part, order, first, seg_of, seg_part, seg_first_row, seg_prev_part,
-            seg_prev_bucket, seg_is_first, fp, seg_slice,
+            rows,
+            kinds,
+            row_part,
+            order,
+            first,
+            seg_of,
+            seg_part,
+            seg_first_row,
+            seg_prev_part,
+            seg_prev_bucket,
+            seg_is_first,
+            fp,
+            seg_slice,
         )
 
     def _route_moving(
@@ -430,7 +456,9 @@ class CrossPartitionAssigner:
             if have < len(mine):
                 need = -(-(len(mine) - have) // self.target)
                 taken = set(owned)
-                free = [b for b in range(slice_id, slice_id + n * (len(taken) + need), n) if b not in taken][:need]
+                free = [b for b in range(slice_id, slice_id + n * (len(taken) + need), n) if b not in taken][
+                    :need
+                ]
                 ids += free
                 caps += [self.target] * len(free)
             placed = np.repeat(np.array(ids, dtype=np.int32), caps)[: len(mine)]
@@ -448,7 +476,9 @@ class CrossPartitionAssigner:
             out = out.set_column(out.schema.get_field_index(name), name, col.take(pa.array(part_ids)))
         return out
 
-    def _remember_keys(self, fps: pa.Array, part: npt.NDArray[np.int32], bucket: npt.NDArray[np.int32]) -> None:
+    def _remember_keys(
+        self, fps: pa.Array, part: npt.NDArray[np.int32], bucket: npt.NDArray[np.int32]
+    ) -> None:
         index = self._index
         kept = index.filter(pc.invert(pc.is_in(index.column("_KEY"), value_set=fps)))
         self._index = pa.concat_tables(

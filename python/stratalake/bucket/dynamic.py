@@ -215,7 +215,11 @@ class BucketAssigner:
     """
 
     def __init__(
-        self, table: TableStore, ignore_existing: bool = False, num_assigners: int | None = None, allow_foreign: bool = False
+        self,
+        table: TableStore,
+        ignore_existing: bool = False,
+        num_assigners: int | None = None,
+        allow_foreign: bool = False,
     ) -> None:
         self.table = table
         self.ignore_existing = ignore_existing
@@ -226,7 +230,9 @@ class BucketAssigner:
         # Tables whose writers compact every bucket they write take no foreign bucket: Spark chose
         # N so that none exists (owner_consistent_assigners); one now means the index changed.
         # (allow_foreign: the planner compacts other slices' level-0 files after the commit.)
-        self.owners_only = self.distributed and compacts_every_commit(table.core_options) and not allow_foreign
+        self.owners_only = (
+            self.distributed and compacts_every_commit(table.core_options) and not allow_foreign
+        )
         self._snapshot: Snapshot | None = None
         self._loaded = False
         self._index_entries: dict[bytes, dict[int, IndexManifestEntry]] = {}
@@ -364,13 +370,19 @@ class BucketAssigner:
                 stream = new_at[np.argsort(first[new_at])]  # first-appearance order, as Paimon's stream
                 buckets[stream] = self._place(index, partition, uniq[stream])
                 new_hashes, new_buckets = uniq[new_at], buckets[new_at]  # still sorted
-                index.hashes, index.buckets = _merge_sorted(index.hashes, index.buckets, new_hashes, new_buckets)
+                index.hashes, index.buckets = _merge_sorted(
+                    index.hashes, index.buckets, new_hashes, new_buckets
+                )
                 for b in np.unique(new_buckets).tolist():
                     index.added.setdefault(int(b), []).append(new_hashes[new_buckets == b])
             return buckets[inverse.reshape(-1)]
 
     def _check_owned(
-        self, index: _PartitionIndex, partition: bytes, hashes: npt.NDArray[np.int32], buckets: npt.NDArray[np.int32]
+        self,
+        index: _PartitionIndex,
+        partition: bytes,
+        hashes: npt.NDArray[np.int32],
+        buckets: npt.NDArray[np.int32],
     ) -> None:
         n = self.options.num_assigners
         foreign = buckets % n != self._assigners(index, hashes)
@@ -383,7 +395,9 @@ class BucketAssigner:
                 "Nothing was committed and the table is unchanged; retry the write"
             )
 
-    def _place(self, index: _PartitionIndex, partition: bytes, new: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    def _place(
+        self, index: _PartitionIndex, partition: bytes, new: npt.NDArray[np.int32]
+    ) -> npt.NDArray[np.int32]:
         """Buckets for hashes not in the index yet, in stream order (Paimon's PartitionIndex)."""
         out = np.empty(len(new), dtype=np.int32)
         assigners = self._assigners(index, new)
@@ -530,7 +544,9 @@ def largest_divisor(g: int, requested: int) -> int:
     return next(n for n in range(requested, 0, -1) if g % n == 0)
 
 
-def assigner_ids(partition: bytes, key_hashes: npt.NDArray[np.int32], num_assigners: int) -> npt.NDArray[np.int64]:
+def assigner_ids(
+    partition: bytes, key_hashes: npt.NDArray[np.int32], num_assigners: int
+) -> npt.NDArray[np.int64]:
     """Paimon's assigner of each key hash of ``partition`` with N assigners (and as many channels):
     ``(|partition hash % N| + |key hash % N|) % N``; it owns the buckets ``b % N`` equal to it."""
     return _assigner_ids(_assigner_start(partition, num_assigners), key_hashes, num_assigners)
@@ -558,7 +574,9 @@ def _merge_sorted(
 # -- commit-side helpers ------------------------------------------------------------------------------
 def split_index_entries(
     added: Sequence[IndexManifestEntry], deleted: Sequence[IndexManifestEntry]
-) -> tuple[list[IndexManifestEntry], list[IndexManifestEntry], list[IndexManifestEntry], list[IndexManifestEntry]]:
+) -> tuple[
+    list[IndexManifestEntry], list[IndexManifestEntry], list[IndexManifestEntry], list[IndexManifestEntry]
+]:
     """(HASH added, HASH deleted, other added, other deleted): HASH changes commit with the data
     they index; deletion vectors with the compaction that changed them."""
     return (
@@ -570,7 +588,9 @@ def split_index_entries(
 
 
 def check_hash_index_conflicts(
-    table: TableStore, index_added: Sequence[IndexManifestEntry], index_live: Sequence[IndexManifestEntry] | None
+    table: TableStore,
+    index_added: Sequence[IndexManifestEntry],
+    index_live: Sequence[IndexManifestEntry] | None,
 ) -> None:
     """Refuse a commit whose new HASH entries could hold one key in two buckets: two writers that
     assigned new keys of the same assigner slice of a partition (or with different numbers of

@@ -3,4 +3,7 @@
 from stratalake.catalog.filesystem import Catalog, build_schema, parse_identifier
 from stratalake.catalog.schema_change import SchemaChange
 
+# Imported for its registration of ``metastore = rest`` (catalog/registry.py).
+from stratalake.catalog import rest as _rest  # noqa: F401  isort: skip
+
 __all__ = ["Catalog", "SchemaChange", "build_schema", "parse_identifier"]

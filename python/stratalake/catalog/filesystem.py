@@ -31,7 +31,9 @@ from stratalake.table.table import Table
 from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, from_arrow
 
 DB_SUFFIX = ".db"
-SchemaLike: TypeAlias = pa.Schema | Sequence[tuple[str, str | DataType] | tuple[str, str | DataType, str | None]]
+SchemaLike: TypeAlias = (
+    pa.Schema | Sequence[tuple[str, str | DataType] | tuple[str, str | DataType, str | None]]
+)
 
 
 def parse_identifier(identifier: str) -> tuple[str, str]:
@@ -200,7 +202,9 @@ class Catalog:
             if table.schema_manager.try_commit(new_schema):
                 identifiers.warn_unknown_options(set_options, table.identifier)
                 return self.open_table(table.identifier, table.location, new_schema)
-        raise CommitConflictError(f"table {identifier}: schema change kept conflicting with concurrent changes")
+        raise CommitConflictError(
+            f"table {identifier}: schema change kept conflicting with concurrent changes"
+        )
 
 
 def build_schema(
@@ -240,7 +244,9 @@ def build_schema(
     for kind, keys in (("primary key", pk), ("partition", parts)):
         missing = [k for k in keys if k not in names]
         if missing:
-            raise SchemaError(f"table {table}: {kind} column(s) {missing} are not columns of the table {names}")
+            raise SchemaError(
+                f"table {table}: {kind} column(s) {missing} are not columns of the table {names}"
+            )
     fields = tuple(
         DataField(i, name, dt.copy(nullable=False) if name in pk else dt, desc)
         for i, (name, dt, desc) in enumerate(columns)
@@ -272,7 +278,9 @@ def _assign_nested_ids(dt: DataType, counter: list[int]) -> DataType:
     if isinstance(dt, (ArrayType, MultisetType)):
         return replace(dt, element=_assign_nested_ids(dt.element, counter))
     if isinstance(dt, MapType):
-        return replace(dt, key=_assign_nested_ids(dt.key, counter), value=_assign_nested_ids(dt.value, counter))
+        return replace(
+            dt, key=_assign_nested_ids(dt.key, counter), value=_assign_nested_ids(dt.value, counter)
+        )
     return dt
 
 

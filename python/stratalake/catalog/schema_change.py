@@ -81,7 +81,9 @@ def _move(first: bool, after: str | None) -> tuple[str, str | None] | None:
 
 
 # Options fixed at creation: changing them would reinterpret existing files.
-IMMUTABLE_OPTIONS = frozenset({"bucket", "bucket-key", "merge-engine", "primary-key", "partition", "sequence.field"})
+IMMUTABLE_OPTIONS = frozenset(
+    {"bucket", "bucket-key", "merge-engine", "primary-key", "partition", "sequence.field"}
+)
 
 
 def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: str) -> TableSchema:
@@ -96,7 +98,9 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: s
         for i, f in enumerate(fields):
             if f.name == name:
                 return i
-        raise SchemaError(f"table {table}: column '{name}' does not exist; columns are {[f.name for f in fields]}")
+        raise SchemaError(
+            f"table {table}: column '{name}' does not exist; columns are {[f.name for f in fields]}"
+        )
 
     for ch in changes:
         if ch.action == "add_column":

@@ -224,7 +224,9 @@ class S3FileIO(FileIO):
                 raise OSError(f"conditional PUT of {path} failed: {code or status}: {e}") from e
             except errors.BotoCoreError as e:
                 # Timeouts and broken connections: the store may have applied the PUT.
-                raise WriteOutcomeUnknownError(f"conditional PUT of {path} failed: {e}; it may have been applied") from e
+                raise WriteOutcomeUnknownError(
+                    f"conditional PUT of {path} failed: {e}; it may have been applied"
+                ) from e
         raise OSError(f"conditional PUT of {path} kept conflicting with concurrent writes; retry the commit")
 
     def _holds(self, path: str, data: bytes) -> bool:

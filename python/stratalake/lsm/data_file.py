@@ -95,7 +95,12 @@ class DataFileWriter:
         self.file_io.mkdirs(self.directory)
         compression = self.options.compression_for_level(level, is_changelog)
         file_format(fmt).write(
-            self.file_io, path, physical, compression, self.options.zstd_level, self.options.parquet_delta_keys
+            self.file_io,
+            path,
+            physical,
+            compression,
+            self.options.zstd_level,
+            self.options.parquet_delta_keys,
         )
         size = self.file_io.file_size(path)
         key_types = [schema.field(k).type for k in key_names]

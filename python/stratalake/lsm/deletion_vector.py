@@ -346,7 +346,9 @@ class _IndexFileCache:
 _INDEX_CACHE = _IndexFileCache(64 * 1024 * 1024)
 
 
-def read_deletion_vector(file_io: FileIO, deletion_file: DeletionFile, max_rows: int | None = None) -> DeletionVector:
+def read_deletion_vector(
+    file_io: FileIO, deletion_file: DeletionFile, max_rows: int | None = None
+) -> DeletionVector:
     """The vector ``deletion_file`` points at (index files are read whole and cached: a bucket's
     vectors share one small file)."""
     data = _INDEX_CACHE.read(file_io, deletion_file.path)
@@ -354,7 +356,11 @@ def read_deletion_vector(file_io: FileIO, deletion_file: DeletionFile, max_rows:
     if not 0 < deletion_file.offset < len(data):
         raise CorruptFileError(f"{origin}: deletion vector offset is outside the file ({len(data)} bytes)")
     return DeletionVector.from_bytes(
-        memoryview(data)[deletion_file.offset :], origin, deletion_file.length, deletion_file.cardinality, max_rows
+        memoryview(data)[deletion_file.offset :],
+        origin,
+        deletion_file.length,
+        deletion_file.cardinality,
+        max_rows,
     )
 
 

@@ -239,11 +239,7 @@ class LocalCopies:
             st = os.lstat(local)
         except FileNotFoundError:
             return False
-        return (
-            stat.S_ISREG(st.st_mode)
-            and st.st_uid == os.getuid()
-            and (size is None or st.st_size == size)
-        )
+        return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and (size is None or st.st_size == size)
 
     def _evict(self, keep: str) -> None:
         entries = []

@@ -71,7 +71,9 @@ def runs_in_sequence_order(runs: Sequence[Sequence[DataFileMeta]]) -> bool:
     """Whether every sorted run's sequence numbers are all below the next (newer) run's: then the
     runs' order, oldest first, is every key's merge order, whatever the records' numbers."""
     ranges = [
-        (min(f.min_sequence_number for f in run), max(f.max_sequence_number for f in run)) for run in runs if run
+        (min(f.min_sequence_number for f in run), max(f.max_sequence_number for f in run))
+        for run in runs
+        if run
     ]
     return all(older[1] < newer[0] for older, newer in itertools.pairwise(ranges))
 
@@ -159,7 +161,9 @@ def _complete_parts(
         yield parts
 
 
-def key_complete_parts(runs: Sequence[RunBatches], key_names: Sequence[str]) -> Iterator[list[tuple[int, pa.Table]]]:
+def key_complete_parts(
+    runs: Sequence[RunBatches], key_names: Sequence[str]
+) -> Iterator[list[tuple[int, pa.Table]]]:
     """Chunks of the rows of ``runs`` (given oldest first) such that every key's records are all in
     one chunk, each chunk as its parts: (run index, that run's rows of the chunk, a slice of one of
     its batches), oldest run first; chunks come in key order. Each chunk holds at most one batch's

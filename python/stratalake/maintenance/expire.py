@@ -215,7 +215,9 @@ def _delete_snapshot_file(table: TableStore, snapshot_id: int) -> bool:
 
 
 # -- long-lived changelogs ---------------------------------------------------------------------------
-def expire_changelogs(table: TableStore, config: ExpireConfig | None = None, now_ms: int | None = None) -> int:
+def expire_changelogs(
+    table: TableStore, config: ExpireConfig | None = None, now_ms: int | None = None
+) -> int:
     """Expire long-lived changelogs per ``changelog.*`` retention; returns how many expired."""
     cfg = config if config is not None else ExpireConfig.from_options(table.core_options)
     cm = table.changelog_manager

@@ -36,7 +36,9 @@ _DAY_MS = 86_400_000
 _TEMP_RE = re.compile(r"^\..+\.tmp$")  # LocalFileIO's temp files: .<name>.<hex>.tmp
 
 
-def remove_orphan_files(table: TableStore, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
+def remove_orphan_files(
+    table: TableStore, older_than_ms: int | None = None, dry_run: bool = False
+) -> list[str]:
     """Delete (or with ``dry_run`` only list) orphan files older than ``older_than_ms``.
 
     Returns the paths of the orphans, sorted.

@@ -36,6 +36,7 @@ from stratalake.store.tag_manager import TAG_FILE_RE, check_tag_name, parse_time
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
 
+
 def _check_name(table: TableStore, name: str) -> None:
     """The rules for a new tag: :func:`check_tag_name`, and no control characters or numbers."""
     check_tag_name(name, table.identifier)

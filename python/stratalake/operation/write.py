@@ -249,7 +249,9 @@ class TableWrite(BaseTableWrite):
         self._restore([(partition, bucket)])
         assert self._restored is not None
         files = [] if self.ignore_previous_files else self._restored.get((partition, bucket), [])
-        buf = _BucketBuffer(partition, values, bucket, max((f.max_sequence_number for f in files), default=-1) + 1)
+        buf = _BucketBuffer(
+            partition, values, bucket, max((f.max_sequence_number for f in files), default=-1) + 1
+        )
         if not self._options.get_bool("write-only"):
             dv_index = [] if self.ignore_previous_files else self._restored_dv.get((partition, bucket), [])
             buf.manager = bucket_manager(self.table, values, bucket, files, dv_index)
@@ -292,7 +294,9 @@ class TableWrite(BaseTableWrite):
 
     def _write_input_changelog(self, buf: _BucketBuffer, kv: pa.Table) -> None:
         directory = self._bucket_directory(buf)
-        writer = DataFileWriter(self.table.file_io, self._schema, self._options, directory, self._changelog_namer)
+        writer = DataFileWriter(
+            self.table.file_io, self._schema, self._options, directory, self._changelog_namer
+        )
         files = writer.write(kv, level=0, is_changelog=True)
         buf.changelog_files += files
         with self._lock:

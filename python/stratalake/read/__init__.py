@@ -18,7 +18,10 @@ __all__ = ["AppendTableRead", "Split", "TableRead", "TableScan", "new_read", "ne
 
 
 def new_scan(
-    table: TableStore, filter: FilterLike = None, snapshot_id: int | None = None, timestamp_ms: int | None = None
+    table: TableStore,
+    filter: FilterLike = None,
+    snapshot_id: int | None = None,
+    timestamp_ms: int | None = None,
 ) -> TableScan:
     """A scan of ``table`` (refused for tables with unsupported features)."""
     table.check_supported("read")

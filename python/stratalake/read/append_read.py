@@ -41,7 +41,9 @@ ROW_ID_COLUMNS = (FILE_COLUMN, POS_COLUMN, SNAPSHOT_COLUMN)
 class AppendTableRead:
     """Reads splits of an append table into Arrow batches of the requested columns."""
 
-    def __init__(self, table: TableStore, columns: Sequence[str] | None = None, filter: FilterLike = None) -> None:
+    def __init__(
+        self, table: TableStore, columns: Sequence[str] | None = None, filter: FilterLike = None
+    ) -> None:
         self.table = table
         names = [f.name for f in table.schema().fields]
         if columns is not None:
@@ -81,7 +83,11 @@ class AppendTableRead:
             table.location, table.partition_codec.path(split.partition_values), split.bucket
         )
         deletion_file = split.deletion_file(f.file_name)
-        dv = read_deletion_vector(table.file_io, deletion_file, f.row_count) if deletion_file is not None else None
+        dv = (
+            read_deletion_vector(table.file_io, deletion_file, f.row_count)
+            if deletion_file is not None
+            else None
+        )
         offset = 0
         path = data_file_path(directory, f)
         for rows in iter_append_file(
@@ -129,7 +135,9 @@ class AppendTableRead:
                     rows = rows.select(wanted)
                     n = rows.num_rows
                     rows = rows.append_column(FILE_COLUMN, pa.array([f.file_name] * n, pa.string()))
-                    yield rows.append_column(SNAPSHOT_COLUMN, pa.array(np.full(n, split.snapshot_id, dtype=np.int64)))
+                    yield rows.append_column(
+                        SNAPSHOT_COLUMN, pa.array(np.full(n, split.snapshot_id, dtype=np.int64))
+                    )
 
     def read_split_table(self, split: Split) -> pa.Table:
         return pa.Table.from_batches(list(self.read_split(split)), schema=self.output_schema())

@@ -177,7 +177,9 @@ def snapshot_changelog_entries(table: TableStore, snap: Snapshot) -> list[Manife
     return _changelog_entries(table, snap, table.core_options.changelog_producer)
 
 
-def read_changelog_entry(table: TableStore, entry: ManifestEntry, kind_column: str = CHANGELOG_KIND_COLUMN) -> pa.Table:
+def read_changelog_entry(
+    table: TableStore, entry: ManifestEntry, kind_column: str = CHANGELOG_KIND_COLUMN
+) -> pa.Table:
     """One changelog file's records, in the table's current schema, with the row kind first."""
     path = next(ReferenceCollector(table).entry_paths(entry))
     kv = _read_entry_kv(table, path, entry)

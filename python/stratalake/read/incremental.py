@@ -77,8 +77,7 @@ class IncrementalMode(enum.Enum):
             return cls(text.strip().lower())
         except ValueError:
             raise InvalidOptionError(
-                f"table {table}: {option} must be one of "
-                f"{', '.join(m.value for m in cls)}, got {text!r}"
+                f"table {table}: {option} must be one of {', '.join(m.value for m in cls)}, got {text!r}"
             ) from None
 
 
@@ -109,7 +108,9 @@ class IncrementalSplit:
 
     @property
     def row_count(self) -> int:
-        return sum(e.file.row_count for e in self.entries) + sum(s.row_count for s in (*self.before, *self.after))
+        return sum(e.file.row_count for e in self.entries) + sum(
+            s.row_count for s in (*self.before, *self.after)
+        )
 
     @property
     def file_size(self) -> int:
@@ -136,14 +137,19 @@ def _resolve_mode(
 
 
 def between_snapshots(
-    table: TableStore, start: int, end: int, mode: IncrementalMode = IncrementalMode.AUTO,
+    table: TableStore,
+    start: int,
+    end: int,
+    mode: IncrementalMode = IncrementalMode.AUTO,
     option: str = "read option 'incremental-between'",
 ) -> IncrementalRange:
     """Snapshots ``(start, end]``; refused when ``start > end`` or outside the snapshots (or
     long-lived changelogs) the table keeps."""
     ident = table.identifier
     if start < 0 or end < 0:
-        raise InvalidOptionError(f"table {ident}: {option} = '{start},{end}': snapshot ids must not be negative")
+        raise InvalidOptionError(
+            f"table {ident}: {option} = '{start},{end}': snapshot ids must not be negative"
+        )
     if start > end:
         raise InvalidOptionError(
             f"table {ident}: {option} = '{start},{end}': the start snapshot (exclusive) must not be after the "
@@ -194,7 +200,9 @@ def between_tags(
 
 
 def between(
-    table: TableStore, text: str, mode: IncrementalMode = IncrementalMode.AUTO,
+    table: TableStore,
+    text: str,
+    mode: IncrementalMode = IncrementalMode.AUTO,
     option: str = "read option 'incremental-between'",
 ) -> IncrementalRange:
     """``'start,end'``: two tag names (tags first, as Paimon), else two snapshot ids."""
@@ -221,7 +229,10 @@ def between(
 
 
 def between_timestamps(
-    table: TableStore, start_ms: int, end_ms: int, mode: IncrementalMode = IncrementalMode.AUTO,
+    table: TableStore,
+    start_ms: int,
+    end_ms: int,
+    mode: IncrementalMode = IncrementalMode.AUTO,
     option: str = "read option 'incremental-between-timestamp'",
 ) -> IncrementalRange:
     """The snapshots committed in ``(start_ms, end_ms]``."""
@@ -244,7 +255,9 @@ def between_timestamps(
         after = sm.snapshot(end)
         if start < earliest.id:  # everything up to the end is new
             return IncrementalRange(resolved, start, end, before=None, after=after, empty=False)
-        return IncrementalRange(resolved, start, end, before=sm.snapshot(start), after=after, empty=start == end)
+        return IncrementalRange(
+            resolved, start, end, before=sm.snapshot(start), after=after, empty=start == end
+        )
     return IncrementalRange(resolved, start, end, empty=start == end)
 
 
@@ -318,7 +331,9 @@ def plan(table: TableStore, rng: IncrementalRange, filter: FilterLike = None) ->
     if rng.mode is IncrementalMode.DIFF:
         return _plan_diff(table, rng, to_predicate(filter))
     read_entries = (
-        changelog_read.delta_entries if rng.mode is IncrementalMode.DELTA else changelog_read.changelog_entries
+        changelog_read.delta_entries
+        if rng.mode is IncrementalMode.DELTA
+        else changelog_read.changelog_entries
     )
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
     for sid in range(rng.start_id + 1, rng.end_id + 1):
@@ -337,7 +352,9 @@ class _SnapshotScan(TableScan):
         return self._at
 
 
-def _plan_diff(table: TableStore, rng: IncrementalRange, predicate: Predicate | None) -> list[IncrementalSplit]:
+def _plan_diff(
+    table: TableStore, rng: IncrementalRange, predicate: Predicate | None
+) -> list[IncrementalSplit]:
     assert rng.after is not None
     after = _SnapshotScan(table, rng.after, predicate).plan()
     before = _SnapshotScan(table, rng.before, predicate).plan() if rng.before is not None else []
@@ -401,7 +418,11 @@ def _state(table: TableStore, splits: Sequence[Split]) -> pa.Table:
             parts.append(with_kv_columns(rows, 0))
         elif isinstance(read, TableRead):
             parts.append(read.read_kv_split(s))
-    return pa.concat_tables([p.select(schema.names).cast(schema) for p in parts]) if parts else schema.empty_table()
+    return (
+        pa.concat_tables([p.select(schema.names).cast(schema) for p in parts])
+        if parts
+        else schema.empty_table()
+    )
 
 
 def _diff(table: TableStore, split: IncrementalSplit) -> pa.Table:
@@ -431,8 +452,12 @@ def diff_states(before: pa.Table, after: pa.Table, keys: Sequence[str]) -> pa.Ta
     retractions included): Paimon's diff of two snapshots. Per key: only in ``after`` -> its
     record; in both with another value or kind -> the ``after`` record; only in ``before`` and not
     a retraction -> ``-D`` with the old value; anything else -> nothing."""
-    b_keys = before.select(list(keys)).append_column(_ROW, pa.array(np.arange(before.num_rows, dtype=np.int64)))
-    a_keys = after.select(list(keys)).append_column(_ROW + "_a", pa.array(np.arange(after.num_rows, dtype=np.int64)))
+    b_keys = before.select(list(keys)).append_column(
+        _ROW, pa.array(np.arange(before.num_rows, dtype=np.int64))
+    )
+    a_keys = after.select(list(keys)).append_column(
+        _ROW + "_a", pa.array(np.arange(after.num_rows, dtype=np.int64))
+    )
     joined = b_keys.join(a_keys, keys=list(keys), join_type="full outer")
     b_idx = joined.column(_ROW).combine_chunks()
     a_idx = joined.column(_ROW + "_a").combine_chunks()
@@ -441,7 +466,9 @@ def diff_states(before: pa.Table, after: pa.Table, keys: Sequence[str]) -> pa.Ta
     # Deleted keys: the old record as -D, unless it already was a retraction.
     gone = pc.drop_null(pc.filter(b_idx, only_before))
     gone_rows = before.take(gone)
-    gone_rows = gone_rows.filter(pc.is_in(gone_rows.column(VALUE_KIND), pa.array([_INSERT, _UPDATE_AFTER], pa.int8())))
+    gone_rows = gone_rows.filter(
+        pc.is_in(gone_rows.column(VALUE_KIND), pa.array([_INSERT, _UPDATE_AFTER], pa.int8()))
+    )
     gone_rows = _as_deletes(gone_rows)
     a_sel = pc.filter(a_idx, in_after)
     b_sel = pc.filter(b_idx, in_after)
@@ -461,7 +488,11 @@ def _differs(before: pa.Table, after: pa.Table, b_idx: pa.Array, a_idx: pa.Array
     differs = pc.is_null(b_idx)  # a new key always differs
     present = pc.fill_null(b_idx, 0)
     adds = pa.array([_INSERT, _UPDATE_AFTER], pa.int8())
-    b_add = pc.is_in(before.column(VALUE_KIND).take(present), adds) if before.num_rows else pa.nulls(n, pa.bool_())
+    b_add = (
+        pc.is_in(before.column(VALUE_KIND).take(present), adds)
+        if before.num_rows
+        else pa.nulls(n, pa.bool_())
+    )
     a_add = pc.is_in(after.column(VALUE_KIND).take(a_idx), adds)
     if before.num_rows:
         differs = pc.or_(differs, pc.not_equal(b_add, a_add))

@@ -53,7 +53,9 @@ if TYPE_CHECKING:
 class TableRead:
     """Reads splits into Arrow batches of the requested columns."""
 
-    def __init__(self, table: TableStore, columns: Sequence[str] | None = None, filter: FilterLike = None) -> None:
+    def __init__(
+        self, table: TableStore, columns: Sequence[str] | None = None, filter: FilterLike = None
+    ) -> None:
         self.table = table
         schema = table.schema()
         names = [f.name for f in schema.fields]
@@ -119,7 +121,9 @@ class TableRead:
                 if self._post_merge is not None:
                     rows = rows.filter(self._post_merge.to_arrow())
                 if rows.num_rows:
-                    yield from rows.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
+                    yield from (
+                        rows.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
+                    )
             return
         drop = split.merge or any(f.delete_row_count != 0 for f in split.files)
         for kv in self._kv_chunks(split):
@@ -146,7 +150,10 @@ class TableRead:
         file_runs = sorted_runs(split.files, self._key_of())
         ordered = not ctx.sequence_fields and runs_in_sequence_order(file_runs)
         runs = [
-            _chain(self._file_batches(split, f, self._read_columns, False, sequence_numbers=not ordered) for f in run)
+            _chain(
+                self._file_batches(split, f, self._read_columns, False, sequence_numbers=not ordered)
+                for f in run
+            )
             for run in file_runs
         ]
         wanted = list(self.columns)
@@ -156,7 +163,11 @@ class TableRead:
 
     @staticmethod
     def _pick(
-        runs: Sequence[Iterator[pa.Table]], ctx: MergeContext, mf: MergeFunction, ordered: bool, wanted: list[str]
+        runs: Sequence[Iterator[pa.Table]],
+        ctx: MergeContext,
+        mf: MergeFunction,
+        ordered: bool,
+        wanted: list[str],
     ) -> Iterator[pa.Table]:
         for chunk in key_complete_chunks(runs, ctx.key_names):
             rows = picked_rows(chunk, ctx, mf, ordered, live_only=True)
@@ -181,7 +192,9 @@ class TableRead:
         :meth:`picks_by_position`.
         """
         if not self.picks_by_position(split):
-            raise ValueError(f"table {self.table.identifier}: split of bucket {split.bucket} is not merged by picking rows")
+            raise ValueError(
+                f"table {self.table.identifier}: split of bucket {split.bucket} is not merged by picking rows"
+            )
         ctx = self.table.merge_context
         mf = self._merge_function(ctx)
         file_runs = sorted_runs(split.files, self._key_of())
@@ -199,7 +212,9 @@ class TableRead:
             def numbered_keys(f: DataFileMeta) -> Iterator[IntKeyBatch]:
                 start = 0
                 file = index[f.file_name]
-                for kv in self._file_batches(split, f, key_names, False, filtered=False, system_columns=False):
+                for kv in self._file_batches(
+                    split, f, key_names, False, filtered=False, system_columns=False
+                ):
                     keys = kv.column(key_names[0]).to_numpy()
                     yield keys, file, start
                     start += len(keys)
@@ -318,7 +333,11 @@ class TableRead:
             table.location, table.partition_codec.path(split.partition_values), split.bucket
         )
         deletion_file = split.deletion_file(f.file_name)
-        dv = read_deletion_vector(table.file_io, deletion_file, f.row_count) if deletion_file is not None else None
+        dv = (
+            read_deletion_vector(table.file_io, deletion_file, f.row_count)
+            if deletion_file is not None
+            else None
+        )
         offset = 0
         batches = iter_kv_file(
             table.file_io,
@@ -394,10 +413,19 @@ SUPERSEDED_POS = "_stratalake_pos"
 
 def superseded_schema() -> pa.Schema:
     """The schema of :meth:`TableRead.superseded_positions` batches."""
-    return pa.schema([pa.field(SUPERSEDED_FILE, pa.int32(), False), pa.field(SUPERSEDED_POS, pa.int32(), False)])
+    return pa.schema(
+        [pa.field(SUPERSEDED_FILE, pa.int32(), False), pa.field(SUPERSEDED_POS, pa.int32(), False)]
+    )
 
 
-__all__ = ["SEQUENCE_NUMBER", "SUPERSEDED_FILE", "SUPERSEDED_POS", "VALUE_KIND", "TableRead", "superseded_schema"]
+__all__ = [
+    "SEQUENCE_NUMBER",
+    "SUPERSEDED_FILE",
+    "SUPERSEDED_POS",
+    "VALUE_KIND",
+    "TableRead",
+    "superseded_schema",
+]
 
 
 def _chain(parts: Iterable[Iterator[pa.Table]]) -> Iterator[pa.Table]:

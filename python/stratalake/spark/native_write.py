@@ -57,9 +57,24 @@ _VALUE_TYPES = tuple(
     type(t) for t in ATOMIC_TYPES if not isinstance(t, TimeType | TimestampType | LocalZonedTimestampType)
 )
 # Partition types whose directory names the shim formats exactly as PartitionCodec.path does.
-_PARTITION_TYPES = (BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, CharType, VarCharType, DateType)
+_PARTITION_TYPES = (
+    BooleanType,
+    TinyIntType,
+    SmallIntType,
+    IntType,
+    BigIntType,
+    CharType,
+    VarCharType,
+    DateType,
+)
 # Paimon's file.compression values that parquet-mr writes with the codecs Spark ships.
-_CODECS = {"zstd": "ZSTD", "snappy": "SNAPPY", "gzip": "GZIP", "none": "UNCOMPRESSED", "uncompressed": "UNCOMPRESSED"}
+_CODECS = {
+    "zstd": "ZSTD",
+    "snappy": "SNAPPY",
+    "gzip": "GZIP",
+    "none": "UNCOMPRESSED",
+    "uncompressed": "UNCOMPRESSED",
+}
 # Options whose files carry more than the rows (embedded indexes, row ids): the Python writer.
 _PYTHON_ONLY_OPTIONS = ("file-index.", "row-tracking.enabled", "data-evolution.enabled")
 _ROW_GROUP_BYTES = 64 * 1024 * 1024

@@ -433,7 +433,14 @@ def _count_plan(
         )
     if from_metadata or not out_splits:
         out_splits.append(
-            {"partition": encode_partition(known), "bucket": -1, "files": 0, "bytes": 0, "rows": known, "runs": 0}
+            {
+                "partition": encode_partition(known),
+                "bucket": -1,
+                "files": 0,
+                "bytes": 0,
+                "rows": known,
+                "runs": 0,
+            }
         )
     return {
         "snapshot_id": snapshot_id,
@@ -506,7 +513,9 @@ def incremental_plan(
         for u in units
     ]
     if request.get("count") and not entries:
-        entries = [{"partition": encode_partition(0), "bucket": -1, "files": 0, "bytes": 0, "rows": 0, "runs": 0}]
+        entries = [
+            {"partition": encode_partition(0), "bucket": -1, "files": 0, "bytes": 0, "rows": 0, "runs": 0}
+        ]
     rows = sum(u.row_count for u in units)
     if request.get("limit") is not None and predicate is None:
         rows = min(rows, int(request["limit"]))
@@ -561,7 +570,10 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             raise ValueError("a partially pushed COUNT(*) takes no filter and no limit")
         parallelism = request.get("parallelism")
         return _count_plan(
-            table, snapshot.id if snapshot is not None else None, scan.plan(), int(parallelism) if parallelism else None
+            table,
+            snapshot.id if snapshot is not None else None,
+            scan.plan(),
+            int(parallelism) if parallelism else None,
         )
     # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
     splits = scan.plan() if predicate is not None else _limit_splits(scan.plan(), request.get("limit"))
@@ -904,14 +916,23 @@ def aggregate_partitions(
                             return None  # min/max not kept (stats mode 'counts' or 'none')
                         continue
                     lo, hi = part[c]
-                    part[c] = (st.min if lo is None else min(lo, st.min), st.max if hi is None else max(hi, st.max))
+                    part[c] = (
+                        st.min if lo is None else min(lo, st.min),
+                        st.max if hi is None else max(hi, st.max),
+                    )
     codec = table.partition_codec
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for partition, n in live.items():
         if n > 0:
             values = codec.to_dict(partition)
-            extremes = {f"__{fn}__{c}": b[i] for c, b in bounds.get(partition, {}).items() for i, fn in enumerate(("min", "max"))}
-            groups.setdefault(tuple(values[c] for c in group_by), []).append({**values, **extremes, "__rows__": n})
+            extremes = {
+                f"__{fn}__{c}": b[i]
+                for c, b in bounds.get(partition, {}).items()
+                for i, fn in enumerate(("min", "max"))
+            }
+            groups.setdefault(tuple(values[c] for c in group_by), []).append(
+                {**values, **extremes, "__rows__": n}
+            )
     if not group_by and not groups:
         groups[()] = []
     out = []
@@ -922,7 +943,9 @@ def aggregate_partitions(
                 row.append(sum(p["__rows__"] for p in parts))
                 continue
             c = a["column"]
-            present = [v for p in parts if (v := p[c] if c in partition_keys else p[f"__{a['fn']}__{c}"]) is not None]
+            present = [
+                v for p in parts if (v := p[c] if c in partition_keys else p[f"__{a['fn']}__{c}"]) is not None
+            ]
             best = (min if a["fn"] == "min" else max)(present) if present else None
             row.append(_catalyst(best))
         out.append(row)

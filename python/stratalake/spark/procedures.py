@@ -522,7 +522,11 @@ def lookup(namespace: Sequence[str], name: str) -> Procedure:
 
 
 def call(
-    cat: Catalog, name: str, args: Mapping[str, Any], state: Mapping[str, Any], current_database: str = "default"
+    cat: Catalog,
+    name: str,
+    args: Mapping[str, Any],
+    state: Mapping[str, Any],
+    current_database: str = "default",
 ) -> Answer:
     """Runs procedure ``name``; a bare table name in ``args`` is one of ``current_database``."""
     args = dict(args)

@@ -237,7 +237,10 @@ def scan_snapshot(table: Table, options: Mapping[str, str]) -> tuple[Snapshot | 
 
 def is_incremental(options: Mapping[str, str]) -> bool:
     """Whether the options ask for an incremental read (checked by :func:`incremental_range`)."""
-    return any(_get(options, n) for n in (INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_TO_AUTO_TAG))
+    return any(
+        _get(options, n)
+        for n in (INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_TO_AUTO_TAG)
+    )
 
 
 def incremental_range(
@@ -251,7 +254,15 @@ def incremental_range(
     times = _get(options, INCREMENTAL_BETWEEN_TIMESTAMP)
     auto_tag = _get(options, INCREMENTAL_TO_AUTO_TAG)
     mode = incremental.IncrementalMode.parse(ident, _get(options, INCREMENTAL_BETWEEN_SCAN_MODE))
-    chosen = [n for n, v in ((INCREMENTAL_BETWEEN, ids), (INCREMENTAL_BETWEEN_TIMESTAMP, times), (INCREMENTAL_TO_AUTO_TAG, auto_tag)) if v]
+    chosen = [
+        n
+        for n, v in (
+            (INCREMENTAL_BETWEEN, ids),
+            (INCREMENTAL_BETWEEN_TIMESTAMP, times),
+            (INCREMENTAL_TO_AUTO_TAG, auto_tag),
+        )
+        if v
+    ]
     if not chosen:
         return None  # a scan mode alone changes nothing, as in Paimon
     if len(chosen) > 1:
@@ -259,7 +270,11 @@ def incremental_range(
             f"table {ident}: read options {', '.join(repr(c) for c in chosen)} each choose the changes to read; "
             "give only one"
         )
-    given = [n for n in (SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP) if _get(options, n)]
+    given = [
+        n
+        for n in (SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP)
+        if _get(options, n)
+    ]
     used = chosen[0]
     if given or time_travel:
         other = f"read option '{given[0]}'" if given else "VERSION AS OF / TIMESTAMP AS OF"

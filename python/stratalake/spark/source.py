@@ -248,7 +248,9 @@ class StrataLakeReader(DataSourceReader):
         schema = StructType.fromJson(json.loads(self.schema_json))
         target = to_arrow_schema(schema, timezone="UTC")
         if self.options.get(keys.SCAN_COUNT) == "true":
-            yield pa.RecordBatch.from_arrays([pa.array([_live_rows(table, split)], pa.int64())], schema=target)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([_live_rows(table, split)], pa.int64())], schema=target
+            )
             return
         if self.options.get(keys.SCAN_SUPERSEDED) == "true":
             # (first file index, split) pairs: the key-merged splits of a native input partition.
@@ -431,7 +433,11 @@ class StrataLakeWriter(DataSourceArrowWriter):
         self, table: Table, msgs: list[Any], messages: list[WriterCommitMessage | None] | None = None
     ) -> None:
         commit = table.new_commit(self.commit_user)
-        if messages is not None and self.options.get(keys.ROW_KIND_COLUMN) is not None and not table.schema().primary_keys:
+        if (
+            messages is not None
+            and self.options.get(keys.ROW_KIND_COLUMN) is not None
+            and not table.schema().primary_keys
+        ):
             deletes = RowDeletes()
             for m in messages:
                 if isinstance(m, StrataLakeCommitMessage) and m.deletes is not None:

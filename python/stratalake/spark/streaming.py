@@ -532,7 +532,12 @@ class StrataLakeStreamWriter(DataSourceStreamArrowWriter):
         try:
             done = table.new_commit(self.commit_user).committed_snapshot(batchId)
         except Exception as e:
-            _LOG.warning("table %s: batch %s aborted; its files are kept (cannot tell whether it committed: %s)", table.identifier, batchId, e)
+            _LOG.warning(
+                "table %s: batch %s aborted; its files are kept (cannot tell whether it committed: %s)",
+                table.identifier,
+                batchId,
+                e,
+            )
             return
         if done is None:
             table.delete_uncommitted(msgs)

@@ -106,7 +106,9 @@ class SystemTableReader(DataSourceReader):
         if isinstance(unit, incremental.IncrementalSplit):
             records = incremental.with_row_kind(table, incremental.read_split_kv(table, unit))
             if self.name == system_tables.BINLOG:
-                records = system_tables.binlog(records).cast(system_tables.arrow_schema(table, system_tables.BINLOG))
+                records = system_tables.binlog(records).cast(
+                    system_tables.arrow_schema(table, system_tables.BINLOG)
+                )
             batches = iter(records.to_batches())
         elif self.name == system_tables.READ_OPTIMIZED:
             batches = table.new_read().read_split(unit)

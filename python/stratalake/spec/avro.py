@@ -248,7 +248,16 @@ def _decode(data: bytes, origin: str, what: str, convert: Callable[[Record], T])
 
 MAX_DECODED_BYTES: Final = 256 * 1024 * 1024  # uncompressed records of one file
 _MAX_SCHEMA_DEPTH: Final = 32
-_FIXED_SIZES: Final = {"null": 0, "boolean": 1, "int": 1, "long": 1, "float": 4, "double": 8, "bytes": 1, "string": 1}
+_FIXED_SIZES: Final = {
+    "null": 0,
+    "boolean": 1,
+    "int": 1,
+    "long": 1,
+    "float": 4,
+    "double": 8,
+    "bytes": 1,
+    "string": 1,
+}
 _MAGIC: Final = b"Obj\x01"
 _CHUNK: Final = 1 << 20  # decompressed and dropped piece by piece: only sizes are needed here
 

@@ -166,7 +166,15 @@ class TableSchema:
                 time_millis=int(raw.get("timeMillis") or 0),
                 version=version,
             )
-        except (ValueError, ArithmeticError, KeyError, TypeError, AttributeError, RecursionError, StrataLakeError) as e:
+        except (
+            ValueError,
+            ArithmeticError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            RecursionError,
+            StrataLakeError,
+        ) as e:
             # RecursionError: absurdly deep JSON nesting (json and the type parser recurse).
             raise CorruptFileError(f"{origin} is not a valid schema file: {type(e).__name__}: {e}") from e
 

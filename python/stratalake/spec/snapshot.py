@@ -47,7 +47,9 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ("changelogManifestListSize", "changelog_manifest_list_size"),
     ("writerVersion", "writer_version"),
     ("operation", "operation"),
+    ("uuid", "uuid"),
 )
+SNAPSHOT_KEYS = frozenset(key for key, _ in _FIELDS)  # every key of a snapshot file stratalake keeps
 
 
 _STRING_KEYS = frozenset(
@@ -61,6 +63,7 @@ _STRING_KEYS = frozenset(
         "statistics",
         "writerVersion",
         "operation",
+        "uuid",
     }
 )
 _MAP_KEYS = frozenset({"logOffsets", "properties"})
@@ -107,6 +110,7 @@ class Snapshot:
     version: int = 3
     writer_version: str | None = None  # Java's writerVersion; we don't write it, but keep it
     operation: str | None = None  # Java's Snapshot.Operation name (WRITE, OVERWRITE...), if any
+    uuid: str | None = None  # pypaimon's snapshot uuid (a REST commit's base snapshot is named by it)
 
     def to_json(self) -> str:
         out: dict[str, Any] = {}
@@ -141,7 +145,10 @@ class Snapshot:
 
     def file_names(self) -> list[tuple[str, str]]:
         """(what, name) of every file under ``manifest/`` or ``statistics/`` this snapshot names."""
-        out = [("base manifest list", self.base_manifest_list), ("delta manifest list", self.delta_manifest_list)]
+        out = [
+            ("base manifest list", self.base_manifest_list),
+            ("delta manifest list", self.delta_manifest_list),
+        ]
         if self.changelog_manifest_list is not None:
             out.append(("changelog manifest list", self.changelog_manifest_list))
         if self.index_manifest is not None:

@@ -137,7 +137,9 @@ class AppendFileWriter:
         value_stats = None if mode == "none" else self._stats.stats(mode)
         size = self.file_io.file_size(path)
         self.metas.append(
-            _level0_meta(self._name, size, self._rows, value_stats, self._min_seq, self.schema.id, self.file_source)
+            _level0_meta(
+                self._name, size, self._rows, value_stats, self._min_seq, self.schema.id, self.file_source
+            )
         )
 
 
@@ -389,12 +391,18 @@ def _min_max_of(stats: Any, dt: DataType) -> tuple[Any, Any]:
 
 
 def _rescan(
-    parquet: pq.ParquetFile, schema: TableSchema, columns: list[int], arrays: list[pa.Array], null_counts: list[int]
+    parquet: pq.ParquetFile,
+    schema: TableSchema,
+    columns: list[int],
+    arrays: list[pa.Array],
+    null_counts: list[int],
 ) -> None:
     """Min, max and null count of ``columns`` from the rows, one batch at a time."""
     fields = [schema.fields[i] for i in columns]
     summary = _StatsSummary([f.name for f in fields], [f.type for f in fields])
-    for batch in parquet.iter_batches(batch_size=DEFAULT_BATCH_ROWS, columns=[f.name for f in fields], use_threads=False):
+    for batch in parquet.iter_batches(
+        batch_size=DEFAULT_BATCH_ROWS, columns=[f.name for f in fields], use_threads=False
+    ):
         summary.add(pa.Table.from_batches([batch]))
     if not summary.parts:  # no rows
         return

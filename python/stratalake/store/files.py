@@ -83,4 +83,3 @@ def delete_in_table(table: TableStore, path: str) -> bool:
         )
         return False
     return table.file_io.delete_quietly(path)
-

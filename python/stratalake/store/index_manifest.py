@@ -86,7 +86,9 @@ def write_index_manifest(
     (its index-manifest combiner keys HASH entries by partition and bucket).
     """
     gone = {(e.partition, e.bucket, e.file_name) for e in deleted}
-    replaced = {(e.partition, e.bucket) for e in added if e.index_type == HASH_INDEX and e.kind is FileKind.ADD}
+    replaced = {
+        (e.partition, e.bucket) for e in added if e.index_type == HASH_INDEX and e.kind is FileKind.ADD
+    }
     entries = [
         e
         for e in previous

@@ -64,7 +64,8 @@ def column_ranges(meta: ManifestFileMeta, codec: PartitionCodec) -> dict[str, Co
             may_be_null=count is None or count > 0,
             # Both bounds null with nulls counted: every entry's value is null. A manifest whose
             # null count equals its entry count says the same (Paimon counts per entry).
-            may_be_non_null=not non_null_known_absent and not (count is not None and entries > 0 and count >= entries),
+            may_be_non_null=not non_null_known_absent
+            and not (count is not None and entries > 0 and count >= entries),
         )
     return out
 
@@ -196,7 +197,9 @@ class ManifestFilter:
         self.buckets = frozenset(buckets) if buckets is not None else None
         self._partition_ok: dict[bytes, bool] = {}
         self._wanted_values = (
-            [codec.from_bytes(p) for p in self.partitions] if self.partitions is not None and codec.is_partitioned else None
+            [codec.from_bytes(p) for p in self.partitions]
+            if self.partitions is not None and codec.is_partitioned
+            else None
         )
 
     @property
@@ -209,7 +212,12 @@ class ManifestFilter:
     def manifest_may_match(self, meta: ManifestFileMeta) -> bool:
         """False only when no entry of ``meta`` can be wanted (from the manifest list alone)."""
         lo, hi = meta.min_bucket, meta.max_bucket
-        if self.buckets is not None and lo is not None and hi is not None and not any(lo <= b <= hi for b in self.buckets):
+        if (
+            self.buckets is not None
+            and lo is not None
+            and hi is not None
+            and not any(lo <= b <= hi for b in self.buckets)
+        ):
             return False
         if not self.codec.is_partitioned or (self.predicate is None and self._wanted_values is None):
             return True

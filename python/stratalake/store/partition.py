@@ -20,7 +20,7 @@ from stratalake.types import DataType, to_arrow
 # Characters Paimon's PartitionPathUtils escapes in partition directory names, as %XX: control
 # characters and a few path and glob specials. Everything else, spaces and non-ASCII
 # characters included, is kept as it is.
-_ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset('"#%\'*/:=?\\\x7f{}[]^')
+_ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset("\"#%'*/:=?\\\x7f{}[]^")
 
 
 def escape_path_name(text: str) -> str:

@@ -35,7 +35,9 @@ class SchemaManager:
     def latest(self) -> TableSchema:
         ids = self.list_ids()
         if not ids:
-            raise TableNotFoundError(f"table {self.table_name} does not exist (no schema at {self.schema_dir})")
+            raise TableNotFoundError(
+                f"table {self.table_name} does not exist (no schema at {self.schema_dir})"
+            )
         return self.schema(ids[-1])
 
     def schema(self, schema_id: int) -> TableSchema:

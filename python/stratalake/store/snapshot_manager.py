@@ -47,7 +47,11 @@ class SnapshotManager:
         return int(text) if text.isascii() and text.isdigit() else None
 
     def _list_ids(self) -> list[int]:
-        return sorted(int(m.group(1)) for name in self.file_io.list_names(self.snapshot_dir) if (m := _SNAPSHOT_RE.match(name)))
+        return sorted(
+            int(m.group(1))
+            for name in self.file_io.list_names(self.snapshot_dir)
+            if (m := _SNAPSHOT_RE.match(name))
+        )
 
     def latest_snapshot_id(self) -> int | None:
         """The newest committed snapshot id. The LATEST hint is checked, never trusted."""
@@ -193,7 +197,12 @@ class SnapshotManager:
             if snapshot.id == 1 or self._read_hint("EARLIEST") is None:
                 self.commit_hint("EARLIEST", self.earliest_snapshot_id() or snapshot.id)
         except Exception as e:
-            _LOG.warning("table %s: snapshot %s committed, but its hint was not updated: %s", self.table_name, snapshot.id, e)
+            _LOG.warning(
+                "table %s: snapshot %s committed, but its hint was not updated: %s",
+                self.table_name,
+                snapshot.id,
+                e,
+            )
         return True
 
     def _resolve(
@@ -213,7 +222,7 @@ class SnapshotManager:
             time.sleep(min(0.05 * 2**attempt, 1.0))
             try:
                 if self.file_io.exists(path):
-                    return self.file_io.read_bytes(path) == data
+                    return _same_commit(self.file_io.read_bytes(path), data, snapshot)
                 if not precondition():
                     return False  # newer snapshots exist and ours is not there
                 if self.file_io.try_create_atomic(path, data, precondition):
@@ -224,7 +233,9 @@ class SnapshotManager:
                 last = e
         raise self.unknown_outcome(snapshot.id, snapshot.commit_user, last)
 
-    def unknown_outcome(self, snapshot_id: int, commit_user: str | None, error: BaseException) -> CommitStateUnknownError:
+    def unknown_outcome(
+        self, snapshot_id: int, commit_user: str | None, error: BaseException
+    ) -> CommitStateUnknownError:
         """The error of a commit whose outcome cannot be told, saying how to check it."""
         who = f"commit user {commit_user}" if commit_user else "this commit"
         return CommitStateUnknownError(
@@ -253,7 +264,7 @@ class SnapshotManager:
         last: BaseException | None = None
         for attempt in range(_RESOLVE_ATTEMPTS):
             try:
-                if self.file_io.read_bytes(path) == data:
+                if _same_commit(self.file_io.read_bytes(path), data, snapshot):
                     return True
                 _LOG.warning(
                     "table %s: snapshot %s was replaced by another writer right after this commit "
@@ -294,7 +305,9 @@ class SnapshotManager:
             return
         if not self.file_io.delete_quietly(path) and self.file_io.exists(path):
             raise self.unknown_outcome(
-                snapshot.id, snapshot.commit_user, OSError(f"{path} sits below newer snapshots and could not be withdrawn")
+                snapshot.id,
+                snapshot.commit_user,
+                OSError(f"{path} sits below newer snapshots and could not be withdrawn"),
             )
         raise CommitConflictError(
             f"table {self.table_name}: snapshot {snapshot.id} had already been committed and "
@@ -323,7 +336,11 @@ class SnapshotManager:
         when there is one (its time, the only metadata the check reads). A successor deleted
         between the two raises FileNotFoundError, and ``_confirm`` runs the check again.
         """
-        ids = {int(m.group(1)) for name in self.file_io.list_names(self.snapshot_dir) if (m := _SNAPSHOT_RE.match(name))}
+        ids = {
+            int(m.group(1))
+            for name in self.file_io.list_names(self.snapshot_dir)
+            if (m := _SNAPSHOT_RE.match(name))
+        }
         if snapshot_id not in ids or max(ids) <= snapshot_id:
             return False
         if snapshot_id + 1 not in ids:
@@ -339,3 +356,31 @@ class SnapshotManager:
 
     def forget(self, snapshot_id: int) -> None:
         self._cache.pop(snapshot_id, None)
+
+
+def _same_commit(found: bytes, data: bytes, snapshot: Snapshot) -> bool:
+    """Whether a snapshot file holding ``found`` is the commit of ``snapshot`` (written as ``data``).
+
+    Our bytes are; so is the same snapshot written out by someone else: a catalog that publishes
+    snapshots (Paimon's REST ``commit`` endpoint) serializes it its own way. Its commit user,
+    commit identifier and manifest list names (unique per commit) identify a commit.
+    """
+    if found == data:
+        return True
+    try:
+        other = Snapshot.from_json(found)
+    except CorruptFileError:
+        return False
+    return (
+        other.id,
+        other.commit_user,
+        other.commit_identifier,
+        other.base_manifest_list,
+        other.delta_manifest_list,
+    ) == (
+        snapshot.id,
+        snapshot.commit_user,
+        snapshot.commit_identifier,
+        snapshot.base_manifest_list,
+        snapshot.delta_manifest_list,
+    )

@@ -35,7 +35,9 @@ from stratalake.store.tag_manager import TagManager
 class TableStore:
     """A table at ``location`` on storage, bound to the schema that was current when loaded."""
 
-    def __init__(self, file_io: FileIO, location: str, identifier: str, schema: TableSchema | None = None) -> None:
+    def __init__(
+        self, file_io: FileIO, location: str, identifier: str, schema: TableSchema | None = None
+    ) -> None:
         self.file_io = file_io
         self.location = location.rstrip("/")
         self.identifier = identifier
@@ -95,7 +97,10 @@ class TableStore:
             return self
         old = self.schema_manager.schema(snapshot.schema_id)
         return type(self)(
-            self.file_io, self.location, self.identifier, dataclasses.replace(old, options=self._schema.options)
+            self.file_io,
+            self.location,
+            self.identifier,
+            dataclasses.replace(old, options=self._schema.options),
         )
 
     # -- snapshots ------------------------------------------------------------------------------

@@ -93,6 +93,7 @@ def _jackson_duration(retained: datetime.timedelta) -> str:
     seconds, micro = divmod(micros, 1_000_000)
     return f"{seconds}.{micro * 1000:09d}"
 
+
 def parse_time_retained(value: str | datetime.timedelta, table: str = "table") -> datetime.timedelta:
     """A tag retention: a ``timedelta`` or a Paimon duration text ('1 d', '12 h', '30 min')."""
 
@@ -201,7 +202,9 @@ class TagManager:
         Paimon's ``tagCreateTime``, ``time_retained`` as its ``tagTimeRetained`` (Jackson's
         decimal seconds); the tag expires once ``create_time + time_retained`` has passed.
         """
-        return self.file_io.try_create_atomic(self.tag_path(name), self._tag_json(snapshot, create_time, time_retained))
+        return self.file_io.try_create_atomic(
+            self.tag_path(name), self._tag_json(snapshot, create_time, time_retained)
+        )
 
     def overwrite(
         self,

@@ -37,16 +37,16 @@ if TYPE_CHECKING:
 
 # The leading columns of $files, which $file_key_ranges shares (then its first_row_id).
 _FILE_KEY_COLUMNS: tuple[tuple[str, str], ...] = (
-        ("partition", "STRING"),
-        ("bucket", "INT NOT NULL"),
-        ("file_path", "STRING NOT NULL"),
-        ("file_format", "STRING NOT NULL"),
-        ("schema_id", "BIGINT NOT NULL"),
-        ("level", "INT NOT NULL"),
-        ("record_count", "BIGINT NOT NULL"),
-        ("file_size_in_bytes", "BIGINT NOT NULL"),
-        ("min_key", "STRING"),
-        ("max_key", "STRING"),
+    ("partition", "STRING"),
+    ("bucket", "INT NOT NULL"),
+    ("file_path", "STRING NOT NULL"),
+    ("file_format", "STRING NOT NULL"),
+    ("schema_id", "BIGINT NOT NULL"),
+    ("level", "INT NOT NULL"),
+    ("record_count", "BIGINT NOT NULL"),
+    ("file_size_in_bytes", "BIGINT NOT NULL"),
+    ("min_key", "STRING"),
+    ("max_key", "STRING"),
 )
 # (column, Paimon type) per system table, in Paimon's column order.
 _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {

@@ -81,7 +81,9 @@ class Table(TableStore):
         it had then) as an Arrow table. A tag reads even after its snapshot expired."""
         if tag is not None:
             if snapshot_id is not None or timestamp_ms is not None:
-                raise ValueError(f"table {self.identifier}: give a tag or a snapshot_id/timestamp_ms, not both")
+                raise ValueError(
+                    f"table {self.identifier}: give a tag or a snapshot_id/timestamp_ms, not both"
+                )
             return tags.read_tag(self, tag, columns, filter)
         table = self
         if snapshot_id is not None or timestamp_ms is not None:

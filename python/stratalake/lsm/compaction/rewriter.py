@@ -116,7 +116,9 @@ class BucketFiles:
                 self.schema,
                 expected_rows=f.row_count,
             )
-        return read_kv_file(self.file_io, path, self.schema_of(f.schema_id), self.schema, expected_rows=f.row_count)
+        return read_kv_file(
+            self.file_io, path, self.schema_of(f.schema_id), self.schema, expected_rows=f.row_count
+        )
 
     def read_all(self, files: Iterable[DataFileMeta], levels: bool = False) -> pa.Table:
         """Files concatenated oldest first (see :func:`sort_runs`); with ``levels``, each row also

@@ -107,7 +107,9 @@ def check_file_names(table: TableStore, messages: Sequence[CommitMessage]) -> No
             for e in (*m.index_files_added, *m.index_files_deleted):
                 check_index_file(e)
         except CorruptFileError as e:
-            raise InvalidCommitError(f"{_where(table, m.partition, m.bucket)}: {e}; nothing was committed") from None
+            raise InvalidCommitError(
+                f"{_where(table, m.partition, m.bucket)}: {e}; nothing was committed"
+            ) from None
 
 
 def check_assigner_slices(table: TableStore, messages: Sequence[CommitMessage]) -> None:
@@ -143,7 +145,9 @@ def check_assigner_slices(table: TableStore, messages: Sequence[CommitMessage]) 
                 )
 
 
-def check_key_index_base(table: TableStore, base: int | None, latest: Snapshot | None, commit_user: str) -> None:
+def check_key_index_base(
+    table: TableStore, base: int | None, latest: Snapshot | None, commit_user: str
+) -> None:
     """Cross-partition upserts: refuse a commit when another job added rows (an APPEND or
     OVERWRITE snapshot of another commit user) after the snapshot the writers bootstrapped their
     key -> (partition, bucket) index from. That job may have placed keys this commit places again,
@@ -170,7 +174,9 @@ def check_key_index_base(table: TableStore, base: int | None, latest: Snapshot |
             )
 
 
-def check_sorted_runs(table: TableStore, live: LiveEntries, stages: Sequence[Sequence[ManifestEntry]]) -> None:
+def check_sorted_runs(
+    table: TableStore, live: LiveEntries, stages: Sequence[Sequence[ManifestEntry]]
+) -> None:
     """Refuse a commit after which a level >= 1 of a bucket it touches would hold files with
     overlapping key ranges (such a level is one sorted run). ``stages`` are the entries of the
     snapshots this commit writes, applied in order to ``live``; a stage deleting a file that is
@@ -260,7 +266,9 @@ def check_deletes(table: TableStore, delta: Sequence[ManifestEntry], live: LiveE
 
 
 def check_hash_index(
-    table: TableStore, index_added: Sequence[IndexManifestEntry], index_live: Sequence[IndexManifestEntry] | None
+    table: TableStore,
+    index_added: Sequence[IndexManifestEntry],
+    index_live: Sequence[IndexManifestEntry] | None,
 ) -> None:
     """Dynamic buckets: a partition's hash index changed by another commit since this writer
     loaded it (see :func:`stratalake.bucket.dynamic.check_hash_index_conflicts`)."""

@@ -243,7 +243,9 @@ class TableCommit:
             elif self._in_flight is not None:
                 # Interrupted (KeyboardInterrupt, SystemExit) while publishing: unknown.
                 self.outcome = CommitOutcome.UNKNOWN
-                e.add_note(str(self.table.snapshot_manager.unknown_outcome(self._in_flight, self.commit_user, e)))
+                e.add_note(
+                    str(self.table.snapshot_manager.unknown_outcome(self._in_flight, self.commit_user, e))
+                )
             raise
         self.outcome = CommitOutcome.COMMITTED
 
@@ -268,9 +270,15 @@ class TableCommit:
         try:
             delete_uncommitted(self.table, msgs)
         except Exception as e:
-            _LOG.warning("table %s: could not remove the files of a failed commit (%s); remove_orphan_files reclaims them", self.table.identifier, e)
+            _LOG.warning(
+                "table %s: could not remove the files of a failed commit (%s); remove_orphan_files reclaims them",
+                self.table.identifier,
+                e,
+            )
 
-    def commit_row_level(self, messages: Sequence[CommitMessage], required_files: Collection[str] = ()) -> int | None:
+    def commit_row_level(
+        self, messages: Sequence[CommitMessage], required_files: Collection[str] = ()
+    ) -> int | None:
         """Commit a row-level statement of an append table (``append/dml.py``) as ONE
         snapshot: new files, rewritten files (``compact_before`` -> ``compact_after``) and the
         touched buckets' deletion-vector index files. Kind OVERWRITE, as Paimon's commit of file
@@ -303,7 +311,15 @@ class TableCommit:
                         "concurrent commit (another DELETE / UPDATE / MERGE or a compaction) while "
                         "this statement ran; it was abandoned and the table is unchanged. Re-run it."
                     )
-            return _Plan(CommitKind.OVERWRITE, list(delta), [], list(index_added), list(index_deleted), None, dict(index_base))
+            return _Plan(
+                CommitKind.OVERWRITE,
+                list(delta),
+                [],
+                list(index_added),
+                list(index_deleted),
+                None,
+                dict(index_base),
+            )
 
         last = self._commit_with_retry(plan_for, BATCH_COMMIT_IDENTIFIER, check_deletes=True)
         if last is not None:
@@ -497,7 +513,9 @@ class TableCommit:
         mio = self.table.manifest_io
         return mio.read_list(latest.base_manifest_list) + mio.read_list(latest.delta_manifest_list)
 
-    def _live(self, metas: Sequence[ManifestFileMeta], scope: ManifestFilter | None = None) -> conflicts.LiveEntries:
+    def _live(
+        self, metas: Sequence[ManifestFileMeta], scope: ManifestFilter | None = None
+    ) -> conflicts.LiveEntries:
         return fold_entries(filtered_entries(self.table.manifest_io, metas, scope))
 
     def _advance(
@@ -540,7 +558,9 @@ class TableCommit:
             if e.kind is FileKind.DELETE and not (
                 (scope.buckets is None or e.bucket in scope.buckets) and scope.entry_partition_ok(e.partition)
             ):
-                raise AssertionError(f"commit deletes {e.file.file_name} outside the files it checked; this is a bug")
+                raise AssertionError(
+                    f"commit deletes {e.file.file_name} outside the files it checked; this is a bug"
+                )
 
     def _check_deletes(self, delta: Sequence[ManifestEntry], live: conflicts.LiveEntries) -> None:
         conflicts.check_deletes(self.table, delta, live)

@@ -255,3 +255,24 @@ def test_compact_of_an_append_table_already_compacted_commits_nothing(
     assert rows(spark, f"CALL lake.sys.compact('{t}')") == [(True,)]
     assert table.latest_snapshot().id == 5
     assert sorted(r[0] for r in rows(spark, f"SELECT id FROM lake.{t}")) == [1, 2, 10, 11, 12]
+
+
+def test_purge_files_and_mark_partition_done(spark: Any, db: str, warehouse: Any) -> None:
+    t = f"{db}.lc"
+    spark.sql(
+        f"CREATE TABLE {t} (id INT, dt STRING, v STRING, PRIMARY KEY (id, dt) NOT ENFORCED) PARTITIONED BY (dt)"
+    )
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+    name = t.removeprefix("lake.")
+    done = spark.sql(f"CALL lake.sys.mark_partition_done(table => '{name}', partitions => 'dt=a;dt=b')")
+    assert [tuple(r) for r in done.collect()] == [(True,)]
+    table = Catalog(str(warehouse)).get_table(name)
+    assert all(table.file_io.exists(f"{table.location}/dt={p}/_SUCCESS") for p in "ab")
+    with pytest.raises(Exception, match="partition columns"):
+        spark.sql(f"CALL lake.sys.mark_partition_done(table => '{name}', partitions => 'nosuch=1')")
+
+    assert [tuple(r) for r in spark.sql(f"CALL lake.sys.purge_files(table => '{name}')").collect()] == [("Success",)]
+    assert spark.sql(f"SELECT count(*) FROM {t}").collect()[0][0] == 0
+    assert spark.sql(f"SELECT count(*) FROM {db}.`lc$snapshots`").collect()[0][0] == 1
+    with pytest.raises(Exception, match="watermark"):
+        spark.sql(f"CALL lake.sys.rollback_to_watermark(table => '{name}', watermark => 5)").collect()

@@ -314,6 +314,30 @@ def _rollback_to_timestamp(cat: Catalog, args: Mapping[str, Any], _state: Mappin
     return ROLLBACK_TO_TIMESTAMP.rows([[f"Success roll back to snapshot: {snap.id} ."]])  # Paimon's text
 
 
+def _rollback_to_watermark(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    if args.get("watermark") is None:
+        raise InvalidOptionError(f"rollback_to_watermark of table {table.identifier} needs 'watermark'")
+    snap = table.rollback_to_watermark(int(args["watermark"]))
+    return ROLLBACK_TO_WATERMARK.rows([[f"Success roll back to snapshot: {snap.id} ."]])  # Paimon's text
+
+
+def _purge_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    _table(cat, args).purge_files()
+    return PURGE_FILES.rows([["Success"]])
+
+
+def _mark_partition_done(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    specs = parse_partitions(args.get("partitions"))
+    if not specs:
+        raise InvalidOptionError(
+            f"mark_partition_done of table {table.identifier} needs 'partitions' ('k1=v1,k2=v2;k1=v3,k2=v4')"
+        )
+    table.mark_partitions_done(specs)
+    return MARK_PARTITION_DONE.rows([[True]])
+
+
 def _remove_orphan_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
     older = args.get("older_than")
@@ -470,6 +494,27 @@ ROLLBACK = Procedure(
     (("previous_snapshot_id", "long"), ("current_snapshot_id", "long")),
     _rollback,
 )
+ROLLBACK_TO_WATERMARK = Procedure(
+    "rollback_to_watermark",
+    "Roll back to the newest snapshot whose watermark is at most 'watermark'",
+    (Param("table", "STRING", True), Param("watermark", "BIGINT", True)),
+    (("result", "string"),),
+    _rollback_to_watermark,
+)
+PURGE_FILES = Procedure(
+    "purge_files",
+    "Empty the table: rows, tags, changelogs, old snapshots and unused files (the schema stays)",
+    (Param("table", "STRING", True),),
+    (("result", "string"),),
+    _purge_files,
+)
+MARK_PARTITION_DONE = Procedure(
+    "mark_partition_done",
+    "Run 'partition.mark-done-action' (success-file: a _SUCCESS file) for 'k1=v1,k2=v2;...' partitions",
+    (Param("table", "STRING", True), Param("partitions", "STRING", True)),
+    (("result", "boolean"),),
+    _mark_partition_done,
+)
 REMOVE_ORPHAN_FILES = Procedure(
     "remove_orphan_files",
     "Delete files no snapshot, tag or changelog uses, older than 'older_than' (default: 1 day)",
@@ -505,6 +550,9 @@ PROCEDURES: dict[str, Procedure] = {
         EXPIRE_TAGS,
         ROLLBACK,
         ROLLBACK_TO_TIMESTAMP,
+        ROLLBACK_TO_WATERMARK,
+        PURGE_FILES,
+        MARK_PARTITION_DONE,
         REMOVE_ORPHAN_FILES,
         EXPIRE_PARTITIONS,
     )

@@ -21,6 +21,7 @@ from stratalake.read.merge_read import TableRead
 from stratalake.read.scan import TableScan
 from stratalake.spec.snapshot import Snapshot
 from stratalake.store.table_store import TableStore
+from stratalake.table import lifecycle
 from stratalake.table import partitions as partition_ops
 from stratalake.table.compaction import compact
 from stratalake.table.system_tables import system_table
@@ -182,6 +183,21 @@ class Table(TableStore):
         """Roll back to the newest snapshot committed at or before ``timestamp_ms``."""
         self.check_supported("roll back")
         return rollback_to(self, self.snapshot_manager.snapshot_at_or_before(timestamp_ms).id)
+
+    def rollback_to_watermark(self, watermark: int) -> Snapshot:
+        """Roll back to the newest snapshot whose watermark is at most ``watermark``."""
+        self.check_supported("roll back")
+        return rollback_to(self, lifecycle.snapshot_at_watermark(self, watermark).id)
+
+    def purge_files(self) -> None:
+        """Empty the table: every row, tag, changelog and snapshot but the last one, and every
+        file no snapshot uses (Paimon's ``purge_files``); the schema stays."""
+        lifecycle.purge_files(self)
+
+    def mark_partitions_done(self, specs: Sequence[dict[str, Any]]) -> list[str]:
+        """Run ``partition.mark-done-action`` (``success-file``: a ``_SUCCESS`` file) for each
+        partition; returns the partition paths."""
+        return lifecycle.mark_partitions_done(self, specs)
 
     # -- partitions -------------------------------------------------------------------------------
     def partitions(self) -> list[dict[str, Any]]:

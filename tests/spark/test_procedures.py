@@ -276,3 +276,36 @@ def test_purge_files_and_mark_partition_done(spark: Any, db: str, warehouse: Any
     assert spark.sql(f"SELECT count(*) FROM {db}.`lc$snapshots`").collect()[0][0] == 1
     with pytest.raises(Exception, match="watermark"):
         spark.sql(f"CALL lake.sys.rollback_to_watermark(table => '{name}', watermark => 5)").collect()
+
+
+def test_compact_database(spark: Any, tmp_path: Any) -> None:
+    """Every selected table fully compacted, one after another; patterns as Paimon's."""
+    spark.conf.set("spark.sql.catalog.cdb", "org.stratalake.spark.StrataLakeCatalog")
+    spark.conf.set("spark.sql.catalog.cdb.warehouse", str(tmp_path))
+    for db in ("d1", "d2"):
+        spark.sql(f"CREATE DATABASE cdb.{db}")
+        for t in ("a", "b"):
+            spark.sql(
+                f"CREATE TABLE cdb.{db}.{t} (id INT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
+                "TBLPROPERTIES ('bucket' = '1')"
+            )
+            for i in range(2):
+                spark.sql(f"INSERT INTO cdb.{db}.{t} VALUES ({i}, 'x{i}')")
+
+    def levels(db: str, t: str) -> list[int]:
+        return sorted(r[0] for r in spark.sql(f"SELECT level FROM cdb.{db}.`{t}$files`").collect())
+
+    assert levels("d1", "a") == [0, 0]
+    out = spark.sql(
+        "CALL cdb.sys.compact_database(including_databases => 'd1', excluding_tables => 'd1.b')"
+    ).collect()
+    assert [tuple(r) for r in out] == [("Compact database finished. Success: 1, Failed: 0",)]
+    assert len(levels("d1", "a")) == 1 and levels("d1", "a")[0] > 0
+    assert levels("d1", "b") == [0, 0] and levels("d2", "a") == [0, 0]
+    out = spark.sql("CALL cdb.sys.compact_database(including_tables => 'b')").collect()
+    assert out[0][0] == "Compact database finished. Success: 2, Failed: 0"
+    assert len(levels("d2", "b")) == 1 and levels("d2", "a") == [0, 0]
+    with pytest.raises(Exception, match="'options'"):
+        spark.sql("CALL cdb.sys.compact_database(options => 'a=b')").collect()
+    with pytest.raises(Exception, match="regular expression"):
+        spark.sql("CALL cdb.sys.compact_database(including_databases => '(')").collect()

@@ -114,11 +114,6 @@ PARTITIONED_TABLE = "metastore.partitioned-table"
 _SYNCED_WITHOUT_ALL = ("partition.expiration-time", "data-file.path-directory")
 _BATCH_GET_TABLES = 300  # Paimon's DEFAULT_TABLE_BATCH_SIZE
 
-# Hive Metastore lock states and kinds (hive_metastore.thrift's LockState / LockType / LockLevel).
-_LOCK_ACQUIRED = 1
-_LOCK_WAITING = 2
-_LOCK_EXCLUSIVE = 1
-_LOCK_LEVEL_TABLE = 3
 
 
 def _load_thrift() -> tuple[Any, Any, Any, Any, Any]:
@@ -267,13 +262,25 @@ class MetastoreClient:
 
     def call(self, method: str, *args: Any) -> Any:
         """``method(*args)`` on the metastore; its exceptions (NoSuchObjectException, ...) propagate."""
+        t = self.types
         with self._mutex:
             client = self._client or self._connect()
             try:
                 return getattr(client, method)(*args)
-            except (self._transport_mod.TTransportException, OSError, EOFError):
+            except (t.NoSuchObjectException, t.AlreadyExistsException):
+                raise  # the catalog maps these to its own errors where it knows the object
+            except t.InvalidObjectException as e:
+                # The metastore's own name rules (Hive 3 accepts letters, digits and '_').
+                raise InvalidIdentifierError(f"the Hive Metastore refused {method}: {e.message}") from e
+            except (t.MetaException, t.InvalidOperationException) as e:
+                raise StrataLakeError(f"the Hive Metastore refused {method}: {e.message}") from e
+            except (self._transport_mod.TTransportException, OSError, EOFError) as e:
                 self.close_unlocked()
-                raise
+                where = ", ".join(f"thrift://{h}:{p}" for h, p in self.uris)
+                raise StrataLakeError(
+                    f"lost the connection to the Hive Metastore at {where} during {method} ({e}); "
+                    "the next call reconnects"
+                ) from e
 
     def close_unlocked(self) -> None:
         if self._transport is not None:
@@ -305,20 +312,20 @@ class HiveMetastoreLock:
     def hold(self, database: str, table: str) -> Iterator[None]:
         t = self.client.types
         component = t.LockComponent(
-            type=_LOCK_EXCLUSIVE, level=_LOCK_LEVEL_TABLE, dbname=database, tablename=table
+            type=t.LockType.EXCLUSIVE, level=t.LockLevel.TABLE, dbname=database, tablename=table
         )
         request = t.LockRequest(component=[component], user=getpass.getuser(), hostname=socket.gethostname())
         response = self.client.call("lock", request)
         started = time.monotonic()
         sleep_ms = 50
-        while response.state == _LOCK_WAITING:
+        while response.state == t.LockState.WAITING:
             sleep_ms = min(sleep_ms * 2, self.check_max_sleep_ms)
             time.sleep(sleep_ms / 1000)
             response = self.client.call("check_lock", t.CheckLockRequest(lockid=response.lockid))
             if (time.monotonic() - started) * 1000 > self.acquire_timeout_ms:
                 break
-        if response.state != _LOCK_ACQUIRED:
-            if response.state == _LOCK_WAITING:
+        if response.state != t.LockState.ACQUIRED:
+            if response.state == t.LockState.WAITING:
                 with contextlib.suppress(Exception):
                     self.client.call("unlock", t.UnlockRequest(lockid=response.lockid))
             raise CommitConflictError(
@@ -521,13 +528,21 @@ class HiveCatalog(Catalog):
             parameters=props,
             ownerName=props.pop(OWNER_PROP, None),
         )
-        self._io(location).mkdirs(location)
+        io = self._io(location)
+        existed = io.exists(location)
+        io.mkdirs(location)
         try:
             self.client.call("create_database", database)
-        except t.AlreadyExistsException as e:
-            if ignore_if_exists:
-                return
-            raise DatabaseAlreadyExistsError(f"database '{name}' already exists in the Hive Metastore") from e
+        except BaseException as e:
+            created_elsewhere = isinstance(e, t.AlreadyExistsException)
+            if not existed and not created_elsewhere:  # leave storage as it was
+                with contextlib.suppress(Exception):
+                    io.delete_dir(location)
+            if created_elsewhere:
+                if ignore_if_exists:
+                    return
+                raise DatabaseAlreadyExistsError(f"database '{name}' already exists in the Hive Metastore") from e
+            raise
 
     def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
         check_name(name, DATABASE)

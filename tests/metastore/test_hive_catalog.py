@@ -147,6 +147,7 @@ def test_table_is_registered_as_paimon_registers_it(
         assert hms.parameters[key] == value
     assert hms.parameters["primary-key"] == "id,dt"
     assert hms.parameters["partition"] == "dt"
+    assert hms.parameters["bucket-key"] == "id"  # Paimon's bucketKeys(): the trimmed primary key
     assert hms.parameters["comment"] == "the orders"
     sd = hms.sd
     assert sd.inputFormat == "org.apache.paimon.hive.mapred.PaimonInputFormat"

@@ -749,7 +749,7 @@ class HiveCatalog(Catalog):
     # -- the metastore's table entry ------------------------------------------------------------------
     def _parameters(self, schema: TableSchema) -> dict[str, str]:
         """The table parameters Paimon's HiveCatalog syncs: every option (plus primary-key,
-        partition, bucket-key) with ``sync-all-properties``; else only ``hive.``-prefixed options
+        partition and the effective bucket-key) with ``sync-all-properties``; else only ``hive.``-prefixed options
         without their prefix, and the partition-expiration and data-file directory options."""
         options = dict(schema.options)
         if self.sync_all_properties:
@@ -758,8 +758,8 @@ class HiveCatalog(Catalog):
                 params["primary-key"] = ",".join(schema.primary_keys)
             if schema.partition_keys:
                 params["partition"] = ",".join(schema.partition_keys)
-            if options.get("bucket-key"):
-                params["bucket-key"] = options["bucket-key"]
+            if schema.bucket_keys:  # the option, else the primary key without partition columns
+                params["bucket-key"] = ",".join(schema.bucket_keys)
             return params
         params = {k[len(HIVE_PREFIX) :]: v for k, v in options.items() if k.startswith(HIVE_PREFIX)}
         for key in _SYNCED_WITHOUT_ALL:

@@ -77,10 +77,11 @@ test-paimon-java: setup
 # Catalogs against real metastore servers (marker metastore_server, tests/metastore): a standalone
 # Hive Metastore 3.1.3 on 127.0.0.1 with embedded Derby, its jars fetched once by Maven into
 # .hive-metastore/ (needs java and mvn: installed with apt-get when missing). About 4 minutes.
-.PHONY: test-metastores
-test-metastores: setup
-	command -v java >/dev/null && command -v mvn >/dev/null || \
+.PHONY: test-metastores metastore-tools
+metastore-tools:
+	command -v javac >/dev/null && command -v mvn >/dev/null || \
 	  (apt-get update -q && apt-get install -y -q openjdk-17-jdk-headless maven)
+test-metastores: metastore-tools setup
 	$(VPY) tests/metastore/hive_server.py
 	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest tests/metastore -m metastore_server $(PYTEST_ARGS)
 

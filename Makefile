@@ -59,7 +59,7 @@ test-build:
 	bash tests/build/isolated_build.sh $(PYTHON)
 
 test: setup
-	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest -m "not paimon_java and not timing" -n $(TEST_WORKERS) --dist loadfile \
+	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest -m "not paimon_java and not timing and not metastore_server" -n $(TEST_WORKERS) --dist loadfile \
 	  --durations=25 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$rc
 
@@ -73,6 +73,17 @@ test-faults: setup
 # first use) read every table kind stratalake writes with default options (needs java, javac, mvn).
 test-paimon-java: setup
 	$(VPY) -m pytest tests/interop_java -m paimon_java $(PYTEST_ARGS)
+
+# Catalogs against real metastore servers (marker metastore_server, tests/metastore): a standalone
+# Hive Metastore 3.1.3 on 127.0.0.1 with embedded Derby, its jars fetched once by Maven into
+# .hive-metastore/ (needs java and mvn: installed with apt-get when missing). About 4 minutes.
+.PHONY: test-metastores metastore-tools
+metastore-tools:
+	command -v javac >/dev/null && command -v mvn >/dev/null || \
+	  (apt-get update -q && apt-get install -y -q openjdk-17-jdk-headless maven)
+test-metastores: metastore-tools setup
+	$(VPY) tests/metastore/hive_server.py
+	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest tests/metastore -m metastore_server $(PYTEST_ARGS)
 
 # The shim jar built against the project's pyspark, on every other supported Spark (~1.5 min each;
 # venvs cached in .venv-spark-<minor>/). .ci/run runs it after `make test`.

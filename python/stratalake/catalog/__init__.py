@@ -1,5 +1,8 @@
 """Catalogs: where databases and tables live."""
 
+# Metastore catalogs register themselves with the registry when imported (hive: its Thrift
+# bindings load on first use).
+from stratalake.catalog import hive  # noqa: F401
 from stratalake.catalog.filesystem import Catalog, build_schema, parse_identifier
 from stratalake.catalog.schema_change import SchemaChange
 

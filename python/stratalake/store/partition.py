@@ -89,6 +89,16 @@ class PartitionCodec:
             parts.append(f"{escape_path_name(key)}={escape_path_name(text)}")
         return "/".join(parts)
 
+    def strings(self, values: Sequence[Any]) -> dict[str, str]:
+        """The partition as ``{key: text}`` in key order, unescaped (what a metastore holds for a
+        partition, as Paimon's partition computer makes it): null and blank values are the
+        default partition name."""
+        out = {}
+        for key, value in zip(self.keys, values, strict=True):
+            text = None if value is None else _format_value(value)
+            out[key] = self.default_name if text is None or _blank(text) else text
+        return out
+
     def spec_to_values(self, spec: Mapping[str, Any], table: str) -> tuple[Any, ...]:
         """A user partition spec ({'dt': '2024-01-01'}) as typed values in key order."""
         unknown = set(spec) - set(self.keys)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 from functools import cached_property
-from typing import Self
+from typing import Protocol, Self
 
 import pyarrow as pa
 
@@ -32,8 +32,25 @@ from stratalake.store.support import check_supported, unsupported_features
 from stratalake.store.tag_manager import TagManager
 
 
+class PartitionHandler(Protocol):
+    """Where a metastore catalog keeps a table's partitions in step (Paimon's ``PartitionHandler``).
+
+    Values are the partition columns' strings in key order, as Paimon's partition computer gives
+    them (the default partition name for null or blank values).
+    """
+
+    def partitions_created(self, table: TableStore, partitions: list[dict[str, str]]) -> None: ...
+
+    def partitions_dropped(self, table: TableStore, partitions: list[dict[str, str]]) -> None: ...
+
+
 class TableStore:
     """A table at ``location`` on storage, bound to the schema that was current when loaded."""
+
+    #: Set by a metastore catalog whose metastore lists partitions (Hive's
+    #: ``metastore.partitioned-table``): commits report the partitions they write, partition drops
+    #: the ones they drop. Handles derived from this one (refresh, time travel) keep it.
+    partition_handler: PartitionHandler | None = None
 
     def __init__(
         self, file_io: FileIO, location: str, identifier: str, schema: TableSchema | None = None
@@ -83,7 +100,7 @@ class TableStore:
 
     def refresh(self) -> Self:
         """A handle bound to the latest schema."""
-        return type(self)(self.file_io, self.location, self.identifier)
+        return self._derived(type(self)(self.file_io, self.location, self.identifier))
 
     def as_of(self, snapshot: Snapshot) -> Self:
         """A handle for reading ``snapshot``: bound to the columns it was written with (a column
@@ -96,12 +113,18 @@ class TableStore:
         if snapshot.schema_id == self._schema.id:
             return self
         old = self.schema_manager.schema(snapshot.schema_id)
-        return type(self)(
-            self.file_io,
-            self.location,
-            self.identifier,
-            dataclasses.replace(old, options=self._schema.options),
+        return self._derived(
+            type(self)(
+                self.file_io,
+                self.location,
+                self.identifier,
+                dataclasses.replace(old, options=self._schema.options),
+            )
         )
+
+    def _derived(self, handle: Self) -> Self:
+        handle.partition_handler = self.partition_handler
+        return handle
 
     # -- snapshots ------------------------------------------------------------------------------
     def latest_snapshot(self) -> Snapshot | None:

@@ -104,5 +104,11 @@ def drop_partitions(
     doomed = matching_partitions(table, specs)
     if not doomed:
         return None
+    handler = table.partition_handler
+    if handler is not None:
+        # The metastore first, as Paimon's HiveCatalog.dropPartitions: if it refuses, the data stays.
+        keys = table.partition_codec.keys
+        strings = [table.partition_codec.strings([row[k] for k in keys]) for row in doomed]
+        handler.partitions_dropped(table, strings)
     # Metadata only: DELETE entries for the partitions' files, no data file is read or written.
     return table.new_commit(commit_user).commit([], overwrite=True, overwrite_partitions=doomed)

@@ -111,7 +111,9 @@ class TableCommit:
         """
         msgs = [m for m in messages if m is not None]
         with self._outcome_of():
-            return self._commit(msgs, overwrite, overwrite_partitions, commit_identifier)
+            committed = self._commit(msgs, overwrite, overwrite_partitions, commit_identifier)
+        self._report_partitions(msgs)
+        return committed
 
     def _commit(
         self,
@@ -287,7 +289,31 @@ class TableCommit:
         live, or a touched bucket's vectors are not the ones the statement started from."""
         msgs = [m for m in messages if m is not None]
         with self._outcome_of():
-            return self._commit_row_level(msgs, required_files)
+            committed = self._commit_row_level(msgs, required_files)
+        self._report_partitions(msgs)
+        return committed
+
+    def _report_partitions(self, msgs: Sequence[CommitMessage]) -> None:
+        """Tell the table's metastore (if it lists partitions) the partitions this commit wrote,
+        as Paimon's ``AddPartitionCommitCallback`` does after a commit. Best-effort: the data is
+        committed, so a metastore failure is logged, not raised (Paimon's repair re-syncs)."""
+        handler = self.table.partition_handler
+        codec = self.table.partition_codec
+        if handler is None or not codec.is_partitioned:
+            return
+        written = sorted({m.partition for m in msgs if not m.is_empty()})
+        if not written:
+            return
+        try:
+            handler.partitions_created(self.table, [codec.strings(codec.from_bytes(p)) for p in written])
+        except Exception as e:
+            _LOG.warning(
+                "table %s: the commit succeeded, but its partitions could not be added to the "
+                "metastore (%s: %s)",
+                self.table.identifier,
+                type(e).__name__,
+                e,
+            )
 
     def _commit_row_level(self, msgs: list[CommitMessage], required_files: Collection[str]) -> int | None:
         conflicts.check_messages(self.table, msgs)

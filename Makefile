@@ -13,7 +13,7 @@ TEST_WORKERS ?= 2
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-peers bench-peers-quick clean
+.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-metastores test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-peers bench-peers-quick clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -59,7 +59,7 @@ test-build:
 	bash tests/build/isolated_build.sh $(PYTHON)
 
 test: setup
-	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest -m "not paimon_java and not timing" -n $(TEST_WORKERS) --dist loadfile \
+	PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest -m "not paimon_java and not timing and not metastore_server" -n $(TEST_WORKERS) --dist loadfile \
 	  --durations=25 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$rc
 
@@ -68,6 +68,14 @@ test: setup
 # (tests/faults; `make test` runs a sample of the same points). About 8 minutes; .ci/run runs it.
 test-faults: setup
 	STRATALAKE_FAULT_SWEEP=all PYSPARK_PYTHON=$(abspath $(VPY)) $(VPY) -m pytest tests/faults -m "not spark" $(PYTEST_ARGS)
+
+# Catalogs on real metastore servers (tests/metastore): a PostgreSQL started on 127.0.0.1 by the
+# tests' fixture, its server binaries installed from Debian's packages when missing.
+test-metastores: setup
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
+	$(VPY) -m pytest tests/metastore -m metastore_server $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$rc
 
 # Apache Paimon's Java readers (releases 0.9.0 to 1.3.1, jars fetched from Maven Central by mvn on
 # first use) read every table kind stratalake writes with default options (needs java, javac, mvn).

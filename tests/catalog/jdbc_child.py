@@ -9,13 +9,39 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pyarrow as pa
 
 import stratalake
 from tests.catalog import racy_store  # noqa: F401  (registers racy://)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def spawn(action: str, warehouse: str, opts: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """Start this module as a child process running ``action``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), str(ROOT)])}
+    cmd = [sys.executable, "-m", "tests.catalog.jdbc_child", action, warehouse, json.dumps(opts), *args]
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen[str]) -> str:
+    """Wait for a child; its output, after asserting it succeeded."""
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err[-3000:]
+    return out
+
+
+def assert_all_committed(table: stratalake.Table, n: int) -> None:
+    """Snapshot ids 1..N with no gap, and rows 0..n-1 all there."""
+    ids = [s.id for s in table.snapshot_manager.snapshots()]
+    assert ids == list(range(1, len(ids) + 1))
+    assert sorted(table.read().column("id").to_pylist()) == list(range(n))
 
 
 def main(argv: list[str]) -> None:

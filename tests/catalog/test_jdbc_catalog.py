@@ -4,12 +4,8 @@ commits on a store without create-if-absent, and pypaimon's JdbcCatalog on the s
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -30,8 +26,8 @@ from stratalake.exceptions import (
 )
 from stratalake.io.fileio import AtomicCreateUnsupportedError
 from tests.catalog import racy_store
+from tests.catalog.jdbc_child import assert_all_committed, finish, spawn
 
-ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 
@@ -267,24 +263,6 @@ def test_names_that_would_escape_are_refused(tmp_path, name):
 # -- the lock -----------------------------------------------------------------------------------
 
 
-def _child(action: str, warehouse: str, opts: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), str(ROOT)])}
-    cmd = [sys.executable, "-m", "tests.catalog.jdbc_child", action, warehouse, json.dumps(opts), *args]
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _finish(proc: subprocess.Popen[str]) -> str:
-    out, err = proc.communicate(timeout=240)
-    assert proc.returncode == 0, err[-3000:]
-    return out
-
-
-def _assert_all_committed(table: stratalake.Table, n: int) -> None:
-    ids = [s.id for s in table.snapshot_manager.snapshots()]
-    assert ids == list(range(1, len(ids) + 1))
-    assert sorted(table.read().column("id").to_pylist()) == list(range(n))
-
-
 @pytest.mark.parametrize("store", ["local", "racy"])
 def test_two_processes_commit_under_the_lock(tmp_path, store):
     """Every commit of two concurrent writers lands, on the local disk and on a store whose
@@ -295,11 +273,11 @@ def test_two_processes_commit_under_the_lock(tmp_path, store):
     cat.create_database("db")
     cat.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "1"})
     n = 8
-    procs = [_child("commit", warehouse, opts, "db.t", str(start), str(n)) for start in (0, n)]
+    procs = [spawn("commit", warehouse, opts, "db.t", str(start), str(n)) for start in (0, n)]
     for p in procs:
-        assert _finish(p).strip() == "done"
+        assert finish(p).strip() == "done"
     table = cat.get_table("db.t")
-    _assert_all_committed(table, 2 * n)
+    assert_all_committed(table, 2 * n)
     appends = [s for s in table.snapshot_manager.snapshots() if s.commit_kind == "APPEND"]
     assert len(appends) == 2 * n
     assert rows(tmp_path, "SELECT * FROM paimon_distributed_locks") == []
@@ -364,7 +342,7 @@ def test_a_killed_holder_expires_and_nothing_is_lost(tmp_path):
     table = cat.create_table("db.t", SCHEMA, primary_key=["id"])
     table.write(batch(range(5)))
     # The dying writer holds the lock with a 2 s expiry (its own lock-acquire-timeout, as Paimon).
-    holder = _child("hold", str(tmp_path / "wh"), {**opts, "lock-acquire-timeout": "2 s"}, "db.t")
+    holder = spawn("hold", str(tmp_path / "wh"), {**opts, "lock-acquire-timeout": "2 s"}, "db.t")
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     holder.send_signal(signal.SIGKILL)
     holder.wait(timeout=30)
@@ -373,7 +351,7 @@ def test_a_killed_holder_expires_and_nothing_is_lost(tmp_path):
     assert table.write(batch(range(5, 10))) == 2
     waited = time.monotonic() - started
     assert 1.0 < waited < 15, waited  # it waited for the expiry (SQLite counts whole seconds)
-    _assert_all_committed(cat.get_table("db.t"), 10)
+    assert_all_committed(cat.get_table("db.t"), 10)
     assert rows(tmp_path, "SELECT * FROM paimon_distributed_locks") == []
 
 

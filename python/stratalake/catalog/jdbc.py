@@ -210,11 +210,15 @@ class _Connection:
     def _sql(self, sql: str) -> str:
         return sql if self.dialect == "sqlite" else sql.replace("?", "%s")
 
+    def _args(self, args: Sequence[object]) -> tuple[object, ...] | None:
+        # psycopg parses '%' in a statement only when it has arguments: give none when there are none.
+        return tuple(args) if args or self.dialect == "sqlite" else None
+
     def execute(self, sql: str, args: Sequence[object] = ()) -> int:
         with self._mutex:
             cur = self._open().cursor()
             try:
-                cur.execute(self._sql(sql), tuple(args))
+                cur.execute(self._sql(sql), self._args(args))
                 return int(cur.rowcount)
             finally:
                 cur.close()
@@ -223,7 +227,7 @@ class _Connection:
         with self._mutex:
             cur = self._open().cursor()
             try:
-                cur.execute(self._sql(sql), tuple(args))
+                cur.execute(self._sql(sql), self._args(args))
                 return [tuple(r) for r in cur.fetchall()]
             finally:
                 cur.close()

@@ -2,13 +2,14 @@
 
 ``racy:///abs/path`` is the local disk through plain :class:`FileIO` (so ``try_create_atomic``
 refuses, and a commit lock's ``create_under_lock`` checks, then writes beside and moves into place,
-and a move replaces an existing file), with a deliberate pause after every existence check of a
+and a move replaces an existing file), with a deliberate (random) pause after every existence check of a
 snapshot or schema file, so that two committers that are not excluded by a lock race through the
 check-then-move window every time.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Mapping
 
@@ -19,7 +20,7 @@ from stratalake.io import FileIO
 from stratalake.io.fileio import register_scheme
 
 SCHEME = "racy"
-PAUSE_S = 0.05
+PAUSE_S = 0.08  # at most; random, so that two writers' moves land apart, not together
 
 
 class RacyFileIO(FileIO):
@@ -35,7 +36,7 @@ class RacyFileIO(FileIO):
         found = super().exists(path)
         name = path.rsplit("/", 1)[-1]
         if name.startswith(("snapshot-", "schema-")):
-            time.sleep(PAUSE_S)  # widen the window between the check and the write after it
+            time.sleep(random.uniform(0, PAUSE_S))  # widen the window between the check and the write
         return found
 
 

@@ -22,7 +22,7 @@ from stratalake.exceptions import (
     TableNotFoundError,
 )
 from tests.catalog import racy_store
-from tests.catalog.jdbc_child import assert_all_committed, finish, spawn
+from tests.catalog.jdbc_child import assert_all_committed, finish, spawn, start_together
 from tests.metastore import postgres
 
 pytestmark = pytest.mark.metastore_server
@@ -113,7 +113,9 @@ def test_two_processes_commit_under_the_lock(tmp_path, pg_server, opts):
     cat.create_database("db")
     cat.create_table("db.t", SCHEMA, primary_key=["id"])
     n = 6
-    procs = [spawn("commit", warehouse, lock_opts, "db.t", str(start), str(n)) for start in (0, n)]
+    go = str(tmp_path / "go")
+    procs = [spawn("commit", warehouse, lock_opts, "db.t", str(start), str(n), go=go) for start in (0, n)]
+    start_together(procs, go)
     for p in procs:
         assert finish(p).strip() == "done"
     table = cat.get_table("db.t")

@@ -422,9 +422,15 @@ def test_pypaimon_reads_ours_and_we_read_pypaimons(tmp_path):
     assert cat.database_properties("mine") == {"team": "b", "location": str(tmp_path / "wh" / "mine.db")}
     assert sorted(cat.get_table("mine.p").read().column("id").to_pylist()) == list(range(7))
     # What we rename and drop, pypaimon no longer finds (and the other way round).
+    synced = "SELECT DISTINCT database_name, table_name FROM paimon_table_properties"
+    assert rows(tmp_path, synced) == [("mine", "p")]  # pypaimon's sync-all-properties (default on)
     cat.rename_table("mine.p", "mine.q")
+    assert rows(tmp_path, synced) == [("mine", "q")]  # the synced properties follow, as pypaimon's rename
     again = CatalogFactory.create({**opts, "warehouse": str(tmp_path / "wh")})
     assert again.list_tables("mine") == ["q"]
+    assert again.get_table("mine.q").table_schema.primary_keys == ["id"]
     again.drop_table("ours.t", False)
     again.close()
     assert cat.list_tables("ours") == [] and not (tmp_path / "wh" / "ours.db" / "t").exists()
+    cat.drop_table("mine.q")
+    assert rows(tmp_path, synced) == []

@@ -88,7 +88,7 @@ test-spark-versions: setup
 	for v in $(SPARK_VERSIONS); do bash tests/spark/spark_version.sh $(VPY) $$v || exit 1; done
 
 test-fast: $(STAMP)
-	$(VPY) -m pytest -m "not spark and not interop" $(PYTEST_ARGS)
+	$(VPY) -m pytest -m "not spark and not interop and not metastore_server" $(PYTEST_ARGS)
 
 # The package layers and no circles between packages: tools/check_imports.py (stdlib only).
 lint: $(STAMP)

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import stratalake
-from stratalake.catalog.jdbc import JdbcCatalog, parse_duration_ms
+from stratalake.catalog.jdbc import JdbcCatalog, JdbcConnectionError, parse_duration_ms
 from stratalake.exceptions import (
     CommitConflictError,
     DatabaseAlreadyExistsError,
@@ -219,6 +219,8 @@ def test_options_refused_by_name(tmp_path):
         stratalake.Catalog(wh, options(tmp_path, **{"lock.enabled": "yes"}))
     with pytest.raises(InvalidOptionError, match=r"unknownprop.*PostgreSQL"):
         stratalake.Catalog(wh, {"metastore": "jdbc", "uri": "jdbc:postgresql://127.0.0.1:1/db?unknownprop=1"})
+    with pytest.raises(JdbcConnectionError, match=r"'uri' = 'jdbc:sqlite:.*nodir/c\.db'"):
+        stratalake.Catalog(wh, {"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path / 'nodir' / 'c.db'}"})
     assert not (tmp_path / "catalog.db").exists()
     assert parse_duration_ms("k", "8 min") == 480_000 and parse_duration_ms("k", "30s") == 30_000
     assert parse_duration_ms("k", "250") == 250

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import stratalake
-from stratalake.catalog.jdbc import JdbcCatalog
+from stratalake.catalog.jdbc import JdbcCatalog, JdbcConnectionError
 from stratalake.exceptions import (
     CommitConflictError,
     DatabaseNotEmptyError,
@@ -91,6 +91,12 @@ def test_catalog_api_and_paimon_tables(tmp_path, pg_server, opts):
     assert cat.list_databases() == []
     assert sql(pg_server, "SELECT * FROM paimon_database_properties WHERE catalog_key = %s", (key,)) == []
     cat.close()
+
+
+def test_wrong_password_is_a_clear_error(tmp_path, pg_server, opts):
+    with pytest.raises(JdbcConnectionError, match=r"'jdbc\.password'") as info:
+        stratalake.Catalog(str(tmp_path / "wh"), {**opts, "jdbc.password": "not-it"})
+    assert "not-it" not in str(info.value) and "authentication failed" in str(info.value)
 
 
 def test_hostile_names_are_bound_parameters(tmp_path, pg_server, opts):

@@ -46,6 +46,7 @@ from stratalake.exceptions import (
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
     InvalidOptionError,
+    StrataLakeError,
     TableAlreadyExistsError,
     TableNotFoundError,
     UnsupportedError,
@@ -54,7 +55,7 @@ from stratalake.identifiers import DATABASE, TABLE, check_new_name
 from stratalake.spec.schema import TableSchema
 from stratalake.table.table import Table
 
-__all__ = ["JdbcCatalog", "JdbcCatalogLock", "parse_duration_ms"]
+__all__ = ["JdbcCatalog", "JdbcCatalogLock", "JdbcConnectionError", "parse_duration_ms"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -157,6 +158,10 @@ def _bool_option(options: Mapping[str, str], key: str, default: bool) -> bool:
     return text == "true"
 
 
+class JdbcConnectionError(StrataLakeError, ConnectionError):
+    """The catalog's database cannot be reached (wrong ``uri``, credentials, server down)."""
+
+
 class _Connection:
     """One DB-API connection to the catalog's database, reopened in a forked child.
 
@@ -193,19 +198,34 @@ class _Connection:
         if self._conn is not None and self._pid == os.getpid():
             return self._conn
         # A connection inherited from a parent process is never used: the child opens its own.
+        try:
+            conn = self._connect()
+        except (sqlite3.Error, OSError) as e:
+            raise JdbcConnectionError(self._failure(e)) from e
+        except Exception as e:
+            if self.dialect == "postgresql" and isinstance(e, self._psycopg().Error):
+                raise JdbcConnectionError(self._failure(e)) from e
+            raise
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+    def _failure(self, error: BaseException) -> str:
+        return (
+            f"cannot connect to the JDBC catalog database of catalog option 'uri' = '{_redact_uri(self.uri)}' "
+            f"({type(error).__name__}: {str(error).strip()}); check 'uri', and 'jdbc.user' / 'jdbc.password'"
+        )
+
+    def _connect(self) -> Any:
         if self.dialect == "sqlite":
             path, busy_ms = self._connect_args["database"], int(self._connect_args["busy_timeout"])
-            conn = sqlite3.connect(
+            return sqlite3.connect(
                 path,
                 timeout=busy_ms / 1000,
                 isolation_level=None,
                 check_same_thread=False,
                 uri=path.startswith("file:"),
             )
-        else:
-            conn = self._psycopg().connect(autocommit=True, **self._connect_args)
-        self._conn, self._pid = conn, os.getpid()
-        return conn
+        return self._psycopg().connect(autocommit=True, **self._connect_args)
 
     def _sql(self, sql: str) -> str:
         return sql if self.dialect == "sqlite" else sql.replace("?", "%s")

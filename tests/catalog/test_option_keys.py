@@ -42,9 +42,7 @@ def test_unknown_keys_warn_with_the_closest_key_and_are_kept(
         )
     messages = _warnings(caplog)
     assert len(messages) == 2, messages
-    assert (
-        "option 'changelog-prodcuer'" in messages[0] and "did you mean 'changelog-producer'?" in messages[0]
-    )
+    assert "option 'changelog-prodcuer'" in messages[0] and "did you mean 'changelog-producer'?" in messages[0]
     assert "table db.t" in messages[0]
     assert "option 'zzz-unrelated'" in messages[1] and "did you mean" not in messages[1]
     assert t.options()["changelog-prodcuer"] == "input"  # kept, as Paimon keeps unknown keys
@@ -52,11 +50,7 @@ def test_unknown_keys_warn_with_the_closest_key_and_are_kept(
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="stratalake"):
         t = cat.alter_table(
-            "db.t",
-            [
-                SchemaChange.set_option("bucket-keys", "id"),
-                SchemaChange.set_option("snapshot.num-retained.max", "5"),
-            ],
+            "db.t", [SchemaChange.set_option("bucket-keys", "id"), SchemaChange.set_option("snapshot.num-retained.max", "5")]
         )
     messages = _warnings(caplog)
     assert len(messages) == 1 and "option 'bucket-keys'" in messages[0] and "'bucket-key'" in messages[0]

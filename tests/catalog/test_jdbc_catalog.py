@@ -209,6 +209,8 @@ def test_options_refused_by_name(tmp_path):
         stratalake.Catalog(wh, {"metastore": "jdbc", "uri": "jdbc:mysql://h/db?password=secret"})
     with pytest.raises(InvalidOptionError, match="password=\\*\\*\\*"):
         stratalake.Catalog(wh, {"metastore": "jdbc", "uri": "jdbc:mysql://h/db?password=secret"})
+    with pytest.raises(InvalidOptionError, match="URL parameters are not honoured"):
+        stratalake.Catalog(wh, {"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path}/c.db?journal_mode=WAL"})
     with pytest.raises(InvalidOptionError, match=r"jdbc\.journal_mode"):
         stratalake.Catalog(wh, options(tmp_path, **{"jdbc.journal_mode": "wal"}))
     with pytest.raises(InvalidOptionError, match=r"'lock.type' = 'zookeeper'"):

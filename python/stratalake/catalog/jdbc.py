@@ -282,6 +282,12 @@ def _connect_args(uri: str, options: Mapping[str, str]) -> tuple[str, dict[str, 
         path = uri[len("jdbc:sqlite:") :]
         if not path:
             raise InvalidOptionError("catalog option 'uri' = 'jdbc:sqlite:' names no database file")
+        if "?" in path and not path.startswith("file:"):
+            # sqlite-jdbc reads these as connection settings; sqlite3 would make them part of the name.
+            raise InvalidOptionError(
+                f"catalog option 'uri' = '{_redact_uri(uri)}': sqlite-jdbc URL parameters are not honoured; "
+                "remove them (the database file is the part before '?')"
+            )
         unknown = sorted(set(props) - set(_SQLITE_PROPERTIES))
         if unknown:
             raise InvalidOptionError(

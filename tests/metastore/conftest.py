@@ -1,4 +1,5 @@
-"""One real Hive Metastore per test session (tests/metastore/hive_server.py)."""
+"""One real server of each metastore per test session: a Hive Metastore (tests/metastore/hive_server.py)
+and a PostgreSQL (tests/metastore/postgres.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.metastore import hive_server
+from tests.metastore import hive_server, postgres
 
 # Locks outlive a dead holder by this long (the metastore's 'metastore.txn.timeout'): short, so
 # the test of a killed holder runs in seconds; commits in these tests hold a lock far shorter.
@@ -22,3 +23,9 @@ def hive_metastore() -> Iterator[hive_server.HiveMetastore]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[postgres.Server]:
+    with postgres.running() as server:
+        yield server

@@ -1,8 +1,9 @@
 """Catalogs: where databases and tables live."""
 
 # Metastore catalogs register themselves with the registry when imported (hive: its Thrift
-# bindings load on first use).
+# bindings load on first use; jdbc: psycopg only for PostgreSQL URIs).
 from stratalake.catalog import hive  # noqa: F401
+from stratalake.catalog import jdbc as _jdbc  # noqa: F401
 from stratalake.catalog.filesystem import Catalog, build_schema, parse_identifier
 from stratalake.catalog.schema_change import SchemaChange
 

@@ -167,19 +167,29 @@ public class SparkSessionCatalog
 
   /**
    * DROP DATABASE: its stratalake tables count as tables of the database (a database holding
-   * one is not empty); CASCADE drops them and the warehouse's database directory first.
+   * one is not empty); CASCADE drops them one by one first. The session catalog then drops the
+   * database (and, with CASCADE, its own tables), and stratalake its now empty database directory
+   * where it keeps one apart from the session's metastore. Never a cascading drop through
+   * stratalake's catalog: over a shared metastore it would take Spark's tables along.
    */
   @Override
   public boolean dropNamespace(String[] namespace, boolean cascade)
       throws NoSuchNamespaceException, NonEmptyNamespaceException {
-    if (namespace.length == 1 && lake.namespaceExists(namespace)) {
+    boolean lakeHasIt = namespace.length == 1 && lake.namespaceExists(namespace);
+    if (lakeHasIt) {
       Identifier[] own = lake.listTables(namespace);
       if (own.length > 0 && !cascade) {
         throw new NonEmptyNamespaceException(namespace);
       }
-      lake.dropNamespace(namespace, true);
+      for (Identifier table : own) {
+        lake.dropTable(table);
+      }
     }
-    return namespaces().dropNamespace(namespace, cascade);
+    boolean dropped = namespaces().dropNamespace(namespace, cascade);
+    if (lakeHasIt && lake.namespaceExists(namespace)) {
+      lake.dropNamespace(namespace, false);
+    }
+    return dropped;
   }
 
   // ---- tables: stratalake's first, then the session catalog's ------------------------------

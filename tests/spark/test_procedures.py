@@ -271,6 +271,10 @@ def test_purge_files_and_mark_partition_done(spark: Any, db: str, warehouse: Any
     with pytest.raises(Exception, match="partition columns"):
         spark.sql(f"CALL lake.sys.mark_partition_done(table => '{name}', partitions => 'nosuch=1')")
 
+    unexisting = spark.sql(f"CALL lake.sys.remove_unexisting_files(table => '{name}', dry_run => true)")
+    assert unexisting.columns == ["fileName"] and unexisting.collect() == []
+    with pytest.raises(Exception, match="parallelism"):
+        spark.sql(f"CALL lake.sys.remove_unexisting_files(table => '{name}', parallelism => 2)").collect()
     assert [tuple(r) for r in spark.sql(f"CALL lake.sys.purge_files(table => '{name}')").collect()] == [("Success",)]
     assert spark.sql(f"SELECT count(*) FROM {t}").collect()[0][0] == 0
     assert spark.sql(f"SELECT count(*) FROM {db}.`lc$snapshots`").collect()[0][0] == 1

@@ -9,7 +9,13 @@ import pyarrow as pa
 import pytest
 
 import stratalake
-from stratalake.exceptions import InvalidOptionError, SchemaError, SnapshotNotFoundError, UnsupportedError
+from stratalake.exceptions import (
+    CorruptFileError,
+    InvalidOptionError,
+    SchemaError,
+    SnapshotNotFoundError,
+    UnsupportedError,
+)
 from tests.interop.paimon_oracle import paimon_read
 
 
@@ -104,3 +110,25 @@ def test_rollback_to_watermark(cat: stratalake.Catalog) -> None:
         t.rollback_to_watermark(99)
     assert t.rollback_to_watermark(250).id == 3
     assert sorted(r["id"] for r in cat.get_table("db.t").read().to_pylist()) == [0, 1, 2]
+
+
+def test_remove_unexisting_files(cat: stratalake.Catalog, tmp_path: Path) -> None:
+    t = _table(cat)
+    t.write(pa.table({"id": [1, 2], "dt": ["a", "b"], "v": ["x", "y"]}))
+    t.write(pa.table({"id": [3], "dt": ["a"], "v": ["z"]}))
+    assert t.remove_unexisting_files() == []
+    files = t.system_table("files").to_pylist()
+    lost = next(f for f in files if f["min_value_stats"].startswith("{id=3,"))  # the second write's file
+    lost_path = Path(lost["file_path"])
+    lost_path.unlink()
+    with pytest.raises(CorruptFileError, match="remove_unexisting_files"):
+        t.read()  # the snapshot lists a file storage lacks
+    assert t.remove_unexisting_files(dry_run=True) == [str(lost_path)]
+    assert t.latest_snapshot().id == 2  # a dry run commits nothing
+    assert t.remove_unexisting_files() == [str(lost_path)]
+    t = cat.get_table("db.t")
+    assert t.latest_snapshot().id == 3
+    rows = sorted((r["id"], r["v"]) for r in t.read().to_pylist())
+    assert rows == [(1, "x"), (2, "y")]  # the lost file's row is gone, the others read again
+    assert sorted(r["id"] for r in paimon_read(str(tmp_path), "db.t").to_pylist()) == [r[0] for r in rows]
+    assert t.remove_unexisting_files() == []

@@ -177,7 +177,10 @@ def read_kv_file(
         system = [c for c in SYSTEM_COLUMNS if c in present]
         raw = reader.read(list(dict.fromkeys(physical + system)))
     except FileNotFoundError:
-        raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None
+        raise CorruptFileError(
+            f"data file {path} is missing (the table's metadata references it); if it is lost for good, "
+            "CALL sys.remove_unexisting_files (Table.remove_unexisting_files) removes its entry and its rows"
+        ) from None
     except (OSError, pa.ArrowInvalid) as e:
         raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
     n = raw.num_rows
@@ -280,7 +283,10 @@ def iter_kv_file(
         )
         present = set(reader.schema.names)
     except FileNotFoundError:
-        raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None
+        raise CorruptFileError(
+            f"data file {path} is missing (the table's metadata references it); if it is lost for good, "
+            "CALL sys.remove_unexisting_files (Table.remove_unexisting_files) removes its entry and its rows"
+        ) from None
     except (OSError, pa.ArrowInvalid) as e:
         raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
     if SEQUENCE_NUMBER not in present or VALUE_KIND not in present:

@@ -386,6 +386,17 @@ def _purge_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any
     return PURGE_FILES.rows([["Success"]])
 
 
+def _remove_unexisting_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    if args.get("parallelism") is not None:
+        raise UnsupportedError(
+            "remove_unexisting_files: 'parallelism' is not supported (the check lists each bucket directory "
+            "once, on the driver); leave it out"
+        )
+    paths = table.remove_unexisting_files(dry_run=bool(args.get("dry_run")))
+    return REMOVE_UNEXISTING_FILES.rows([[p] for p in paths])
+
+
 def _mark_partition_done(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
     specs = parse_partitions(args.get("partitions"))
@@ -579,6 +590,13 @@ PURGE_FILES = Procedure(
     (("result", "string"),),
     _purge_files,
 )
+REMOVE_UNEXISTING_FILES = Procedure(
+    "remove_unexisting_files",
+    "Remove the entries of data files storage no longer holds (their rows are lost); 'dry_run' only lists them",
+    (Param("table", "STRING", True), Param("dry_run", "BOOLEAN"), Param("parallelism", "INT")),
+    (("fileName", "string"),),
+    _remove_unexisting_files,
+)
 MARK_PARTITION_DONE = Procedure(
     "mark_partition_done",
     "Run 'partition.mark-done-action' (success-file: a _SUCCESS file) for 'k1=v1,k2=v2;...' partitions",
@@ -624,6 +642,7 @@ PROCEDURES: dict[str, Procedure] = {
         ROLLBACK_TO_TIMESTAMP,
         ROLLBACK_TO_WATERMARK,
         PURGE_FILES,
+        REMOVE_UNEXISTING_FILES,
         MARK_PARTITION_DONE,
         REMOVE_ORPHAN_FILES,
         EXPIRE_PARTITIONS,

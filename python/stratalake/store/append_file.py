@@ -181,7 +181,10 @@ def iter_append_file(
         for batch in batches:
             yield _conform(pa.Table.from_batches([batch]), wanted, by_id, present)
     except FileNotFoundError:
-        raise CorruptFileError(f"data file {path} is missing (the table's metadata references it)") from None
+        raise CorruptFileError(
+            f"data file {path} is missing (the table's metadata references it); if it is lost for good, "
+            "CALL sys.remove_unexisting_files (Table.remove_unexisting_files) removes its entry and its rows"
+        ) from None
     except (OSError, pa.ArrowInvalid) as e:
         raise CorruptFileError(f"data file {path} cannot be read: {e}") from None
 

@@ -7,6 +7,9 @@ and ``rollback_to_watermark`` (the Table methods of the same names call these).
 - :func:`mark_partitions_done` runs the table's ``partition.mark-done-action``; ``success-file``
   (the default) writes Paimon's ``_SUCCESS`` file in the partition directory (JSON
   ``creationTime``/``modificationTime``; a second mark keeps the creation time).
+- :func:`remove_unexisting_files` drops from the table the data files its latest snapshot lists
+  but storage no longer holds (lost to a mistaken delete or a bad copy), so that reads work again
+  without the rows those files held: one commit deleting their entries, as Paimon's procedure.
 - :func:`snapshot_at_watermark` is the newest snapshot whose watermark is at most the given one
   (watermarks are recorded by streaming writers such as Paimon's Flink sink).
 """
@@ -19,8 +22,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stratalake.exceptions import InvalidOptionError, SnapshotNotFoundError, UnsupportedError
+from stratalake.lsm.data_file import bucket_dir
 from stratalake.maintenance import expire, orphan
+from stratalake.operation.commit import CommitMessage
+from stratalake.spec.manifest import DataFileMeta
 from stratalake.spec.snapshot import Snapshot
+from stratalake.store.files import data_file_path
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -104,3 +111,29 @@ def snapshot_at_watermark(table: Table, watermark: int) -> Snapshot:
             f"table {table.identifier}: no snapshot has a watermark at or before {watermark}"
         )
     return sm.snapshot(found)
+
+
+def remove_unexisting_files(table: Table, dry_run: bool = False) -> list[str]:
+    """Remove the entries of data files the latest snapshot lists but storage lacks; returns their
+    paths. One listing per bucket directory, not one request per file. ``dry_run``: only report."""
+    table.check_supported("remove unexisting files of")
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return []
+    codec = table.partition_codec
+    buckets: dict[tuple[bytes, int], tuple[int, list[DataFileMeta]]] = {}
+    for entry in table.live_files(snapshot).values():
+        total, files = buckets.setdefault((entry.partition, entry.bucket), (entry.total_buckets, []))
+        files.append(entry.file)
+    missing: list[str] = []
+    messages: list[CommitMessage] = []
+    for (partition, bucket), (total, files) in sorted(buckets.items()):
+        directory = bucket_dir(table.location, codec.path(codec.from_bytes(partition)), bucket)
+        present = set(table.file_io.list_names(directory))
+        gone = [f for f in files if f.file_name not in present]
+        if gone:
+            missing.extend(data_file_path(directory, f) for f in gone)
+            messages.append(CommitMessage(partition, bucket, total, compact_before=tuple(gone)))
+    if messages and not dry_run:
+        table.new_commit().commit(messages)
+    return missing

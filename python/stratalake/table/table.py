@@ -194,6 +194,11 @@ class Table(TableStore):
         file no snapshot uses (Paimon's ``purge_files``); the schema stays."""
         lifecycle.purge_files(self)
 
+    def remove_unexisting_files(self, dry_run: bool = False) -> list[str]:
+        """Remove the entries of data files that storage no longer holds (their rows are lost);
+        returns their paths (``dry_run``: only those)."""
+        return lifecycle.remove_unexisting_files(self, dry_run)
+
     def mark_partitions_done(self, specs: Sequence[dict[str, Any]]) -> list[str]:
         """Run ``partition.mark-done-action`` (``success-file``: a ``_SUCCESS`` file) for each
         partition; returns the partition paths."""

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from stratalake.catalog import Catalog
+from stratalake.spark.procedures import idle_partitions
 
 pytestmark = pytest.mark.spark
 
@@ -313,3 +314,36 @@ def test_compact_database(spark: Any, tmp_path: Any) -> None:
         spark.sql("CALL cdb.sys.compact_database(options => 'a=b')").collect()
     with pytest.raises(Exception, match="regular expression"):
         spark.sql("CALL cdb.sys.compact_database(including_databases => '(')").collect()
+
+
+def test_compact_partition_idle_time(spark: Any, db: str, warehouse: Any) -> None:
+    """Only partitions whose newest file is older than 'partition_idle_time' are compacted."""
+    t = f"{db}.idle"
+    spark.sql(
+        f"CREATE TABLE {t} (id INT, dt STRING, v STRING, PRIMARY KEY (id, dt) NOT ENFORCED) PARTITIONED BY (dt) "
+        "TBLPROPERTIES ('bucket' = '1')"
+    )
+    for i in range(2):
+        spark.sql(f"INSERT INTO {t} VALUES ({i}, 'old', 'a'), ({i}, 'new', 'b')")
+    name = t.removeprefix("lake.")
+    table = Catalog(str(warehouse)).get_table(name)
+    last: dict[str, int] = {}
+    for e in table.live_entries(table.latest_snapshot()):
+        dt = table.partition_codec.to_dict(e.partition)["dt"]
+        last[dt] = max(last.get(dt, 0), e.file.creation_time)
+    # Which partitions are idle, at a chosen "now" (the selection the procedure runs with).
+    assert idle_partitions(table, 1_000, now_ms=max(last.values()) + 1_001) == [{"dt": "new"}, {"dt": "old"}]
+    assert idle_partitions(table, 1_000, now_ms=min(last.values()) + 999) == []
+    assert idle_partitions(table, 1_000, [{"dt": "old"}], now_ms=max(last.values()) + 5_000) == [{"dt": "old"}]
+
+    def files(dt: str) -> int:
+        return spark.sql(f"SELECT count(*) FROM {db}.`idle$files` WHERE partition = '{{{dt}}}'").collect()[0][0]
+
+    before = spark.sql(f"SELECT count(*) FROM {db}.`idle$snapshots`").collect()[0][0]
+    assert spark.sql(f"CALL lake.sys.compact(table => '{name}', partition_idle_time => '1 h')").collect()[0][0]
+    assert spark.sql(f"SELECT count(*) FROM {db}.`idle$snapshots`").collect()[0][0] == before  # none idle
+    time.sleep(1.2)
+    spark.sql(f"CALL lake.sys.compact(table => '{name}', partitions => 'dt=old', partition_idle_time => '1 s')")
+    assert (files("old"), files("new")) == (1, 2)
+    with pytest.raises(Exception, match="'options'"):
+        spark.sql(f"CALL lake.sys.compact(table => '{name}', options => 'a=b')").collect()

@@ -140,10 +140,21 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
         raise InvalidOptionError("compact: 'partitions' and 'where' cannot be used together")
     if where is not None:
         parse_partition_filter(where, table)  # a bad condition fails before any job runs
+    if str(args.get("options") or "").strip():
+        raise UnsupportedError(
+            f"compact of table {table.identifier}: the 'options' argument (dynamic table options for the "
+            "compaction) is not supported by stratalake; set them on the table (ALTER TABLE ... SET "
+            "TBLPROPERTIES)"
+        )
     if "job_results" not in state:
-        partitions = parse_partitions(args.get("partitions"))
+        partitions: list[dict[str, Any]] | None = parse_partitions(args.get("partitions"))
         if partitions:
             check_partitions(table, partitions)  # a spec matching nothing fails before any job
+        idle = str(args.get("partition_idle_time") or "").strip()
+        if idle:
+            partitions = idle_partitions(table, parse_duration_ms(idle), partitions)
+            if not partitions:
+                return COMPACT.rows([[True]])  # no partition has been idle that long: nothing to do
         # The data source options that name this table (computed by the bridge for the catalog).
         source_options: Callable[[Table], dict[str, str]] = state["source_options_of"]
         options = source_options(table)
@@ -166,6 +177,35 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
             commit.abort(messages)  # removes the outputs only if known not committed
             raise
     return COMPACT.rows([[True]])
+
+
+def idle_partitions(
+    table: Table, idle_ms: int, among: Sequence[dict[str, Any]] | None = None, now_ms: int | None = None
+) -> list[dict[str, Any]]:
+    """Paimon's ``partition_idle_time``: the partitions (of ``among``, if given) whose newest live
+    file was written more than ``idle_ms`` ago."""
+    codec = table.partition_codec
+    if not codec.is_partitioned:
+        raise InvalidOptionError(
+            f"compact of table {table.identifier}: 'partition_idle_time' needs a partitioned table"
+        )
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return []
+    newest: dict[bytes, int] = {}
+    for e in table.live_entries(snapshot):
+        created = e.file.creation_time if e.file.creation_time is not None else snapshot.time_millis
+        newest[e.partition] = max(newest.get(e.partition, created), created)
+    wanted = None
+    if among:
+        wanted = {codec.to_bytes(codec.spec_to_values(p, table.identifier)) for p in among}
+    now = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    cutoff = now - idle_ms
+    return [
+        {k: None if v is None else str(v) for k, v in codec.to_dict(p).items()}
+        for p, last in sorted(newest.items())
+        if last < cutoff and (wanted is None or p in wanted)
+    ]
 
 
 def _compact_database(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) -> Answer:
@@ -469,6 +509,8 @@ COMPACT = Procedure(
         Param("order_strategy", "STRING"),
         Param("order_by", "STRING"),
         Param("where", "STRING"),
+        Param("options", "STRING"),
+        Param("partition_idle_time", "STRING"),
     ),
     (("result", "boolean"),),
     _compact,

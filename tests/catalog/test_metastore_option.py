@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import stratalake
@@ -24,3 +26,10 @@ def test_unknown_metastore_is_refused_by_name(tmp_path):
 def test_every_registered_metastore_is_served_by_its_class():
     for name in registry.metastores():
         assert registry.catalog_class({"metastore": name}).__name__.endswith("Catalog")
+
+
+@pytest.mark.parametrize("key, value", [("uri", "jdbc:sqlite:/tmp/x.db"), ("lock.enabled", "true")])
+def test_metastore_options_on_the_filesystem_catalog_are_refused(tmp_path, key, value):
+    with pytest.raises(InvalidOptionError, match=rf"'{re.escape(key)}'.*needs a metastore catalog"):
+        stratalake.Catalog(str(tmp_path), {key: value})
+    assert type(stratalake.Catalog(str(tmp_path), {"lock.enabled": "false"})) is FileSystemCatalog

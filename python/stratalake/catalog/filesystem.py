@@ -17,6 +17,7 @@ from stratalake.exceptions import (
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
+    InvalidOptionError,
     SchemaError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -66,6 +67,8 @@ class Catalog:
         return super().__new__(cls)
 
     def __init__(self, warehouse: str, options: Mapping[str, str] | None = None) -> None:
+        if type(self) is Catalog:
+            _refuse_metastore_options(options or {})
         self.options = dict(options or {})
         self.file_io = FileIO.get(warehouse, self.options)
         self.warehouse = warehouse.rstrip("/")
@@ -205,6 +208,22 @@ class Catalog:
         raise CommitConflictError(
             f"table {identifier}: schema change kept conflicting with concurrent changes"
         )
+
+
+#: Catalog options only a metastore catalog honours; the filesystem catalog refuses them rather than
+#: run without the lock or metastore the user asked for.
+_METASTORE_ONLY = ("uri", "lock.enabled")
+
+
+def _refuse_metastore_options(options: Mapping[str, str]) -> None:
+    for key in _METASTORE_ONLY:
+        value = str(options.get(key, "")).strip()
+        if value and not (key == "lock.enabled" and value.lower() == "false"):
+            raise InvalidOptionError(
+                f"catalog option '{key}' = '{value}' needs a metastore catalog; the filesystem catalog has "
+                f"no metastore and no commit lock. Set 'metastore' to one of {registry.metastores()} "
+                "(e.g. 'jdbc' with 'uri' = 'jdbc:sqlite:...'), or remove the option"
+            )
 
 
 def build_schema(

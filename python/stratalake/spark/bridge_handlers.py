@@ -649,39 +649,41 @@ def drop_partitions(req: bc.DropPartitions) -> int | None:
     return partition_ddl.drop_partitions(catalog(req.catalog).get_table(_ident(req)), req.partitions)
 
 
-def _scan_table(options: Mapping[str, str]) -> Any:
-    """The table a scan's data source options name, through this worker's cached catalog."""
+def _scan_table(options: Mapping[str, str]) -> tuple[Any, Mapping[str, str]]:
+    """The table a scan's data source options name, through this worker's cached catalog, and
+    the scan's options with the scan options the table stores (``planning.with_stored_scan_options``)."""
     conf = bc.CatalogConf(
         warehouse=options[source_options.WAREHOUSE],
         options=json.loads(options.get(source_options.CATALOG_OPTIONS) or "{}"),
     )
+    table = catalog(conf).get_table(options[source_options.TABLE])
+    options = planning.with_stored_scan_options(table, options)
     # A time-travel scan reads in the columns of its snapshot (the schema Spark was given).
-    return planning.read_table(catalog(conf).get_table(options[source_options.TABLE]), options)
+    return planning.read_table(table, options), options
 
 
 def plan_scan(req: bc.PlanScan) -> Any:
     """Splits, statistics and bucket layout of a scan; see :func:`stratalake.spark.planning.plan`."""
-    return planning.plan(_scan_table(req.source_options), req.source_options, bc.encode(req))
+    table, options = _scan_table(req.source_options)
+    return planning.plan(table, options, bc.encode(req))
 
 
 def classify_filters(req: bc.ClassifyFilters) -> list[bool]:
     """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
-    return planning.exact_filters(_scan_table(req.source_options), req.filters, native=req.native)
+    table, _options = _scan_table(req.source_options)
+    return planning.exact_filters(table, req.filters, native=req.native)
 
 
 def count_rows(req: bc.CountRows) -> int | None:
     """COUNT(*) from file metadata when that is exact, else null (Spark then scans)."""
-    return planning.count_rows(_scan_table(req.source_options), req.source_options)
+    table, options = _scan_table(req.source_options)
+    return planning.count_rows(table, options)
 
 
 def aggregate_partitions(req: bc.AggregatePartitions) -> list[list[Any]] | None:
     """Aggregates over partition columns from file metadata when exact, else null (Spark scans)."""
-    return planning.aggregate_partitions(
-        _scan_table(req.source_options),
-        req.source_options,
-        req.group_by,
-        [bc.encode(a) for a in req.aggregates],
-    )
+    table, options = _scan_table(req.source_options)
+    return planning.aggregate_partitions(table, options, req.group_by, [bc.encode(a) for a in req.aggregates])
 
 
 HANDLERS: dict[str, Handler] = {

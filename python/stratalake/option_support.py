@@ -3,7 +3,7 @@
 Paimon keeps every option in the table's schema, and stratalake stores Paimon's keys too (a table
 stays Paimon's). But an option whose effect stratalake does not implement would be a silent wrong
 answer: ``'record-level.expire-time'`` on a table whose rows then never expire,
-``'tag.automatic-creation'`` on a table that never gets its daily tags. So each such option is
+``'partition.expiration-time'`` on a table whose old partitions then never go. So each such option is
 listed here with Paimon's default and where it acts (read from Paimon's ``CoreOptions``):
 
 - :data:`READ`: changes what a read returns. Set to anything but Paimon's default, it is refused
@@ -91,8 +91,6 @@ WRITE: Final[Mapping[str, Unhonoured]] = {
 
 #: Work Paimon's writers do after commits.
 AUTOMATION: Final[Mapping[str, Unhonoured]] = {
-    "tag.automatic-creation": Unhonoured("none", "creates tags automatically after commits"),
-    "tag.automatic-completion": Unhonoured("false", "creates missed automatic tags"),
     "tag.create-success-file": Unhonoured("false", "writes a success file for each new tag"),
     "tag.callbacks": Unhonoured(None, "calls Java classes after each tag"),
     "commit.callbacks": Unhonoured(None, "calls Java classes after each commit"),
@@ -108,7 +106,6 @@ AUTOMATION: Final[Mapping[str, Unhonoured]] = {
 #: What to do instead, per option.
 _ADVICE: Final[Mapping[str, str]] = {
     "scan.version": "time-travel with VERSION AS OF or the read option 'scan.tag-name' / 'scan.snapshot-id'",
-    "tag.automatic-creation": "create tags with CALL sys.create_tag or ALTER TABLE ... CREATE TAG",
     "partition.expiration-time": "expire partitions with CALL sys.expire_partitions",
     "commit.force-compact": "compact with CALL sys.compact",
     "compaction.optimization-interval": "compact with CALL sys.compact",

@@ -62,7 +62,7 @@ def test_no_listed_option_is_one_stratalake_reads() -> None:
     ("key", "value"),
     [
         ("record-level.expire-time", "1 d"),
-        ("tag.automatic-creation", "process-time"),
+        ("tag.callbacks", "com.example.Callback"),
         ("partition.expiration-time", "7 d"),
         ("sequence.snapshot-ordering", "true"),
         ("scan.bucket", "1"),
@@ -77,7 +77,7 @@ def test_create_refuses_an_unhonoured_option_by_name(cat: stratalake.Catalog, ke
 
 
 def test_paimon_defaults_are_accepted(cat: stratalake.Catalog) -> None:
-    defaults = {"tag.automatic-creation": "none", "ignore-update-before": "false", "stream-scan-mode": "NONE"}
+    defaults = {"partition.end-input-to-done": "false", "ignore-update-before": "false", "stream-scan-mode": "NONE"}
     t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options=defaults)
     assert t.unsupported_features == []
 
@@ -85,8 +85,8 @@ def test_paimon_defaults_are_accepted(cat: stratalake.Catalog) -> None:
 def test_alter_set_is_refused_and_leaves_the_table_unchanged(cat: stratalake.Catalog) -> None:
     t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"])
     schema_id = t.schema().id
-    with pytest.raises(UnsupportedError, match=r"'tag\.automatic-creation'='daily'.*CREATE TAG"):
-        cat.alter_table("db.t", [SchemaChange.set_option("tag.automatic-creation", "daily")])
+    with pytest.raises(UnsupportedError, match=r"'partition\.expiration-time'='7 d'.*expire_partitions"):
+        cat.alter_table("db.t", [SchemaChange.set_option("partition.expiration-time", "7 d")])
     assert cat.get_table("db.t").schema().id == schema_id
 
 
@@ -133,7 +133,7 @@ def test_a_table_paimon_wrote_with_automation_is_written_and_the_writer_says_wha
         highest_field_id=schema.highest_field_id,
         partition_keys=schema.partition_keys,
         primary_keys=schema.primary_keys,
-        options={**schema.options, "tag.automatic-creation": "process-time"},
+        options={**schema.options, "partition.expiration-time": "7 d"},
     )
     assert t.schema_manager.try_commit(changed)
     t = cat.get_table("db.t")
@@ -143,5 +143,5 @@ def test_a_table_paimon_wrote_with_automation_is_written_and_the_writer_says_wha
         w.write(pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}, schema=SCHEMA))
         t.new_commit().commit(w.prepare_commit())
     assert t.read().num_rows == 1
-    warned = [r.getMessage() for r in caplog.records if "tag.automatic-creation" in r.getMessage()]
+    warned = [r.getMessage() for r in caplog.records if "partition.expiration-time" in r.getMessage()]
     assert len(warned) == 1 and "do not do that" in warned[0]

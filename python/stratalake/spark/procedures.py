@@ -413,6 +413,13 @@ def _rollback_to_timestamp(cat: Catalog, args: Mapping[str, Any], _state: Mappin
     return ROLLBACK_TO_TIMESTAMP.rows([[f"Success roll back to snapshot: {snap.id} ."]])  # Paimon's text
 
 
+def _trigger_tag_automatic_creation(
+    cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]
+) -> Answer:
+    _table(cat, args).trigger_tag_automatic_creation()
+    return TRIGGER_TAG_AUTOMATIC_CREATION.rows([[True]])
+
+
 def _rollback_to_watermark(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
     if args.get("watermark") is None:
@@ -625,6 +632,13 @@ ROLLBACK_TO_WATERMARK = Procedure(
     (("result", "string"),),
     _rollback_to_watermark,
 )
+TRIGGER_TAG_AUTOMATIC_CREATION = Procedure(
+    "trigger_tag_automatic_creation",
+    "Create the automatic tags now due ('tag.automatic-creation') and expire tags past their retention",
+    (Param("table", "STRING", True),),
+    (("result", "boolean"),),
+    _trigger_tag_automatic_creation,
+)
 PURGE_FILES = Procedure(
     "purge_files",
     "Empty the table: rows, tags, changelogs, old snapshots and unused files (the schema stays)",
@@ -683,6 +697,7 @@ PROCEDURES: dict[str, Procedure] = {
         ROLLBACK,
         ROLLBACK_TO_TIMESTAMP,
         ROLLBACK_TO_WATERMARK,
+        TRIGGER_TAG_AUTOMATIC_CREATION,
         PURGE_FILES,
         REMOVE_UNEXISTING_FILES,
         MARK_PARTITION_DONE,

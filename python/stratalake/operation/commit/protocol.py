@@ -220,7 +220,7 @@ class TableCommit:
                 )
         if last is not None:
             # As Paimon's committer: expire once a new snapshot exists (skipped when write-only).
-            expire_after_commit(self.table)
+            expire_after_commit(self.table, last)
         return last if last is not None else self.table.snapshot_manager.latest_snapshot_id()
 
     @contextlib.contextmanager
@@ -349,7 +349,7 @@ class TableCommit:
 
         last = self._commit_with_retry(plan_for, BATCH_COMMIT_IDENTIFIER, check_deletes=True)
         if last is not None:
-            expire_after_commit(self.table)
+            expire_after_commit(self.table, last)
         return last
 
     def committed_snapshot(self, commit_identifier: int) -> int | None:

@@ -2,8 +2,8 @@
 
 Paimon keeps every option in the table's schema, and stratalake stores Paimon's keys too (a table
 stays Paimon's). But an option whose effect stratalake does not implement would be a silent wrong
-answer: ``'record-level.expire-time'`` on a table whose rows then never expire,
-``'partition.expiration-time'`` on a table whose old partitions then never go. So each such option is
+answer: ``'record-level.expire-time'`` on a table whose rows then never expire, ``'commit.callbacks'``
+on a table whose callbacks then never run. So each such option is
 listed here with Paimon's default and where it acts (read from Paimon's ``CoreOptions``):
 
 - :data:`READ`: changes what a read returns. Set to anything but Paimon's default, it is refused
@@ -94,9 +94,8 @@ AUTOMATION: Final[Mapping[str, Unhonoured]] = {
     "tag.create-success-file": Unhonoured("false", "writes a success file for each new tag"),
     "tag.callbacks": Unhonoured(None, "calls Java classes after each tag"),
     "commit.callbacks": Unhonoured(None, "calls Java classes after each commit"),
-    "partition.expiration-time": Unhonoured(None, "drops expired partitions after commits"),
+    "partition.expiration-strategy": Unhonoured("values-time", "expires partitions by their last update"),
     "partition.end-input-to-done": Unhonoured("false", "marks partitions done when a batch ends"),
-    "end-input.check-partition-expire": Unhonoured("false", "expires partitions when a batch ends"),
     "snapshot.clean-empty-directories": Unhonoured("false", "removes empty directories on expiry"),
     "metastore.tag-to-partition": Unhonoured(None, "maps tags to metastore partitions"),
     "metastore.tag-to-partition.preview": Unhonoured("none", "previews tags as metastore partitions"),
@@ -106,7 +105,7 @@ AUTOMATION: Final[Mapping[str, Unhonoured]] = {
 #: What to do instead, per option.
 _ADVICE: Final[Mapping[str, str]] = {
     "scan.version": "time-travel with VERSION AS OF or the read option 'scan.tag-name' / 'scan.snapshot-id'",
-    "partition.expiration-time": "expire partitions with CALL sys.expire_partitions",
+    "partition.expiration-strategy": "use 'values-time' (partition values that name a time)",
     "commit.force-compact": "compact with CALL sys.compact",
     "compaction.optimization-interval": "compact with CALL sys.compact",
     "record-level.expire-time": "delete expired rows with DELETE",

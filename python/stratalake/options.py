@@ -268,6 +268,12 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "tag.automatic-completion": _Spec(_parse_bool, "false", "tag every missed period in turn"),
     "tag.time-expire-enabled": _Spec(_parse_bool, "true", "expire tags past their retention after commits"),
     "tag.batch.customized-name": _Spec(str, None, "name of the batch-mode tag"),
+    # Partition expiration after commits (operation/commit/partition_expire.py).
+    "partition.expiration-time": _Spec(parse_duration_ms, None, "age after which a partition expires"),
+    "partition.expiration-check-interval": _Spec(parse_duration_ms, "1 h", "how often commits check expiry"),
+    "partition.expiration-max-num": _Spec(_parse_int, "100", "partitions one expiry drops at most"),
+    "partition.expiration-batch-size": _Spec(_parse_int, None, "partitions dropped per commit"),
+    "end-input.check-partition-expire": _Spec(_parse_bool, "false", "check expiry after each batch write"),
 }
 
 

@@ -12,6 +12,7 @@ import stratalake
 from stratalake import option_support
 from stratalake.catalog import SchemaChange
 from stratalake.exceptions import UnsupportedError
+from stratalake.operation.commit import partition_expire
 from stratalake.paimon_options import CORE_OPTIONS
 from stratalake.spec.schema import TableSchema
 from stratalake.store.support import check_supported, unsupported_features
@@ -36,7 +37,7 @@ def test_every_listed_option_is_paimons() -> None:
 
 def test_no_listed_option_is_one_stratalake_reads() -> None:
     """An option the code reads (its key quoted in a module) is honoured, so it must not be listed
-    as unhonoured or as engine tuning (the Hive catalog only copies partition.expiration-time)."""
+    as unhonoured or as engine tuning (except a value check: only 'values-time' partition expiry)."""
     root = Path(stratalake.__file__).parent
     sources = {
         p.relative_to(root).as_posix(): p.read_text()
@@ -55,7 +56,7 @@ def test_no_listed_option_is_one_stratalake_reads() -> None:
         for path, text in sources.items()
         if f'"{key}"' in text or f"'{key}'" in text
     }
-    assert read == {("partition.expiration-time", "catalog/hive.py")}
+    assert read <= {(partition_expire.STRATEGY, "operation/commit/partition_expire.py")}
 
 
 @pytest.mark.parametrize(
@@ -63,7 +64,7 @@ def test_no_listed_option_is_one_stratalake_reads() -> None:
     [
         ("record-level.expire-time", "1 d"),
         ("tag.callbacks", "com.example.Callback"),
-        ("partition.expiration-time", "7 d"),
+        ("partition.expiration-strategy", "update-time"),
         ("sequence.snapshot-ordering", "true"),
         ("scan.bucket", "1"),
         ("ignore-update-before", "true"),
@@ -85,8 +86,8 @@ def test_paimon_defaults_are_accepted(cat: stratalake.Catalog) -> None:
 def test_alter_set_is_refused_and_leaves_the_table_unchanged(cat: stratalake.Catalog) -> None:
     t = cat.create_table("db.t", schema=SCHEMA, primary_key=["id"])
     schema_id = t.schema().id
-    with pytest.raises(UnsupportedError, match=r"'partition\.expiration-time'='7 d'.*expire_partitions"):
-        cat.alter_table("db.t", [SchemaChange.set_option("partition.expiration-time", "7 d")])
+    with pytest.raises(UnsupportedError, match=r"'commit\.callbacks'='com\.x\.C'.*remove it"):
+        cat.alter_table("db.t", [SchemaChange.set_option("commit.callbacks", "com.x.C")])
     assert cat.get_table("db.t").schema().id == schema_id
 
 
@@ -133,7 +134,7 @@ def test_a_table_paimon_wrote_with_automation_is_written_and_the_writer_says_wha
         highest_field_id=schema.highest_field_id,
         partition_keys=schema.partition_keys,
         primary_keys=schema.primary_keys,
-        options={**schema.options, "partition.expiration-time": "7 d"},
+        options={**schema.options, "commit.callbacks": "com.example.Callback"},
     )
     assert t.schema_manager.try_commit(changed)
     t = cat.get_table("db.t")
@@ -143,5 +144,5 @@ def test_a_table_paimon_wrote_with_automation_is_written_and_the_writer_says_wha
         w.write(pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}, schema=SCHEMA))
         t.new_commit().commit(w.prepare_commit())
     assert t.read().num_rows == 1
-    warned = [r.getMessage() for r in caplog.records if "partition.expiration-time" in r.getMessage()]
+    warned = [r.getMessage() for r in caplog.records if "commit.callbacks" in r.getMessage()]
     assert len(warned) == 1 and "do not do that" in warned[0]

@@ -27,9 +27,9 @@ from stratalake.exceptions import InvalidDataError, SchemaError
 from stratalake.lsm.data_file import FileNamer, bucket_dir
 from stratalake.operation.commit import CommitMessage
 from stratalake.operation.conform import conform, input_table
-from stratalake.spec.default_value import column_defaults
 from stratalake.operation.write_base import BaseTableWrite
 from stratalake.spec.bucket import bucket_ids
+from stratalake.spec.default_value import column_defaults
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.store.append_file import AppendFileWriter
 from stratalake.store.partition import group_rows

@@ -317,8 +317,8 @@ def _validate(table: str, schema: TableSchema) -> None:
     # Options that create a table stratalake could then neither read nor write are refused here
     # (the same list that refuses loaded tables, store/support.py).
     check_supported(table, schema, "create")
-    for f in schema.fields:
-        check_default(table, f)  # as Paimon's CatalogUtils and SchemaManager validate defaults
+    for column in schema.fields:
+        check_default(table, column)  # as Paimon's CatalogUtils and SchemaManager validate defaults
     if not schema.primary_keys:
         _validate_append(table, schema, options)
         return

@@ -25,10 +25,10 @@ from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND, merge_kv, prepare_inpu
 from stratalake.operation.commit import CommitMessage
 from stratalake.operation.compact import bucket_manager
 from stratalake.operation.conform import conform, input_table
-from stratalake.spec.default_value import column_defaults
 from stratalake.operation.write_base import BaseTableWrite
 from stratalake.options import ChangelogProducer
 from stratalake.spec.bucket import bucket_ids
+from stratalake.spec.default_value import column_defaults
 from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
 from stratalake.spec.snapshot import CommitKind
 from stratalake.store.index_manifest import dv_entries_by_bucket, index_dir, live_index_entries

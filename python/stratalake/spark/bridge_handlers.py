@@ -497,7 +497,7 @@ def _table_spec(
         if comment is None:
             comment = old.comment
 
-    columns: list[tuple[str, ...]] = []
+    columns: list[tuple[str, str, str | None, str | None]] = []
     for f in req.schema["fields"]:
         nullable = bool(f.get("nullable", True)) and f["name"] not in primary_keys
         metadata = f.get("metadata") or {}

@@ -113,8 +113,8 @@ def default_value(dt: DataType, text: str) -> Any:
             raise ValueError(f"'{text}' does not fit {dt}")  # Paimon would make it null
         return value
     if isinstance(dt, CharType | VarCharType):
-        value = text[: dt.length]
-        return value.ljust(dt.length) if isinstance(dt, CharType) else value
+        chars = text[: dt.length]
+        return chars.ljust(dt.length) if isinstance(dt, CharType) else chars
     if isinstance(dt, BinaryType | VarBinaryType):
         raw = text.encode("utf-8")[: dt.length]
         return raw.ljust(dt.length, b"\0") if isinstance(dt, BinaryType) else raw
@@ -142,12 +142,14 @@ def _integer(text: str, lo: int, hi: int) -> int:
 
 
 def _timestamp(dt: TimestampType, text: str) -> int:
-    unit = to_arrow(dt).unit  # type: ignore[attr-defined]
+    unit = to_arrow(dt).unit
     if text.isdigit():
         # Paimon reads a number as seconds, millis, micros or nanos by the precision (0/3/6/9).
         per = {0: 10**9, 3: 10**6, 6: 10**3, 9: 1}.get(dt.precision)
         if per is None:
-            raise _Unsupported(f"a numeric default for {dt.copy(nullable=True)} (precision 0, 3, 6 or 9 only)")
+            raise _Unsupported(
+                f"a numeric default for {dt.copy(nullable=True)} (precision 0, 3, 6 or 9 only)"
+            )
         nanos = _integer(text, -(2**63), 2**63 - 1) * per
     else:
         m = _TIMESTAMP.fullmatch(text.strip())
@@ -170,9 +172,7 @@ def check_default(table: str, field: DataField) -> None:
         return
     what = f"table {table}: column '{field.name}' has DEFAULT {text}"
     if text.strip().upper() == "NULL":
-        raise SchemaError(
-            f"{what}; a column without a default already takes NULL, so drop the DEFAULT NULL"
-        )
+        raise SchemaError(f"{what}; a column without a default already takes NULL, so drop the DEFAULT NULL")
     try:
         default_value(field.type, text)
     except _Unsupported as e:

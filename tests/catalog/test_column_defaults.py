@@ -4,6 +4,7 @@ reading what we wrote."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 import json
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 import stratalake
 from stratalake import SchemaChange
 from stratalake.catalog.rest_protocol import change_from_json, change_to_json, columns_from_json
-from stratalake.exceptions import InvalidDataError, SchemaError
+from stratalake.exceptions import InvalidDataError, SchemaError, UnsupportedError
 from stratalake.spec.default_value import default_value
 from stratalake.spec.schema import TableSchema
 from stratalake.types import DataType
@@ -224,3 +225,31 @@ def test_integer_defaults_follow_the_type_range(value: int, type_name: str) -> N
     else:
         with pytest.raises(ValueError, match="overflows"):
             default_value(dt, str(value))
+
+
+def test_the_pre_13_option_form_is_refused_by_name(tmp_path: Path) -> None:
+    """``fields.<c>.default-value`` (Paimon up to 1.2, applied on read; ignored since 1.3) is not
+    honoured: refused on create, and a table carrying it is refused for reads until it is turned
+    into a column DEFAULT, which one schema change does."""
+    cat = _catalog(tmp_path)
+    with pytest.raises(UnsupportedError, match=r"table db\.t sets 'fields\.v\.default-value'.*column 'v'"):
+        cat.create_table(
+            "db.t", schema=[("id", "BIGINT"), ("v", "STRING")], options={"fields.v.default-value": "x"}
+        )
+    assert not cat.table_exists("db.t")
+    t = cat.create_table("db.t", schema=[("id", "BIGINT"), ("v", "STRING")])
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "v": pa.array([None], pa.string())}))
+    old = t.schema()  # as an older Paimon would have written it
+    legacy = dataclasses.replace(old, id=1, options={**old.options, "fields.v.default-value": "x"})
+    assert t.schema_manager.try_commit(legacy)
+    with pytest.raises(UnsupportedError, match=r"'fields\.v\.default-value'.*cannot read it"):
+        cat.get_table("db.t").read()
+    t = cat.alter_table(
+        "db.t",
+        [
+            SchemaChange.update_column_default_value("v", "x"),
+            SchemaChange.remove_option("fields.v.default-value"),
+        ],
+    )
+    t.write(pa.table({"id": pa.array([2], pa.int64()), "v": pa.array([None], pa.string())}))
+    assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "v": None}, {"id": 2, "v": "x"}]

@@ -14,6 +14,8 @@ import pyarrow as pa
 import pytest
 
 import stratalake
+from stratalake import SchemaChange
+from stratalake.exceptions import UnsupportedError
 from tests.interop_java.paimon_java import read_tables, write_table
 
 pytestmark = pytest.mark.paimon_java
@@ -56,3 +58,29 @@ def test_older_releases_read_a_table_with_defaults(tmp_path: Path, release: str)
     )
     t.write(pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", None]}))
     assert read_tables(release, wh, ["db.t"])["db.t"] == [("1", "a"), ("2", "dflt")]
+
+
+def test_the_pre_13_option_is_read_differently_by_paimon_releases(tmp_path: Path) -> None:
+    """Why stratalake refuses a table with ``fields.<c>.default-value`` rather than pick a side:
+    Paimon 1.2 fills it into nulls on read, Paimon 1.3 ignores it. One schema change turns it into
+    a column DEFAULT, after which the table is read (old rows keep their nulls, as in 1.3)."""
+    wh = str(tmp_path / "wh")
+    write_table(
+        "1.2.0", wh, "db.t", True, range(0, 8), "j", {"bucket": "1", "fields.v.default-value": "dflt"}
+    )
+    assert read_tables("1.2.0", wh, ["db.t"])["db.t"][0] == ("0", "dflt")
+    assert read_tables("1.3.1", wh, ["db.t"])["db.t"][0] == ("0", "null")
+    cat = stratalake.Catalog(wh)
+    with pytest.raises(UnsupportedError, match=r"'fields\.v\.default-value'.*cannot read it"):
+        cat.get_table("db.t").read()
+    t = cat.alter_table(
+        "db.t",
+        [
+            SchemaChange.update_column_default_value("v", "dflt"),
+            SchemaChange.remove_option("fields.v.default-value"),
+        ],
+    )
+    t.write(pa.table({"id": pa.array([100], pa.int64()), "v": pa.array([None], pa.string())}))
+    want = sorted([("0", "null"), ("7", "null"), ("100", "dflt")] + [(str(k), f"j{k}") for k in range(1, 7)])
+    assert _printed(cat.get_table("db.t").read()) == want
+    assert read_tables("1.3.1", wh, ["db.t"])["db.t"] == want

@@ -42,6 +42,9 @@ def test_defaults_in_create_insert_alter_and_merge(spark: Any, db: str, warehous
     assert [f.get("defaultValue") for f in _fields(warehouse, db, "t", 2)] == [None, None, "42"]
     spark.sql(f"INSERT INTO {t} (id) VALUES (5)")
     assert _rows(spark, t)[3:] == [(4, "x", 42), (5, None, 42)]
+    described = [tuple(r) for r in spark.sql(f"DESCRIBE TABLE EXTENDED {t}").collect()]
+    section = described.index(("# Column Default Values", "", ""))
+    assert described[section + 1] == ("n", "int", "42")
     ddl = spark.sql(f"SHOW CREATE TABLE {t}").collect()[0][0]
     assert "n INT DEFAULT 42" in ddl and "name STRING" in ddl and "'anon'" not in ddl
 

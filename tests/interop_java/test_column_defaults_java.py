@@ -1,7 +1,7 @@
 """Column DEFAULT values against Apache Paimon's Java implementation: every release reads a table
-whose schema carries ``defaultValue`` (the form Paimon 1.3 introduced); Paimon 1.3.1's writer,
-which fills defaults into written nulls (``TableWriteImpl`` / ``DefaultValueRow``), writes into
-our table the rows stratalake's writer wrote, and the two give the same stored values.
+whose schema carries ``defaultValue`` (the form Paimon 1.2 introduced); Paimon's writer (1.2.0,
+1.3.1), which fills defaults into written nulls (``TableWriteImpl`` / ``DefaultValueRow``), writes
+into our table the rows stratalake's writer wrote, and the two give the same stored values.
 
 Run by ``make test-paimon-java``; the jars are fetched by Maven on first use.
 """
@@ -26,8 +26,13 @@ def _printed(table: pa.Table) -> list[tuple[str, ...]]:
     return sorted((str(k), "null" if v is None else str(v)) for k, v in rows)
 
 
+@pytest.mark.parametrize("release", ["1.2.0", "1.3.1"])
 @pytest.mark.parametrize("primary_key", [True, False], ids=["primary-key", "append"])
-def test_paimon_java_fills_defaults_as_stratalake_does(tmp_path: Path, primary_key: bool) -> None:
+def test_paimon_java_fills_defaults_as_stratalake_does(
+    tmp_path: Path, primary_key: bool, release: str
+) -> None:
+    """Paimon fills the default into the nulls it writes, as stratalake does: 1.2.0 (where the
+    field's ``defaultValue`` and defaults on write arrived) and 1.3.1 alike."""
     wh = str(tmp_path / "wh")
     cat = stratalake.Catalog(wh)
     cat.create_database("db")
@@ -39,17 +44,16 @@ def test_paimon_java_fills_defaults_as_stratalake_does(tmp_path: Path, primary_k
     # PaimonWrite.java's rows: v = prefix + id, null when id % 7 == 0.
     ids = range(0, 20)
     t.write(pa.table({"id": pa.array(ids, pa.int64()), "v": [None if k % 7 == 0 else f"s{k}" for k in ids]}))
-    write_table("1.3.1", wh, "db.t", primary_key, range(20, 40), "j", {})
+    write_table(release, wh, "db.t", primary_key, range(20, 40), "j", {})
     want = sorted((str(k), "dflt" if k % 7 == 0 else f"{'s' if k < 20 else 'j'}{k}") for k in range(0, 40))
     assert _printed(cat.get_table("db.t").read()) == want
-    got = read_tables("1.3.1", wh, ["db.t"])["db.t"]
-    assert got == want
+    assert read_tables(release, wh, ["db.t"])["db.t"] == want
 
 
-@pytest.mark.parametrize("release", ["0.9.0", "1.2.0"])
+@pytest.mark.parametrize("release", ["0.9.0", "1.0.1"])
 def test_older_releases_read_a_table_with_defaults(tmp_path: Path, release: str) -> None:
-    """Before 1.3 a field's ``defaultValue`` is parsed (1.2) or ignored (0.9) and never applied:
-    the values are in the files, so every release reads the same rows."""
+    """Before 1.2 a field's ``defaultValue`` key is unknown and skipped; defaults are in the files
+    (filled on write), so these releases read the same rows."""
     wh = str(tmp_path / "wh")
     cat = stratalake.Catalog(wh)
     cat.create_database("db")

@@ -1,6 +1,6 @@
 """Column default values: a schema field's ``defaultValue`` text and the value it stands for.
 
-Paimon (1.3+) keeps a column's default as the SQL text in its schema field (``DataField``'s
+Paimon (1.2+) keeps a column's default as the SQL text in its schema field (``DataField``'s
 ``defaultValue``) and fills it in on write: its table writer (``TableWriteImpl`` with
 ``DefaultValueRow``) replaces every null written to such a column by the default, whether the
 column was left out or given as NULL; reads never apply it. The text becomes a value as

@@ -81,7 +81,7 @@ def unsupported_features(schema: TableSchema, options: Mapping[str, str]) -> lis
         if key.startswith("fields.") and key.endswith(".default-value"):
             column = key[len("fields.") : -len(".default-value")]
             # Paimon up to 1.2 filled this into nulls on read; 1.3+ ignores it (defaults are filled
-            # on write from the column's DEFAULT): a reader cannot agree with both.
+            # on write from the column's DEFAULT since 1.2): a reader cannot agree with both.
             out.append(
                 f"sets '{key}', Paimon's pre-1.3 default applied on read, which stratalake does not "
                 f"apply; give column '{column}' a DEFAULT instead (ALTER TABLE ... ALTER COLUMN "

@@ -261,3 +261,20 @@ def test_the_pre_13_option_form_is_refused_by_name(tmp_path: Path) -> None:
     )
     t.write(pa.table({"id": pa.array([2], pa.int64()), "v": pa.array([None], pa.string())}))
     assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "v": None}, {"id": 2, "v": "x"}]
+
+
+def test_a_default_stratalake_cannot_cast_refuses_writes_not_reads(tmp_path: Path) -> None:
+    """Paimon 1.3 casts defaults of nested types (``map()``...); stratalake does not: such a table
+    (made by Paimon) reads, and its writes fail naming the column instead of writing nulls."""
+    cat = _catalog(tmp_path)
+    t = cat.create_table("db.t", schema=[("id", "BIGINT"), ("m", "MAP<INT, STRING>")])
+    nulls = pa.array([None], pa.map_(pa.int32(), pa.string()))
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "m": nulls}))
+    old = t.schema()
+    fields = (old.fields[0], dataclasses.replace(old.fields[1], default_value="map()"))
+    assert t.schema_manager.try_commit(dataclasses.replace(old, id=1, fields=fields))
+    t = cat.get_table("db.t")
+    assert t.read().column("m").to_pylist() == [None]
+    with pytest.raises(SchemaError, match=r"table db\.t: column 'm' has DEFAULT map\(\).*MAP<INT, STRING>"):
+        t.write(pa.table({"id": pa.array([2], pa.int64()), "m": nulls}))
+    assert t.read().num_rows == 1

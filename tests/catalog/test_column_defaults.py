@@ -278,3 +278,38 @@ def test_a_default_stratalake_cannot_cast_refuses_writes_not_reads(tmp_path: Pat
     with pytest.raises(SchemaError, match=r"table db\.t: column 'm' has DEFAULT map\(\).*MAP<INT, STRING>"):
         t.write(pa.table({"id": pa.array([2], pa.int64()), "m": nulls}))
     assert t.read().num_rows == 1
+
+
+@pytest.mark.parametrize(
+    ("type_name", "text", "value"),
+    [
+        ("DATE", "2024-01-31", 19753),
+        ("DATE", "2024-1-5 10:00", 19727),  # Paimon's parseDate keeps what precedes a blank
+        ("DATE", "2024", 2024),  # a number is days since the epoch
+        ("TIMESTAMP(6)", "2024-01-31 10:11:12.123456789", 1706695872123456),  # floored
+        ("TIMESTAMP(3)", "2024-01-31T10:11", 1706695860000),
+        ("TIMESTAMP(3)", "1700000000000", 1700000000000),  # millis at precision 3
+        ("DOUBLE", "1.5D", 1.5),  # Java's Double.parseDouble takes the suffix
+        ("BOOLEAN", "'Y'", True),
+        ("VARCHAR(3)", "'abcdef'", "abc"),  # cut to the length, as Paimon's string cast
+        ("DECIMAL(5, 2)", "3.14159", decimal.Decimal("3.14")),
+    ],
+)
+def test_default_texts_cast_as_paimon_casts_them(type_name: str, text: str, value: object) -> None:
+    assert default_value(DataType.parse(type_name), text) == value
+
+
+@pytest.mark.parametrize(
+    ("type_name", "text"),
+    [
+        ("DATE", "2024-02-30"),
+        ("TIMESTAMP(3)", "2024-01-31 10:11"),  # with a blank, seconds are required
+        ("INT", " 1"),  # Paimon's integer parse takes no blanks
+        ("BIGINT", "10L"),
+        ("BOOLEAN", "maybe"),
+        ("DECIMAL(3, 0)", "1234"),  # Paimon would make the default null
+    ],
+)
+def test_default_texts_that_do_not_cast(type_name: str, text: str) -> None:
+    with pytest.raises(ValueError):
+        default_value(DataType.parse(type_name), text)

@@ -66,11 +66,13 @@ _INT_RANGES = {
 _INTEGER = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?")
 # Java's Double.parseDouble: blanks around, an optional d/f suffix, NaN and Infinity spelled so.
 _FLOAT = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[dDfF]?")
-_DATE = re.compile(r"([0-9]{1,4})-([0-9]{1,2})-([0-9]{1,2})")
+# Paimon's DEFAULT_TIMESTAMP_FORMATTER: a date, then " H:m:s[.f]" or "'T'H:m[:s[.f]]"; no blanks.
 _TIMESTAMP = re.compile(
-    r"([0-9]{1,4})-([0-9]{1,2})-([0-9]{1,2})"
-    r"(?:[ T]([0-9]{1,2}):([0-9]{1,2})(?::([0-9]{1,2})(?:\.([0-9]{1,9}))?)?)?"
+    r"([0-9]{4,})-([0-9]{1,2})-([0-9]{1,2})"
+    r"(?: ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.([0-9]{0,9}))?"
+    r"|T([0-9]{1,2}):([0-9]{1,2})(?::([0-9]{1,2})(?:\.([0-9]{0,9}))?)?)?"
 )
+_DIGITS = re.compile(r"[0-9]+")
 _EPOCH = datetime.date(1970, 1, 1)
 _UNIT_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 
@@ -119,12 +121,9 @@ def default_value(dt: DataType, text: str) -> Any:
         raw = text.encode("utf-8")[: dt.length]
         return raw.ljust(dt.length, b"\0") if isinstance(dt, BinaryType) else raw
     if isinstance(dt, DateType):
-        if text.isdigit():
+        if _DIGITS.fullmatch(text):  # a number is days since the epoch
             return _integer(text, -(2**31), 2**31 - 1)
-        m = _DATE.fullmatch(text)
-        if not m:
-            raise ValueError(f"'{text}' is not a date (yyyy-mm-dd)")
-        return (datetime.date(*(int(g) for g in m.groups())) - _EPOCH).days
+        return (_date(text) - _EPOCH).days
     if isinstance(dt, TimestampType):
         return _timestamp(dt, text)
     raise _Unsupported(f"stratalake casts no default to {dt.copy(nullable=True)}")
@@ -141,9 +140,23 @@ def _integer(text: str, lo: int, hi: int) -> int:
     return value
 
 
+def _date(text: str) -> datetime.date:
+    """Paimon's ``DateTimeUtils.parseDate``: what precedes a blank, as y[-m[-d]] (parts trimmed)."""
+    blank = text.find(" ")
+    s = text[:blank] if blank > 0 else text
+    parts = s.split("-", 2)
+    if not all(_DIGITS.fullmatch(p.strip()) for p in parts):
+        raise ValueError(f"'{text}' is not a date (yyyy-mm-dd)")
+    y, m, d = [int(p) for p in parts] + [1] * (3 - len(parts))
+    try:
+        return datetime.date(y, m, d)
+    except ValueError:
+        raise ValueError(f"'{text}' is not a valid date") from None
+
+
 def _timestamp(dt: TimestampType, text: str) -> int:
     unit = to_arrow(dt).unit
-    if text.isdigit():
+    if _DIGITS.fullmatch(text):
         # Paimon reads a number as seconds, millis, micros or nanos by the precision (0/3/6/9).
         per = {0: 10**9, 3: 10**6, 6: 10**3, 9: 1}.get(dt.precision)
         if per is None:
@@ -152,16 +165,21 @@ def _timestamp(dt: TimestampType, text: str) -> int:
             )
         nanos = _integer(text, -(2**63), 2**63 - 1) * per
     else:
-        m = _TIMESTAMP.fullmatch(text.strip())
+        m = _TIMESTAMP.fullmatch(text)
         if not m:
             raise ValueError(f"'{text}' is not a timestamp (yyyy-mm-dd hh:mm:ss[.fffffffff])")
-        y, mo, d, h, mi, s, frac = m.groups()
-        moment = datetime.datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0))
-        days = (moment.date() - _EPOCH).days
-        seconds = days * 86400 + moment.hour * 3600 + moment.minute * 60 + moment.second
-        fraction = int((frac or "").ljust(9, "0"))
-        keep = 10 ** (9 - dt.precision)
-        nanos = seconds * 10**9 + fraction // keep * keep
+        g = m.groups()
+        y, mo, d = (int(x) for x in g[:3])
+        h, mi, sec, frac = g[3:7] if g[3] is not None else g[7:11]
+        try:
+            moment = datetime.datetime(y, mo, d, int(h or 0), int(mi or 0), int(sec or 0))
+        except ValueError:
+            raise ValueError(f"'{text}' is not a valid timestamp") from None
+        seconds = (
+            (moment.date() - _EPOCH).days * 86400 + moment.hour * 3600 + moment.minute * 60 + moment.second
+        )
+        keep = 10 ** (9 - dt.precision)  # Paimon floors the fraction to the precision
+        nanos = seconds * 10**9 + int((frac or "").ljust(9, "0")) // keep * keep
     return nanos // _UNIT_NANOS[unit]
 
 

@@ -50,6 +50,8 @@ Handler = Callable[[Any], Any]
 
 DEFAULT_DATABASE = "default"
 PROVIDER = "stratalake"
+#: The Spark column metadata key of a column's DEFAULT text (ResolveDefaultColumns' CURRENT_DEFAULT).
+CURRENT_DEFAULT = "CURRENT_DEFAULT"
 
 # Properties Spark adds to CREATE TABLE on its own; they are not table options.
 _SPARK_RESERVED = ("owner", "is_managed_location", "external")
@@ -171,7 +173,10 @@ def describe(
     fields = []
     for f in schema.fields:
         spark_type, nullable = paimon_to_spark_field(str(f.type))
-        metadata = {"comment": f.description} if getattr(f, "description", None) else {}
+        metadata: dict[str, str] = {"comment": f.description} if getattr(f, "description", None) else {}
+        if f.default_value is not None:
+            # Spark's analyzer fills a column's CURRENT_DEFAULT into INSERTs and MERGE inserts.
+            metadata[CURRENT_DEFAULT] = f.default_value
         fields.append(
             {
                 "name": f.name,
@@ -492,12 +497,14 @@ def _table_spec(
         if comment is None:
             comment = old.comment
 
-    columns: list[tuple[str, ...]] = []
+    columns: list[tuple[str, str, str | None, str | None]] = []
     for f in req.schema["fields"]:
         nullable = bool(f.get("nullable", True)) and f["name"] not in primary_keys
-        description = (f.get("metadata") or {}).get("comment")
+        metadata = f.get("metadata") or {}
+        description = metadata.get("comment")
+        default = metadata.get(CURRENT_DEFAULT)
         paimon_type = spark_to_paimon(f["type"], nullable)
-        columns.append((f["name"], paimon_type, description) if description else (f["name"], paimon_type))
+        columns.append((f["name"], paimon_type, description, None if default is None else str(default)))
     return {
         "schema": columns,
         "primary_key": primary_keys or None,
@@ -581,6 +588,9 @@ def _schema_change(table: Any, change: bc.TableChange) -> Any:
         return SchemaChange.add_column(
             name, paimon_type, comment=change.comment, first=bool(change.first), after=change.after
         )
+    if kind == "update_column_default_value":
+        # 'value' carries the new default's SQL text; null drops the default.
+        return SchemaChange.update_column_default_value(name, change.value)
     if kind == "update_column_position":
         return SchemaChange.update_column_position(name, first=bool(change.first), after=change.after)
     if kind == "rename_column":

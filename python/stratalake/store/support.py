@@ -78,6 +78,17 @@ def unsupported_features(schema: TableSchema, options: Mapping[str, str]) -> lis
     ):
         if _is_true(options, key):
             out.append(f"{what} ('{key}'='true'), which is not supported yet")
+    for key in sorted(options):
+        if key.startswith("fields.") and key.endswith(".default-value"):
+            column = key[len("fields.") : -len(".default-value")]
+            # Paimon up to 1.2 filled this into nulls on read; 1.3+ ignores it (defaults are filled
+            # on write from the column's DEFAULT since 1.2): a reader cannot agree with both.
+            out.append(
+                f"sets '{key}', Paimon's pre-1.3 default applied on read, which stratalake does not "
+                f"apply; give column '{column}' a DEFAULT instead (ALTER TABLE ... ALTER COLUMN "
+                f"{column} SET DEFAULT ..., or SchemaChange.update_column_default_value) and remove "
+                "the option"
+            )
     if schema.partition_keys and options.get("partition.legacy-name", _TRUE).strip().lower() != _TRUE:
         out.append(
             "names partition directories with 'partition.legacy-name'='false', which is not supported yet"

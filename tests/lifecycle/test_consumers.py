@@ -47,6 +47,10 @@ def test_layout_and_json_are_paimons(tmp_path: Path) -> None:
     t.consumer_manager.reset_consumer("a", 3)
     assert t.consumers() == {"a": 3, "job-1": 9}
     assert t.consumer_manager.min_next_snapshot() == 3
+    assert t.system_table("consumers").to_pylist() == [
+        {"consumer_id": "a", "next_snapshot_id": 3},
+        {"consumer_id": "job-1", "next_snapshot_id": 9},
+    ]
     t.consumer_manager.delete_consumer("a")
     assert t.consumers() == {"job-1": 9}
 

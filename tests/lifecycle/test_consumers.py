@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pypaimon.consumer import Consumer as PyPaimonConsumer
 from pypaimon.consumer import ConsumerManager as PyPaimonConsumerManager
 from pypaimon.filesystem.local_file_io import LocalFileIO as PyPaimonLocalFileIO
 
@@ -60,7 +61,7 @@ def test_pypaimon_reads_ours_and_we_read_pypaimons(tmp_path: Path) -> None:
     t.consumer_manager.reset_consumer("ours", 4)
     theirs = PyPaimonConsumerManager(PyPaimonLocalFileIO(), t.location)
     assert theirs.consumer("ours").next_snapshot == 4  # type: ignore[union-attr]
-    theirs.reset_consumer("theirs", type(theirs.consumer("ours"))(11))  # type: ignore[misc]
+    theirs.reset_consumer("theirs", PyPaimonConsumer(11))
     assert t.consumers() == {"ours": 4, "theirs": 11}
     # Unknown fields are ignored, as Paimon's @JsonIgnoreProperties(ignoreUnknown = true).
     _consumer_file(t, "extra").write_text('{"nextSnapshot": 5, "somethingNew": [1]}')
@@ -244,3 +245,11 @@ def test_expire_after_commit_is_quiet_on_a_corrupt_consumer(tmp_path: Path) -> N
     expire_after_commit(t)  # the commit succeeded; the failure is logged, nothing expires
     _write(t, 1)
     assert [s.id for s in fresh(t).snapshots()] == [1, 2]
+
+
+def test_orphan_removal_leaves_consumers_alone(tmp_path: Path) -> None:
+    t = make_table(tmp_path)
+    _write(t, 2)
+    t.reset_consumer("reader", 2)
+    t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 10**9)
+    assert t.consumers() == {"reader": 2}

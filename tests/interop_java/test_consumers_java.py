@@ -11,6 +11,7 @@ import pytest
 
 import stratalake
 from tests.interop_java.paimon_java import RELEASES, consumer, read_tables
+from tests.spark.test_stream_source import Driver
 
 pytestmark = pytest.mark.paimon_java
 
@@ -38,6 +39,8 @@ def test_consumers_across_engines(tmp_path: Path, release: str) -> None:
     consumer(release, wh, "db.t", "reset", "theirs", "5")
     t.reset_consumer("ours")
     assert t.consumers() == {"theirs": 5}
+    stream = Driver(t, **{"consumer-id": "theirs"})  # a new stream with Java's consumer id
+    assert stream.offset == {"snapshot": 5, "full": False, "index": 0}
     assert t.expire_snapshots(retain_max=1, retain_min=1) == 2
     assert [s.id for s in t.refresh().snapshots()] == list(range(5, latest + 1))
     assert consumer(release, wh, "db.t", "list") == "theirs\t5\n"

@@ -103,6 +103,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check python tests bench tools
 	$(VENV)/bin/mypy
 	$(VPY) tools/check_imports.py --strict-local
+	$(VPY) tools/check_java_packages.py
 
 demo: setup
 	PYSPARK_PYTHON=$(abspath $(VPY)) $(VENV)/bin/stratalake sql --warehouse $(WAREHOUSE) -f sql/quickstart.sql

@@ -34,7 +34,7 @@ TOP_PACKAGES = ("stratalake", "pyspark_stratalake")
 LAYERS: list[tuple[str, list[str]]] = [
     # Leaf vocabulary: errors, the type system, options, identifiers, predicates.
     ("foundation", ["stratalake.exceptions", "stratalake.types", "stratalake.options",
-                    "stratalake.paimon_options", "stratalake.identifiers", "stratalake.expressions",
+                    "stratalake.paimon_options", "stratalake.option_support", "stratalake.identifiers", "stratalake.expressions",
                     "stratalake.notebook"]),
     # File access (local, S3) and Paimon's byte-level formats: Avro manifests, binary rows,
     # snapshot and schema JSON, the bucket hash, file names.

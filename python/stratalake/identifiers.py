@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from stratalake import paimon_options
+from stratalake import option_support, paimon_options
 from stratalake.exceptions import InvalidIdentifierError, InvalidOptionError
 from stratalake.options import KNOWN_OPTIONS
 
@@ -298,6 +298,7 @@ def check_options(options: Mapping[str, str], table: str) -> None:
 
     Checked where options are set (create, ALTER ... SET), not when a table is loaded.
     """
+    option_support.check_settable(options, table)
     for key, value in options.items():
         k = str(key).strip().lower()
         if is_credential_key(k):
@@ -352,3 +353,6 @@ def warn_unknown_options(options: Mapping[str, str], table: str) -> None:
     """Log :func:`unknown_option_warnings` (create and ALTER ... SET, not table loads)."""
     for message in unknown_option_warnings(options, table):
         _LOG.warning("%s", message)
+    notice = option_support.engine_tuning_notice(options, table)
+    if notice:
+        _LOG.warning("%s", notice)

@@ -9,7 +9,7 @@ Paimon versions stay readable.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
@@ -151,6 +151,16 @@ def _enum_parser(enum: type[Enum]) -> object:
     return parse
 
 
+def _choice(*values: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in values:
+            raise ValueError(f"must be one of {', '.join(values)}")
+        return value
+
+    return parse
+
+
 # Options stratalake interprets, with Paimon's defaults. Values are validated on create/alter/load.
 KNOWN_OPTIONS: dict[str, _Spec] = {
     # Paimon's default -1: dynamic bucket mode for primary-key tables (tables stratalake creates
@@ -245,6 +255,31 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "scan.snapshot-id": _Spec(_parse_int, None, "snapshot of from-snapshot scans"),
     "scan.timestamp-millis": _Spec(_parse_int, None, "timestamp of from-timestamp scans"),
     "primary-key": _Spec(str, None, "primary key columns, when given as a table property"),
+    # Automatic tags after commits (maintenance/auto_tags.py).
+    "tag.automatic-creation": _Spec(
+        _choice("none", "process-time", "watermark", "batch"), "none", "automatic tags after commits"
+    ),
+    "tag.creation-period": _Spec(
+        _choice("daily", "hourly", "two-hours"), "daily", "period of automatic tags"
+    ),
+    "tag.creation-period-duration": _Spec(parse_duration_ms, None, "period of automatic tags (overrides)"),
+    "tag.creation-delay": _Spec(parse_duration_ms, "0 ms", "delay after a period before its tag"),
+    "tag.period-formatter": _Spec(
+        _choice("with_dashes", "without_dashes", "without_dashes_and_spaces"),
+        "with_dashes",
+        "tag name format",
+    ),
+    "tag.num-retained-max": _Spec(_parse_int, None, "automatic tags kept at most"),
+    "tag.default-time-retained": _Spec(parse_duration_ms, None, "retention of tags created without one"),
+    "tag.automatic-completion": _Spec(_parse_bool, "false", "tag every missed period in turn"),
+    "tag.time-expire-enabled": _Spec(_parse_bool, "true", "expire tags past their retention after commits"),
+    "tag.batch.customized-name": _Spec(str, None, "name of the batch-mode tag"),
+    # Partition expiration after commits (operation/commit/partition_expire.py).
+    "partition.expiration-time": _Spec(parse_duration_ms, None, "age after which a partition expires"),
+    "partition.expiration-check-interval": _Spec(parse_duration_ms, "1 h", "how often commits check expiry"),
+    "partition.expiration-max-num": _Spec(_parse_int, "100", "partitions one expiry drops at most"),
+    "partition.expiration-batch-size": _Spec(_parse_int, None, "partitions dropped per commit"),
+    "end-input.check-partition-expire": _Spec(_parse_bool, "false", "check expiry after each batch write"),
 }
 
 

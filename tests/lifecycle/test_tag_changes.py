@@ -132,3 +132,17 @@ def test_tag_procedures_answer_as_paimon_and_refuse_bad_arguments(tmp_path: Path
         ("rollback_to_timestamp", ["table", "timestamp"]),
     ):
         assert [p["name"] for p in procedures.PROCEDURES[name].describe()["parameters"]] == params
+
+
+def test_tag_default_time_retained_applies_to_tags_created_without_one(tmp_path: Path) -> None:
+    """Paimon's createTag: a tag given no retention takes 'tag.default-time-retained'; one given a
+    retention keeps its own; replace_tag takes only what it is given."""
+    t = make_table(tmp_path, **{"tag.default-time-retained": "2 h"})
+    t.write(batch([1], "a"))
+    t.create_tag("plain")
+    t.create_tag("own", time_retained="1 d")
+    tag_dir = Path(t.location) / "tag"
+    assert json.loads((tag_dir / "tag-plain").read_text())["tagTimeRetained"] == 7200
+    assert json.loads((tag_dir / "tag-own").read_text())["tagTimeRetained"] == 86400
+    t.replace_tag("plain")
+    assert "tagTimeRetained" not in json.loads((tag_dir / "tag-plain").read_text())

@@ -347,3 +347,28 @@ def test_compact_partition_idle_time(spark: Any, db: str, warehouse: Any) -> Non
     assert (files("old"), files("new")) == (1, 2)
     with pytest.raises(Exception, match="'options'"):
         spark.sql(f"CALL lake.sys.compact(table => '{name}', options => 'a=b')").collect()
+
+
+def test_automatic_tags_through_spark(spark: Any, db: str) -> None:
+    """'tag.automatic-creation': a batch INSERT is tagged ('batch'); a write-only table tags only
+    when trigger_tag_automatic_creation runs ('process-time'), as Paimon's procedure."""
+    t = f"{db}.autotag"
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
+        "TBLPROPERTIES ('bucket' = '1', 'tag.automatic-creation' = 'batch', 'tag.batch.customized-name' = 'nightly')"
+    )
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a')")
+    spark.sql(f"INSERT INTO {t} VALUES (2, 'b')")
+    assert rows(spark, f"SELECT tag_name, snapshot_id FROM {db}.`autotag$tags`") == [("nightly", 2)]
+
+    p = f"{db}.ptag"
+    spark.sql(
+        f"CREATE TABLE {p} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1', "
+        "'tag.automatic-creation' = 'process-time', 'write-only' = 'true')"
+    )
+    spark.sql(f"INSERT INTO {p} VALUES (1, 'a')")
+    assert rows(spark, f"SELECT tag_name FROM {db}.`ptag$tags`") == []
+    name = p.removeprefix("lake.")
+    assert rows(spark, f"CALL lake.sys.trigger_tag_automatic_creation(table => '{name}')") == [(True,)]
+    tagged = rows(spark, f"SELECT tag_name, snapshot_id FROM {db}.`ptag$tags`")
+    assert len(tagged) == 1 and tagged[0][1] == 1 and len(tagged[0][0]) == len("2026-01-01")

@@ -87,3 +87,22 @@ def test_paimon_scan_options_as_read_options(spark: Any, db: str) -> None:
         spark.read.option("consumer-id", "c1").table(t).collect()
     with pytest.raises(Exception, match=r"'scan.snapshot-id', 'scan.tag-name' each choose the snapshot"):
         spark.read.option("scan.snapshot-id", "1").option("scan.tag-name", "v1").table(t).collect()
+
+
+def test_scan_options_stored_as_table_options(spark: Any, db: str) -> None:
+    """Paimon's scan options are table options too: 'scan.snapshot-id' set on the table pins batch
+    reads (COUNT(*) included); a read's own version choice overrides it; UPDATE changes the latest
+    rows whatever the table stores; unsetting it reads the latest again."""
+    t = f"{db}.pinned"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, b STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'x')")
+    spark.sql(f"INSERT INTO {t} VALUES (2, 'y')")
+    spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('scan.snapshot-id' = '1')")
+    assert _rows(spark.sql(f"SELECT * FROM {t}")) == [(1, "x")]
+    assert spark.sql(f"SELECT count(*) FROM {t}").first()[0] == 1
+    assert _rows(spark.read.option("scan.snapshot-id", "2").table(t)) == [(1, "x"), (2, "y")]
+    assert _rows(spark.sql(f"SELECT * FROM {t} VERSION AS OF 2")) == [(1, "x"), (2, "y")]
+    spark.sql(f"UPDATE {t} SET b = 'z' WHERE id = 2")
+    assert _rows(spark.read.option("scan.snapshot-id", "3").table(t)) == [(1, "x"), (2, "z")]
+    spark.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES ('scan.snapshot-id')")
+    assert _rows(spark.sql(f"SELECT * FROM {t}")) == [(1, "x"), (2, "z")]

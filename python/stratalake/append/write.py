@@ -29,6 +29,7 @@ from stratalake.operation.commit import CommitMessage
 from stratalake.operation.conform import conform, input_table
 from stratalake.operation.write_base import BaseTableWrite
 from stratalake.spec.bucket import bucket_ids
+from stratalake.spec.default_value import column_defaults
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.store.append_file import AppendFileWriter
 from stratalake.store.partition import group_rows
@@ -83,6 +84,7 @@ class AppendTableWrite(BaseTableWrite):
         self._schema = table.schema()
         self._options = table.core_options
         self._arrow_schema = table.arrow_schema()
+        self._defaults = column_defaults(table.identifier, self._schema.fields)
         self._num_buckets = self._options.bucket
         self._bucket_keys = self._schema.bucket_keys
         self._bucket_types = [self._schema.field(k).type for k in self._bucket_keys]
@@ -110,7 +112,9 @@ class AppendTableWrite(BaseTableWrite):
             return
         if row_kind is not None:
             self._check_inserts(data, row_kind)
-        rows = conform(data, self._arrow_schema, self.table.identifier, row_kind=row_kind)
+        rows = conform(
+            data, self._arrow_schema, self.table.identifier, row_kind=row_kind, defaults=self._defaults
+        )
         codes = self._bucket_codes(rows)
         card = max(self._num_buckets, 1)
         for indices, bucket in group_rows(rows, self._schema.partition_keys, codes, card):

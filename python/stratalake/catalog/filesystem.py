@@ -26,6 +26,7 @@ from stratalake.identifiers import DATABASE, TABLE, check_new_name
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext, create_merge_function, validate_merge_options
 from stratalake.options import CoreOptions
+from stratalake.spec.default_value import check_default
 from stratalake.spec.schema import TableSchema
 from stratalake.store.support import check_supported
 from stratalake.table.table import Table
@@ -33,7 +34,12 @@ from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetTy
 
 DB_SUFFIX = ".db"
 SchemaLike: TypeAlias = (
-    pa.Schema | Sequence[tuple[str, str | DataType] | tuple[str, str | DataType, str | None]]
+    pa.Schema
+    | Sequence[
+        tuple[str, str | DataType]
+        | tuple[str, str | DataType, str | None]
+        | tuple[str, str | DataType, str | None, str | None]
+    ]
 )
 
 
@@ -157,7 +163,8 @@ class Catalog:
     ) -> Table:
         """Create a primary-key table and return it.
 
-        ``schema`` is an Arrow schema or a list of ``(name, paimon_type[, comment])``. The primary key
+        ``schema`` is an Arrow schema or a list of ``(name, paimon_type[, comment[, default]])``, where
+        ``default`` is a column DEFAULT as SQL literal text (``"0"``, ``"'n/a'"``). The primary key
         may also come from the ``primary-key`` option. Options are validated here, so a table with a
         bad option is never created.
         """
@@ -249,16 +256,17 @@ def build_schema(
     # Without a primary key the table is a Paimon append table: bucket-unaware ('bucket' = '-1')
     # unless it names a fixed bucket count and a 'bucket-key' (docs/format.md section 13).
     opts.setdefault("bucket", "1" if pk else "-1")
-    columns: list[tuple[str, DataType, str | None]] = []
+    columns: list[tuple[str, DataType, str | None, str | None]] = []
     if isinstance(schema, pa.Schema):
         for f in schema:
-            columns.append((f.name, from_arrow(f.type, f.nullable), None))
+            columns.append((f.name, from_arrow(f.type, f.nullable), None, None))
     else:
         for item in schema:
             name, type_ = item[0], item[1]
             desc: str | None = item[2] if len(item) > 2 else None  # type: ignore[misc]
+            default: str | None = item[3] if len(item) > 3 else None  # type: ignore[misc]
             dt = type_ if isinstance(type_, DataType) else DataType.parse(str(type_))
-            columns.append((name, dt, desc))
+            columns.append((name, dt, desc, default))
     names = [c[0] for c in columns]
     for kind, keys in (("primary key", pk), ("partition", parts)):
         missing = [k for k in keys if k not in names]
@@ -267,8 +275,8 @@ def build_schema(
                 f"table {table}: {kind} column(s) {missing} are not columns of the table {names}"
             )
     fields = tuple(
-        DataField(i, name, dt.copy(nullable=False) if name in pk else dt, desc)
-        for i, (name, dt, desc) in enumerate(columns)
+        DataField(i, name, dt.copy(nullable=False) if name in pk else dt, desc, default)
+        for i, (name, dt, desc, default) in enumerate(columns)
     )
     # Nested ROW members get table-wide ids after the top-level columns, as Paimon assigns them.
     counter = [len(fields) - 1]
@@ -309,6 +317,8 @@ def _validate(table: str, schema: TableSchema) -> None:
     # Options that create a table stratalake could then neither read nor write are refused here
     # (the same list that refuses loaded tables, store/support.py).
     check_supported(table, schema, "create")
+    for column in schema.fields:
+        check_default(table, column)  # as Paimon's CatalogUtils and SchemaManager validate defaults
     if not schema.primary_keys:
         _validate_append(table, schema, options)
         return

@@ -196,20 +196,17 @@ def schema_from_json(raw: Mapping[str, Any], schema_id: int, table: str) -> Tabl
         ) from e
 
 
-def columns_from_json(raw: Mapping[str, Any], table: str) -> list[tuple[str, DataType, str | None]]:
-    """The ``(name, type, comment)`` columns of a ``CreateTableRequest`` schema."""
+def columns_from_json(
+    raw: Mapping[str, Any], table: str
+) -> list[tuple[str, DataType, str | None, str | None]]:
+    """The ``(name, type, comment, default)`` columns of a ``CreateTableRequest`` schema."""
     fields = raw.get("fields")
     if not isinstance(fields, list) or not fields:
         raise SchemaError(f"table {table}: the request's schema has no 'fields'")
-    out: list[tuple[str, DataType, str | None]] = []
+    out: list[tuple[str, DataType, str | None, str | None]] = []
     for f in fields:
         field = DataField.from_json(f)
-        if field.default_value is not None:
-            raise UnsupportedError(
-                f"table {table}: column '{field.name}' has a default value; stratalake does not "
-                "support column default values"
-            )
-        out.append((field.name, field.type, field.description))
+        out.append((field.name, field.type, field.description, field.default_value))
     return out
 
 
@@ -238,7 +235,6 @@ def _highest_id(fields: Sequence[DataField]) -> int:
 
 _UNSUPPORTED_ACTIONS = {
     "updateColumnNullability": "changing a column's nullability",
-    "updateColumnDefaultValue": "column default values",
     "updateColumnPosition": "moving a column",
 }
 
@@ -276,12 +272,14 @@ def change_to_json(change: SchemaChange) -> dict[str, Any]:
         }
     if a == "update_column_comment":
         return {"action": "updateColumnComment", "fieldNames": [change.name], "newComment": change.comment}
+    if a == "update_column_default_value":
+        return {"action": "updateColumnDefaultValue", "fieldNames": [change.name], "newDefaultValue": change.value}
     raise SchemaError(f"unknown schema change '{a}'")
 
 
 def change_from_json(raw: Mapping[str, Any], table: str) -> SchemaChange:
     """A Paimon REST ``SchemaChange`` object as a stratalake :class:`SchemaChange`; changes
-    stratalake does not make (nested columns, moves, nullability, defaults) refused by name."""
+    stratalake does not make (nested columns, moves, nullability) refused by name."""
     action = raw.get("action")
     if action in _UNSUPPORTED_ACTIONS:
         raise UnsupportedError(
@@ -314,6 +312,9 @@ def change_from_json(raw: Mapping[str, Any], table: str) -> SchemaChange:
         return SchemaChange.update_column_type(name, new)
     if action == "updateColumnComment":
         return SchemaChange.update_column_comment(name, raw.get("newComment"))
+    if action == "updateColumnDefaultValue":
+        value = raw.get("newDefaultValue")
+        return SchemaChange.update_column_default_value(name, None if value is None else str(value))
     raise UnsupportedError(f"table {table}: schema change action {action!r} is not one stratalake knows")
 
 

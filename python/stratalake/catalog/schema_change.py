@@ -62,6 +62,13 @@ class SchemaChange:
         return SchemaChange("update_column_comment", name=name, comment=comment)
 
     @staticmethod
+    def update_column_default_value(name: str, default: str | None) -> SchemaChange:
+        """Set a column's DEFAULT to the SQL literal ``default`` (e.g. ``"0"``, ``"'n/a'"``), or drop
+        it with None (Paimon's ``SchemaChange.updateColumnDefaultValue``). Writes fill the default
+        into every null of the column; rows already written keep their values."""
+        return SchemaChange("update_column_default_value", name=name, value=default)
+
+    @staticmethod
     def set_option(key: str, value: str) -> SchemaChange:
         return SchemaChange("set_option", name=key, value=str(value))
 
@@ -147,6 +154,9 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: s
         elif ch.action == "update_column_comment":
             i = index_of(ch.name)
             fields[i] = replace(fields[i], description=ch.comment)
+        elif ch.action == "update_column_default_value":
+            i = index_of(ch.name)
+            fields[i] = replace(fields[i], default_value=ch.value)
         elif ch.action == "set_option":
             assert ch.name is not None and ch.value is not None
             if ch.name in IMMUTABLE_OPTIONS and options.get(ch.name) != ch.value:

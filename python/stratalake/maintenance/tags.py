@@ -36,6 +36,9 @@ from stratalake.store.tag_manager import TAG_FILE_RE, check_tag_name, parse_time
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
 
+#: Paimon's table option: the retention of tags created without one.
+DEFAULT_TIME_RETAINED = "tag.default-time-retained"
+
 
 def _check_name(table: TableStore, name: str) -> None:
     """The rules for a new tag: :func:`check_tag_name`, and no control characters or numbers."""
@@ -90,8 +93,11 @@ def create_tag(
 
     With ``time_retained`` (a ``timedelta`` or a duration such as '1 d', '12 h') the tag expires
     that long after its creation: the first commit after that deletes it (:func:`expire_tags`).
+    Without it, the table's ``tag.default-time-retained`` applies, as in Paimon's ``createTag``.
     """
     _check_name(table, name)
+    if time_retained is None:
+        time_retained = table.core_options.get(DEFAULT_TIME_RETAINED) or None
     retained = None if time_retained is None else parse_time_retained(time_retained, table.identifier)
     snap = _source_snapshot(table, snapshot_id)
     if not table.tag_manager.write(name, snap, create_time=datetime.datetime.now(), time_retained=retained):

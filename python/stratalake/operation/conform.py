@@ -18,11 +18,12 @@ have their own message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
 from stratalake.exceptions import InvalidDataError, SchemaError
+from stratalake.spec.default_value import fill_defaults
 
 
 def input_table(data: object, table: str) -> pa.Table:
@@ -49,9 +50,12 @@ def conform(
     *,
     row_kind: str | None = None,
     primary_keys: Sequence[str] = (),
+    defaults: Mapping[str, pa.Scalar] | None = None,
 ) -> pa.Table:
     """``data``'s columns of ``target`` in its order, cast to its types, under a schema of nullable
     fields (the writers' buffers); ``row_kind`` names an input column that is not stored.
+    ``defaults`` (``spec.default_value.column_defaults``) fill the nulls of their columns after the
+    NOT NULL check, as Paimon's writer does.
 
     Raises :class:`SchemaError` for missing,
     unknown or uncastable columns and :class:`InvalidDataError` for a null where none may be, each
@@ -89,7 +93,8 @@ def conform(
                 f"table {table}: column '{f.name}' is NOT NULL but has {col.null_count} null value(s)"
             )
         arrays.append(col)
-    return pa.Table.from_arrays(arrays, schema=pa.schema([f.with_nullable(True) for f in target]))
+    out = pa.Table.from_arrays(arrays, schema=pa.schema([f.with_nullable(True) for f in target]))
+    return fill_defaults(out, defaults) if defaults else out
 
 
 __all__ = ["conform", "input_table"]

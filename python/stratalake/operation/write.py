@@ -28,6 +28,7 @@ from stratalake.operation.conform import conform, input_table
 from stratalake.operation.write_base import BaseTableWrite
 from stratalake.options import ChangelogProducer
 from stratalake.spec.bucket import bucket_ids
+from stratalake.spec.default_value import column_defaults
 from stratalake.spec.manifest import DataFileMeta, IndexManifestEntry
 from stratalake.spec.snapshot import CommitKind
 from stratalake.store.index_manifest import dv_entries_by_bucket, index_dir, live_index_entries
@@ -71,6 +72,7 @@ class TableWrite(BaseTableWrite):
         self._schema = schema
         self._options = table.core_options
         self._arrow_schema = table.arrow_schema()
+        self._defaults = column_defaults(table.identifier, self._schema.fields)
         self._num_buckets = self._options.bucket
         check_writable(table)  # postpone buckets are refused up front
         self._assigner: BucketAssigner | None = None  # dynamic buckets, created at the first write
@@ -120,6 +122,7 @@ class TableWrite(BaseTableWrite):
             self.table.identifier,
             row_kind=row_kind,
             primary_keys=self._schema.primary_keys,
+            defaults=self._defaults,
         )
         if is_cross_partition(self.table):  # rows may move, gain retractions or drop out
             if self._cross is None:

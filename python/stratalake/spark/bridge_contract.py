@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -125,7 +125,7 @@ class TableChange:
     kind: str
     field_names: list[str] | None
     key: str | None
-    value: str | None
+    value: str | None  # set_property's value; update_column_default_value's SQL text (null: drop)
     type: Json
     nullable: bool | None
     comment: str | None

@@ -50,6 +50,8 @@ Handler = Callable[[Any], Any]
 
 DEFAULT_DATABASE = "default"
 PROVIDER = "stratalake"
+#: The Spark column metadata key of a column's DEFAULT text (ResolveDefaultColumns' CURRENT_DEFAULT).
+CURRENT_DEFAULT = "CURRENT_DEFAULT"
 
 # Properties Spark adds to CREATE TABLE on its own; they are not table options.
 _SPARK_RESERVED = ("owner", "is_managed_location", "external")
@@ -171,7 +173,10 @@ def describe(
     fields = []
     for f in schema.fields:
         spark_type, nullable = paimon_to_spark_field(str(f.type))
-        metadata = {"comment": f.description} if getattr(f, "description", None) else {}
+        metadata: dict[str, str] = {"comment": f.description} if getattr(f, "description", None) else {}
+        if f.default_value is not None:
+            # Spark's analyzer fills a column's CURRENT_DEFAULT into INSERTs and MERGE inserts.
+            metadata[CURRENT_DEFAULT] = f.default_value
         fields.append(
             {
                 "name": f.name,
@@ -492,12 +497,14 @@ def _table_spec(
         if comment is None:
             comment = old.comment
 
-    columns: list[tuple[str, ...]] = []
+    columns: list[tuple[str, str, str | None, str | None]] = []
     for f in req.schema["fields"]:
         nullable = bool(f.get("nullable", True)) and f["name"] not in primary_keys
-        description = (f.get("metadata") or {}).get("comment")
+        metadata = f.get("metadata") or {}
+        description = metadata.get("comment")
+        default = metadata.get(CURRENT_DEFAULT)
         paimon_type = spark_to_paimon(f["type"], nullable)
-        columns.append((f["name"], paimon_type, description) if description else (f["name"], paimon_type))
+        columns.append((f["name"], paimon_type, description, None if default is None else str(default)))
     return {
         "schema": columns,
         "primary_key": primary_keys or None,
@@ -581,6 +588,9 @@ def _schema_change(table: Any, change: bc.TableChange) -> Any:
         return SchemaChange.add_column(
             name, paimon_type, comment=change.comment, first=bool(change.first), after=change.after
         )
+    if kind == "update_column_default_value":
+        # 'value' carries the new default's SQL text; null drops the default.
+        return SchemaChange.update_column_default_value(name, change.value)
     if kind == "update_column_position":
         return SchemaChange.update_column_position(name, first=bool(change.first), after=change.after)
     if kind == "rename_column":
@@ -649,39 +659,41 @@ def drop_partitions(req: bc.DropPartitions) -> int | None:
     return partition_ddl.drop_partitions(catalog(req.catalog).get_table(_ident(req)), req.partitions)
 
 
-def _scan_table(options: Mapping[str, str]) -> Any:
-    """The table a scan's data source options name, through this worker's cached catalog."""
+def _scan_table(options: Mapping[str, str]) -> tuple[Any, Mapping[str, str]]:
+    """The table a scan's data source options name, through this worker's cached catalog, and
+    the scan's options with the scan options the table stores (``planning.with_stored_scan_options``)."""
     conf = bc.CatalogConf(
         warehouse=options[source_options.WAREHOUSE],
         options=json.loads(options.get(source_options.CATALOG_OPTIONS) or "{}"),
     )
+    table = catalog(conf).get_table(options[source_options.TABLE])
+    options = planning.with_stored_scan_options(table, options)
     # A time-travel scan reads in the columns of its snapshot (the schema Spark was given).
-    return planning.read_table(catalog(conf).get_table(options[source_options.TABLE]), options)
+    return planning.read_table(table, options), options
 
 
 def plan_scan(req: bc.PlanScan) -> Any:
     """Splits, statistics and bucket layout of a scan; see :func:`stratalake.spark.planning.plan`."""
-    return planning.plan(_scan_table(req.source_options), req.source_options, bc.encode(req))
+    table, options = _scan_table(req.source_options)
+    return planning.plan(table, options, bc.encode(req))
 
 
 def classify_filters(req: bc.ClassifyFilters) -> list[bool]:
     """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
-    return planning.exact_filters(_scan_table(req.source_options), req.filters, native=req.native)
+    table, _options = _scan_table(req.source_options)
+    return planning.exact_filters(table, req.filters, native=req.native)
 
 
 def count_rows(req: bc.CountRows) -> int | None:
     """COUNT(*) from file metadata when that is exact, else null (Spark then scans)."""
-    return planning.count_rows(_scan_table(req.source_options), req.source_options)
+    table, options = _scan_table(req.source_options)
+    return planning.count_rows(table, options)
 
 
 def aggregate_partitions(req: bc.AggregatePartitions) -> list[list[Any]] | None:
     """Aggregates over partition columns from file metadata when exact, else null (Spark scans)."""
-    return planning.aggregate_partitions(
-        _scan_table(req.source_options),
-        req.source_options,
-        req.group_by,
-        [bc.encode(a) for a in req.aggregates],
-    )
+    table, options = _scan_table(req.source_options)
+    return planning.aggregate_partitions(table, options, req.group_by, [bc.encode(a) for a in req.aggregates])
 
 
 HANDLERS: dict[str, Handler] = {

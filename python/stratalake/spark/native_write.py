@@ -83,7 +83,8 @@ _ROW_GROUP_BYTES = 64 * 1024 * 1024
 def native_append_plan(table: Table) -> dict[str, Any] | None:
     """What the shim needs to write ``table``'s rows itself, or None when the table's writes go
     through the Python writer (primary-key or fixed-bucket tables, non-Parquet level-0 files,
-    remote storage, timestamp or nested columns, embedded file indexes, row tracking)."""
+    remote storage, timestamp or nested columns, column defaults, embedded file indexes, row
+    tracking)."""
     schema = table.schema()
     options = table.core_options
     if schema.primary_keys or options.bucket > 0 or not table.file_io.is_local:
@@ -98,6 +99,8 @@ def native_append_plan(table: Table) -> dict[str, Any] | None:
         return None
     if not all(isinstance(f.type, _VALUE_TYPES) for f in schema.fields):
         return None
+    if any(f.default_value is not None for f in schema.fields):
+        return None  # the Python writer fills column defaults into written nulls, as Paimon's does
     partition_types = [schema.field(k).type for k in schema.partition_keys]
     if not all(isinstance(t, _PARTITION_TYPES) for t in partition_types):
         return None

@@ -475,6 +475,29 @@ def _snapshot_id(options: Mapping[str, str]) -> int | None:
     return int(text) if text else None
 
 
+def with_stored_scan_options(table: Table, options: Mapping[str, str]) -> Mapping[str, str]:
+    """The read options of a batch scan, with Paimon's scan options the table stores under them.
+
+    Paimon's scan options are table options too (``ALTER TABLE t SET TBLPROPERTIES
+    ('scan.snapshot-id' = '3')`` pins Paimon's batch reads to snapshot 3), and a read's own options
+    override them, as Paimon's dynamic options do. So a stored ``scan.*`` / ``incremental-*``
+    option applies unless the read chooses its own version (a read option or ``VERSION AS OF``),
+    which then replaces every stored version choice. A row-level command (UPDATE, DELETE, MERGE)
+    reads the latest snapshot whatever the table stores, as Paimon's commands read it.
+    """
+    if options.get(keys.ROW_LEVEL_COMMAND):
+        return options
+    lowered = {k.lower() for k, v in options.items() if v}
+    stored = {
+        k: v for k, v in table.options().items() if k.lower() in read_options.BATCH_SCAN_OPTIONS and v.strip()
+    }
+    if not stored:
+        return options
+    if options.get(keys.TAG) or options.get(keys.SNAPSHOT_ID) or lowered & set(read_options.BATCH_SCAN_OPTIONS):
+        return options
+    return {**stored, **options}
+
+
 def read_table(table: Table, options: Mapping[str, str]) -> Table:
     """The handle a scan of the version the options name reads through: bound to the columns of
     that snapshot (or tag), as Spark's schema of a ``VERSION AS OF`` / ``TIMESTAMP AS OF`` read

@@ -39,6 +39,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from stratalake.exceptions import InvalidOptionError, StrataLakeError, TagNotFoundError, UnsupportedError
 from stratalake.identifiers import split_table_identifier
 from stratalake.maintenance.tags import expire_tags
+from stratalake.operation.commit import partition_expire
 from stratalake.operation.compact import check_partitions, plan
 from stratalake.options import parse_duration_ms
 from stratalake.spark.partition_filter import parse_partition_filter
@@ -415,6 +416,13 @@ def _rollback_to_timestamp(cat: Catalog, args: Mapping[str, Any], _state: Mappin
     return ROLLBACK_TO_TIMESTAMP.rows([[f"Success roll back to snapshot: {snap.id} ."]])  # Paimon's text
 
 
+def _trigger_tag_automatic_creation(
+    cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]
+) -> Answer:
+    _table(cat, args).trigger_tag_automatic_creation()
+    return TRIGGER_TAG_AUTOMATIC_CREATION.rows([[True]])
+
+
 def _rollback_to_watermark(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
     if args.get("watermark") is None:
@@ -475,45 +483,27 @@ def _remove_orphan_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[
     return REMOVE_ORPHAN_FILES.rows([[len(paths), None]])  # sizes are gone with the files
 
 
-_JAVA_PATTERN = (("yyyy", "%Y"), ("MM", "%m"), ("dd", "%d"), ("HH", "%H"), ("mm", "%M"), ("ss", "%S"))
-
-
 def _expire_partitions(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
-    """Paimon's 'values-time' strategy: drop partitions whose value is older than now - expiration."""
+    """Paimon's ``expire_partitions``: the 'values-time' strategy; arguments not given come from
+    the table's ``partition.*`` options (``operation/commit/partition_expire.py``)."""
     table = _table(cat, args)
-    if not args.get("expiration_time") or not args.get("timestamp_formatter"):
-        raise InvalidOptionError("expire_partitions needs 'expiration_time' and 'timestamp_formatter'")
-    if (args.get("expire_strategy") or "values-time") != "values-time":
-        raise UnsupportedError("expire_partitions: only expire_strategy 'values-time' is supported")
-    fmt = str(args["timestamp_formatter"])
-    for java, py in _JAVA_PATTERN:
-        fmt = fmt.replace(java, py)
-    pattern = args.get("timestamp_pattern")  # e.g. '$dt' or '$dt $hh:00:00'
-    cutoff = dt.datetime.now() - dt.timedelta(milliseconds=parse_duration_ms(str(args["expiration_time"])))
-    snap = table.latest_snapshot()
-    codec = table.partition_codec
-    expired: dict[bytes, dict[str, Any]] = {}
-    for e in table.live_entries(snap) if snap is not None else []:
-        if e.partition in expired:
-            continue
-        values = codec.to_dict(e.partition)
-        text = str(pattern) if pattern else str(next(iter(values.values())))
-        for k, v in values.items():
-            text = text.replace(f"${k}", str(v))
-        try:
-            when = dt.datetime.strptime(text, fmt)
-        except ValueError:
-            continue  # not a time value: never expires
-        if when < cutoff:
-            expired[e.partition] = values
+    expiration = args.get("expiration_time") or table.core_options.get(partition_expire.EXPIRATION_TIME)
+    if not expiration:
+        raise InvalidOptionError(
+            f"expire_partitions of table {table.identifier} needs 'expiration_time' (or the table option "
+            f"'{partition_expire.EXPIRATION_TIME}')"
+        )
     max_expires = args.get("max_expires")
-    specs = sorted(expired.values(), key=lambda s: json.dumps(s, default=str))
-    if max_expires is not None:
-        specs = specs[: int(max_expires)]
-    if specs:
-        table.new_commit().commit([], overwrite=True, overwrite_partitions=specs)
-    rows = [[",".join(f"{k}={v}" for k, v in s.items())] for s in specs]
-    return EXPIRE_PARTITIONS.rows(rows)
+    specs = partition_expire.expire_partitions(
+        table,
+        lambda chunk: table.new_commit().commit([], overwrite=True, overwrite_partitions=chunk),
+        str(expiration),
+        args.get("timestamp_formatter"),
+        args.get("timestamp_pattern"),
+        args.get("expire_strategy"),
+        int(max_expires) if max_expires is not None else None,
+    )
+    return EXPIRE_PARTITIONS.rows([[text] for text in partition_expire.describe(specs)])
 
 
 COMPACT = Procedure(
@@ -657,6 +647,13 @@ CLEAR_CONSUMERS = Procedure(
     (("result", "boolean"),),
     _clear_consumers,
 )
+TRIGGER_TAG_AUTOMATIC_CREATION = Procedure(
+    "trigger_tag_automatic_creation",
+    "Create the automatic tags now due ('tag.automatic-creation') and expire tags past their retention",
+    (Param("table", "STRING", True),),
+    (("result", "boolean"),),
+    _trigger_tag_automatic_creation,
+)
 PURGE_FILES = Procedure(
     "purge_files",
     "Empty the table: rows, tags, changelogs, old snapshots and unused files (the schema stays)",
@@ -717,6 +714,7 @@ PROCEDURES: dict[str, Procedure] = {
         ROLLBACK_TO_WATERMARK,
         RESET_CONSUMER,
         CLEAR_CONSUMERS,
+        TRIGGER_TAG_AUTOMATIC_CREATION,
         PURGE_FILES,
         REMOVE_UNEXISTING_FILES,
         MARK_PARTITION_DONE,

@@ -231,12 +231,14 @@ class StrataLakeReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         if self.options.get(keys.SCAN_PLANNED) == "true":
             return []  # the shim planned the splits through the bridge and supplies them itself
-        table = planning.read_table(load_table(self.options), self.options)
-        rng = planning.incremental_range(table, self.options)
+        stored = load_table(self.options)
+        options = planning.with_stored_scan_options(stored, self.options)
+        table = planning.read_table(stored, options)
+        rng = planning.incremental_range(table, options)
         if rng is not None:
             units = incremental.plan(table, rng, self._filter(table))
             return [SplitPartition(pickle.dumps(u)) for u in units]
-        splits = planning.new_scan(table, self.options, self._filter(table)).plan()
+        splits = planning.new_scan(table, options, self._filter(table)).plan()
         return [SplitPartition(pickle.dumps(s)) for s in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from stratalake import option_support
 from stratalake.exceptions import UnsupportedError
 from stratalake.options import FILE_FORMATS, ChangelogProducer, MergeEngine, parse_level_map
 from stratalake.spec.schema import TableSchema
@@ -77,11 +78,33 @@ def unsupported_features(schema: TableSchema, options: Mapping[str, str]) -> lis
     ):
         if _is_true(options, key):
             out.append(f"{what} ('{key}'='true'), which is not supported yet")
+    for key in sorted(options):
+        if key.startswith("fields.") and key.endswith(".default-value"):
+            column = key[len("fields.") : -len(".default-value")]
+            # Paimon up to 1.2 filled this into nulls on read; 1.3+ ignores it (defaults are filled
+            # on write from the column's DEFAULT since 1.2): a reader cannot agree with both.
+            out.append(
+                f"sets '{key}', Paimon's pre-1.3 default applied on read, which stratalake does not "
+                f"apply; give column '{column}' a DEFAULT instead (ALTER TABLE ... ALTER COLUMN "
+                f"{column} SET DEFAULT ..., or SchemaChange.update_column_default_value) and remove "
+                "the option"
+            )
     if schema.partition_keys and options.get("partition.legacy-name", _TRUE).strip().lower() != _TRUE:
         out.append(
             "names partition directories with 'partition.legacy-name'='false', which is not supported yet"
         )
-    return out
+    for key, value, what in option_support.unhonoured(options, "read"):
+        out.append(f"sets '{key}'='{value}' (in Paimon it {what}), which stratalake does not implement")
+    return out + _write_only(options)
+
+
+def _write_only(options: Mapping[str, str]) -> list[str]:
+    """Features a read does not depend on: such a table is read, not written."""
+    return [
+        f"sets '{key}'='{value}' (in Paimon it {what}), which stratalake's writes do not implement; "
+        "write it with Paimon"
+        for key, value, what in option_support.unhonoured(options, "write")
+    ]
 
 
 def _format_problems(options: Mapping[str, str]) -> list[str]:
@@ -105,7 +128,8 @@ def check_supported(identifier: str, schema: TableSchema, action: str = "use") -
     """Raise :class:`UnsupportedError` naming table ``identifier`` and every unsupported feature."""
     problems = unsupported_features(schema, schema.options)
     if action == "read":
-        problems = [p for p in problems if p != _POSTPONE]
+        read_safe = {_POSTPONE, *_write_only(schema.options)}
+        problems = [p for p in problems if p not in read_safe]
     if not problems:
         return
     many = len(problems) > 1

@@ -15,6 +15,7 @@ from typing import Protocol, Self
 
 import pyarrow as pa
 
+from stratalake import option_support
 from stratalake.expressions import Predicate
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext
@@ -174,6 +175,8 @@ class TableStore:
         """:class:`~stratalake.exceptions.UnsupportedError` naming the table and each unsupported feature."""
         if self.unsupported_features:
             check_supported(self.identifier, self._schema, action)
+        if action == "write":
+            option_support.warn_automation(self._schema.options, self.identifier)
 
     @property
     def is_append(self) -> bool:

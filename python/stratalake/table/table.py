@@ -12,7 +12,7 @@ import pyarrow as pa
 from stratalake import read as reads
 from stratalake.append.write import AppendTableWrite
 from stratalake.expressions import FilterLike
-from stratalake.maintenance import expire, orphan, tags
+from stratalake.maintenance import auto_tags, expire, orphan, tags
 from stratalake.maintenance.rollback import rollback_to
 from stratalake.operation.commit import CommitMessage, TableCommit, delete_uncommitted, new_commit
 from stratalake.operation.write import TableWrite
@@ -203,6 +203,16 @@ class Table(TableStore):
         """Roll back to the newest snapshot whose watermark is at most ``watermark``."""
         self.check_supported("roll back")
         return rollback_to(self, lifecycle.snapshot_at_watermark(self, watermark).id)
+
+    def trigger_tag_automatic_creation(self) -> list[str]:
+        """Create the automatic tags now due and expire tags past their retention, as a commit
+        does (``'tag.automatic-creation'``, Paimon's ``trigger_tag_automatic_creation``);
+        returns the new tags' names."""
+        self.check_supported("tag")
+        created = auto_tags.create_automatic_tags(self)
+        if self.core_options.get_bool("tag.time-expire-enabled"):
+            tags.expire_tags(self)
+        return created
 
     def purge_files(self) -> None:
         """Empty the table: every row, tag, changelog and snapshot but the last one, and every

@@ -28,7 +28,7 @@ from stratalake.exceptions import (
 )
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.maintenance.after_commit import expire_after_commit
-from stratalake.operation.commit import conflicts
+from stratalake.operation.commit import conflicts, partition_expire
 from stratalake.operation.commit.manifest_merge import ManifestMerger
 from stratalake.operation.commit.message import CommitMessage, delete_uncommitted
 from stratalake.spec.manifest import (
@@ -113,6 +113,14 @@ class TableCommit:
         with self._outcome_of():
             committed = self._commit(msgs, overwrite, overwrite_partitions, commit_identifier)
         self._report_partitions(msgs)
+        if self.outcome is CommitOutcome.COMMITTED:
+            partition_expire.expire_after_commit(
+                self.table,
+                BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier,
+                lambda specs: TableCommit(self.table, self.commit_user).commit(
+                    [], overwrite=True, overwrite_partitions=specs
+                ),
+            )
         return committed
 
     def _commit(
@@ -220,7 +228,7 @@ class TableCommit:
                 )
         if last is not None:
             # As Paimon's committer: expire once a new snapshot exists (skipped when write-only).
-            expire_after_commit(self.table)
+            expire_after_commit(self.table, last)
         return last if last is not None else self.table.snapshot_manager.latest_snapshot_id()
 
     @contextlib.contextmanager
@@ -349,7 +357,7 @@ class TableCommit:
 
         last = self._commit_with_retry(plan_for, BATCH_COMMIT_IDENTIFIER, check_deletes=True)
         if last is not None:
-            expire_after_commit(self.table)
+            expire_after_commit(self.table, last)
         return last
 
     def committed_snapshot(self, commit_identifier: int) -> int | None:

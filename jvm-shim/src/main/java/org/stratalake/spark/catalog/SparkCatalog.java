@@ -96,7 +96,10 @@ public class SparkCatalog
 
   @Override
   public Set<TableCatalogCapability> capabilities() {
-    return EnumSet.of(TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT);
+    // Column DEFAULTs: Python stores them as Paimon's schema fields' defaultValue.
+    return EnumSet.of(
+        TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT,
+        TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE);
   }
 
   /** The catalog every request of this catalog names. */

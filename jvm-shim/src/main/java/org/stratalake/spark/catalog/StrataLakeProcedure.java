@@ -31,6 +31,7 @@ import org.stratalake.spark.bridge.Messages.ProcedureSpec;
 import org.stratalake.spark.bridge.Messages;
 import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
+import org.stratalake.spark.source.LakeSource;
 
 /**
  * A {@code CALL lake.sys.<name>(...)} procedure defined in Python
@@ -149,7 +150,7 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
 
   /** Runs the job Python described; returns each task's binary result, base64-encoded. */
   private static List<String> runJob(ProcedureJob job) {
-    List<Row> results = SparkSession.active().read().format(StrataLakeTable.SOURCE_NAME)
+    List<Row> results = SparkSession.active().read().format(LakeSource.SOURCE_NAME)
         .schema("result BINARY").options(job.options()).load().collectAsList();
     List<String> out = new ArrayList<>();
     for (Row r : results) {

@@ -27,7 +27,6 @@ import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
 import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
-import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
@@ -45,6 +44,8 @@ import org.stratalake.spark.bridge.Messages.WriteDistribution;
 import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
 import org.stratalake.spark.scan.StrataLakeScanBuilder;
+import org.stratalake.spark.source.LakeSource;
+import org.stratalake.spark.source.LakeTable;
 import org.stratalake.spark.write.PredicateJson;
 import org.stratalake.spark.write.StrataLakeRowLevelOperation;
 import org.stratalake.spark.write.StrataLakeWriteBuilder;
@@ -63,14 +64,8 @@ public class StrataLakeTable
         SupportsRowLevelOperations,
         SupportsDeleteV2,
         SupportsMetadataColumns,
-        SupportsAtomicPartitionManagement {
-  public static final String SOURCE_NAME = "stratalake";
-  // Row ids of append tables (python/stratalake/append/dml.py): the data file's name and
-  // the row's position in it, plus the snapshot the scan read.
-  public static final String FILE_COLUMN = "__stratalake_file";
-  public static final String POS_COLUMN = "__stratalake_pos";
-  public static final String SNAPSHOT_COLUMN = "__stratalake_snapshot";
-
+        SupportsAtomicPartitionManagement,
+        LakeTable {
   private final String name;
   private final StructType schema;
   private final List<String> partitionKeys;
@@ -144,6 +139,7 @@ public class StrataLakeTable
   }
 
   /** Whether rows are addressed by file and position (an append table, not a system table). */
+  @Override
   public boolean isAppendTable() {
     return primaryKeys.isEmpty() && systemTable == null;
   }
@@ -205,19 +201,13 @@ public class StrataLakeTable
         TableCapability.STREAMING_WRITE);
   }
 
-  /** A fresh Python source per scan or write: PythonDataSourceV2 caches its first planning. */
-  public static Table pythonTable(StructType schema) {
-    PythonDataSourceV2 ds = new PythonDataSourceV2();
-    ds.setShortName(SOURCE_NAME);
-    return ds.getTable(schema, new Transform[0], new HashMap<>());
-  }
-
   /**
    * A query's options (WITH (...), .option(...)) under the catalog's source options. A user key
    * that spells a catalog key in another case ('Stratalake.Warehouse') is dropped: Spark's
    * case-insensitive option maps would otherwise let it replace the catalog's warehouse, table or
    * location, and move reads and writes out of the catalog's warehouse.
    */
+  @Override
   public Map<String, String> withSourceOptions(Map<String, String> userOptions) {
     java.util.Set<String> reserved = new java.util.HashSet<>();
     for (String key : sourceOptions.keySet()) {
@@ -270,7 +260,7 @@ public class StrataLakeTable
     if (systemTable != null) {
       // System tables (t$files...) are small or computed: the plain Python scan reads them.
       CaseInsensitiveStringMap merged = new CaseInsensitiveStringMap(withSourceOptions(readOptions));
-      return ((SupportsRead) pythonTable(schema)).newScanBuilder(merged);
+      return ((SupportsRead) LakeSource.pythonTable(schema)).newScanBuilder(merged);
     }
     return new StrataLakeScanBuilder(this, withSourceOptions(readOptions));
   }
@@ -419,22 +409,27 @@ public class StrataLakeTable
         "stratalake: table " + name + ": partitions have no metadata to load");
   }
 
+  @Override
   public String updateError() {
     return updateError;
   }
 
+  @Override
   public String deleteError() {
     return deleteError;
   }
 
+  @Override
   public List<String> primaryKeys() {
     return primaryKeys;
   }
 
+  @Override
   public List<String> partitionKeys() {
     return partitionKeys;
   }
 
+  @Override
   public List<String> writeClusterColumns() {
     return writeClusterColumns;
   }
@@ -444,6 +439,7 @@ public class StrataLakeTable
    * of assigner slices, at most {@code requested}, under which each bucket takes keys of its
    * owner slice only, so each bucket has one writer (Python reads the table's hash index).
    */
+  @Override
   public int ownerConsistentAssigners(int requested) {
     DynamicAssigners req =
         new DynamicAssigners(identity.catalog(), identity.database(), identity.table(), requested);
@@ -455,6 +451,7 @@ public class StrataLakeTable
    * level-0 files to buckets of other assigner slices, this compacts them (with the changelog and
    * deletion vectors a lookup table's compaction produces) in a COMPACT snapshot.
    */
+  @Override
   public void compactLevel0() {
     ObjectNode args = PythonBridge.JSON.createObjectNode();
     args.put("table", identity.database() + "." + identity.table());
@@ -467,6 +464,7 @@ public class StrataLakeTable
    * when some bucket holds small files the append compaction would pick (Python's {@code
    * compaction_due}), else nothing.
    */
+  @Override
   public void compactIfDue() {
     CompactionDue req =
         new CompactionDue(identity.catalog(), identity.database(), identity.table());
@@ -476,11 +474,13 @@ public class StrataLakeTable
   }
 
   /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
+  @Override
   public WriteDistribution writeDistribution() {
     return writeDistribution;
   }
 
   /** Python's settings for writing this table with Spark's Parquet writer; null when it may not. */
+  @Override
   public NativeAppendPlan nativeAppend() {
     return nativeAppend;
   }

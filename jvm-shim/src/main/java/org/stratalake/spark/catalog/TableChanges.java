@@ -17,7 +17,12 @@ public final class TableChanges {
       return message("remove_property", null, c.property(), null, null, null, null, null, null);
     } else if (change instanceof TableChange.AddColumn c) {
       if (c.defaultValue() != null) {
-        throw unsupported("column DEFAULT values");
+        // As Paimon's Spark catalog: rows already written would not read the default.
+        throw new UnsupportedOperationException(
+            "stratalake: ALTER TABLE ADD COLUMN "
+                + String.join(".", c.fieldNames())
+                + " with a DEFAULT is not supported (rows already written would not take it);"
+                + " add the column, then ALTER COLUMN ... SET DEFAULT");
       }
       return positioned(
           message(
@@ -64,6 +69,11 @@ public final class TableChanges {
       return message(
           "update_column_comment", c.fieldNames(), null, null, null, null, c.newComment(), null,
           null);
+    } else if (change instanceof TableChange.UpdateColumnDefaultValue c) {
+      // SET DEFAULT v: v's SQL text, as Paimon stores it; DROP DEFAULT: null.
+      String sql = c.newCurrentDefault() == null ? null : c.newCurrentDefault().getSql();
+      return message(
+          "update_column_default_value", c.fieldNames(), null, sql, null, null, null, null, null);
     } else if (change instanceof TableChange.UpdateColumnNullability c) {
       return message(
           "update_column_nullability", c.fieldNames(), null, null, null, c.nullable(), null, null,

@@ -48,7 +48,8 @@ import org.stratalake.spark.bridge.Messages.ScanSplit;
 import org.stratalake.spark.bridge.Messages;
 import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
-import org.stratalake.spark.catalog.StrataLakeTable;
+import org.stratalake.spark.source.LakeSource;
+import org.stratalake.spark.source.LakeTable;
 
 /**
  * A stratalake scan: what Spark pushed down (columns, filters, a limit, runtime filters) goes to
@@ -64,7 +65,7 @@ import org.stratalake.spark.catalog.StrataLakeTable;
 public final class StrataLakeScan
     implements Scan, SupportsReportStatistics, SupportsReportPartitioning,
         SupportsReportOrdering, SupportsRuntimeV2Filtering {
-  private final StrataLakeTable table;
+  private final LakeTable table;
   private final Map<String, String> sourceOptions;
   private final StructType readSchema;
   private final ArrayNode filters;
@@ -84,7 +85,7 @@ public final class StrataLakeScan
   private volatile boolean streaming;
 
   StrataLakeScan(
-      StrataLakeTable table,
+      LakeTable table,
       Map<String, String> sourceOptions,
       StructType readSchema,
       ArrayNode filters,
@@ -374,7 +375,7 @@ public final class StrataLakeScan
 
   private static PythonDataSourceV2 pythonDataSource() {
     PythonDataSourceV2 ds = new PythonDataSourceV2();
-    ds.setShortName(StrataLakeTable.SOURCE_NAME);
+    ds.setShortName(LakeSource.SOURCE_NAME);
     return ds;
   }
 
@@ -385,7 +386,7 @@ public final class StrataLakeScan
     PythonScan python =
         new PythonScan(
             pythonDataSource(),
-            StrataLakeTable.SOURCE_NAME,
+            LakeSource.SOURCE_NAME,
             readSchema,
             new CaseInsensitiveStringMap(sourceOptions),
             new Filter[0]);
@@ -549,7 +550,7 @@ public final class StrataLakeScan
                 PythonBatch python =
                     new PythonBatch(
                         pythonDataSource(),
-                        StrataLakeTable.SOURCE_NAME,
+                        LakeSource.SOURCE_NAME,
                         schema,
                         new CaseInsensitiveStringMap(opts));
                 return python.createReaderFactory();

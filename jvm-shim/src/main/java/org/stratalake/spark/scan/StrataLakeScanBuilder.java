@@ -43,7 +43,7 @@ import org.stratalake.spark.bridge.Messages.CountRows;
 import org.stratalake.spark.bridge.Messages.PartitionAggregate;
 import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
-import org.stratalake.spark.catalog.StrataLakeTable;
+import org.stratalake.spark.source.LakeTable;
 
 /**
  * Collects what Spark pushes into a stratalake scan. Decisions that need the table's state are
@@ -67,7 +67,7 @@ public final class StrataLakeScanBuilder
         SupportsPushDownRequiredColumns,
         SupportsPushDownLimit,
         SupportsPushDownAggregates {
-  private final StrataLakeTable table;
+  private final LakeTable table;
   private final Map<String, String> sourceOptions;
   private StructType readSchema;
   private final ArrayNode filters = PythonBridge.JSON.createArrayNode();
@@ -83,7 +83,7 @@ public final class StrataLakeScanBuilder
   /** The session's native-read switch, read once so classification and planning agree. */
   private final boolean nativeRead;
 
-  public StrataLakeScanBuilder(StrataLakeTable table, Map<String, String> sourceOptions) {
+  public StrataLakeScanBuilder(LakeTable table, Map<String, String> sourceOptions) {
     this.table = table;
     this.sourceOptions = sourceOptions;
     this.readSchema = table.schema();

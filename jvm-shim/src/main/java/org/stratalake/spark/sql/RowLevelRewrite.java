@@ -41,7 +41,7 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.stratalake.spark.bridge.StrataLakeException;
-import org.stratalake.spark.catalog.StrataLakeTable;
+import org.stratalake.spark.source.LakeTable;
 import org.stratalake.spark.write.StrataLakeWriteBuilder;
 import scala.Option;
 import scala.Tuple2;
@@ -59,7 +59,6 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class RowLevelRewrite extends Rule<LogicalPlan> {
   static final String ROW_KIND_COLUMN = "_row_kind";
-  public static final String ROW_KIND_OPTION = "stratalake.write.row-kind-column";
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
@@ -73,10 +72,10 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
       return plan;
     }
     DataSourceV2Relation relation = (DataSourceV2Relation) delta.originalTable();
-    if (!(relation.table() instanceof StrataLakeTable)) {
+    if (!(relation.table() instanceof LakeTable)) {
       return plan;
     }
-    StrataLakeTable table = (StrataLakeTable) relation.table();
+    LakeTable table = (LakeTable) relation.table();
     RowLevelOperation.Command command = delta.operation().command();
     if (command == RowLevelOperation.Command.DELETE && table.deleteError() != null) {
       throw new StrataLakeException("UnsupportedError", table.deleteError());
@@ -85,7 +84,7 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
   }
 
   private static LogicalPlan rewrite(
-      WriteDelta delta, DataSourceV2Relation relation, StrataLakeTable table) {
+      WriteDelta delta, DataSourceV2Relation relation, LakeTable table) {
     LogicalPlan query = delta.query();
     List<Attribute> output = new ArrayList<>(CollectionConverters.asJava(query.output()));
     // Spark keeps the old key beside the new one when a statement assigns a key column (also
@@ -149,9 +148,9 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
           projections.metadataProjection().isDefined()
               ? columns(projections.metadataProjection().get(), output)
               : new HashMap<>();
-      addRowId(projection, sinkFields, rowIds.get(StrataLakeTable.FILE_COLUMN), StrataLakeTable.FILE_COLUMN, DataTypes.StringType);
-      addRowId(projection, sinkFields, rowIds.get(StrataLakeTable.POS_COLUMN), StrataLakeTable.POS_COLUMN, DataTypes.LongType);
-      addRowId(projection, sinkFields, metadata.get(StrataLakeTable.SNAPSHOT_COLUMN), StrataLakeTable.SNAPSHOT_COLUMN, DataTypes.LongType);
+      addRowId(projection, sinkFields, rowIds.get(LakeTable.FILE_COLUMN), LakeTable.FILE_COLUMN, DataTypes.StringType);
+      addRowId(projection, sinkFields, rowIds.get(LakeTable.POS_COLUMN), LakeTable.POS_COLUMN, DataTypes.LongType);
+      addRowId(projection, sinkFields, metadata.get(LakeTable.SNAPSHOT_COLUMN), LakeTable.SNAPSHOT_COLUMN, DataTypes.LongType);
     }
     Project changes = new Project(CollectionConverters.asScala(projection).toSeq(), query);
     ChangeSink sink = new ChangeSink(table, DataTypes.createStructType(sinkFields));
@@ -180,7 +179,7 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
   }
 
   /** Fails the task: an UPDATE may not move a row to another key (or partition). */
-  private static Expression keyChangeError(StrataLakeTable table, StructField column) {
+  private static Expression keyChangeError(LakeTable table, StructField column) {
     String message = "[STRATALAKE:UnsupportedError] table " + table.name()
         + ": UPDATE / MERGE cannot change primary-key column '" + column.name()
         + "' (primary keys " + table.primaryKeys() + ", partition keys " + table.partitionKeys()
@@ -231,10 +230,10 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
    * column named in the options.
    */
   static final class ChangeSink implements Table, SupportsWrite {
-    private final StrataLakeTable table;
+    private final LakeTable table;
     private final StructType schema;
 
-    ChangeSink(StrataLakeTable table, StructType schema) {
+    ChangeSink(LakeTable table, StructType schema) {
       this.table = table;
       this.schema = schema;
     }
@@ -258,7 +257,7 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
       Map<String, String> options = new HashMap<>(info.options().asCaseSensitiveMap());
-      options.put(ROW_KIND_OPTION, ROW_KIND_COLUMN);
+      options.put(StrataLakeWriteBuilder.ROW_KIND_OPTION, ROW_KIND_COLUMN);
       return new StrataLakeWriteBuilder(table, new StrataLakeWriteBuilder.WriteInfo(info, new CaseInsensitiveStringMap(options)));
     }
   }

@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
 import org.apache.spark.sql.connector.write.SupportsDelta;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.stratalake.spark.bridge.StrataLakeException;
-import org.stratalake.spark.catalog.StrataLakeTable;
+import org.stratalake.spark.source.LakeTable;
 
 /**
  * DELETE / UPDATE / MERGE INTO as a delta keyed by the primary key, so Spark's analyzer plans the
@@ -23,10 +23,10 @@ import org.stratalake.spark.catalog.StrataLakeTable;
  * metadata-only partition drop ({@code SupportsDeleteV2}); the rewrite checks what remains.
  */
 public final class StrataLakeRowLevelOperation implements RowLevelOperationBuilder, SupportsDelta {
-  private final StrataLakeTable table;
+  private final LakeTable table;
   private final Command command;
 
-  public StrataLakeRowLevelOperation(StrataLakeTable table, Command command) {
+  public StrataLakeRowLevelOperation(LakeTable table, Command command) {
     this.table = table;
     this.command = command;
     if (command != Command.DELETE && table.updateError() != null) {
@@ -49,7 +49,7 @@ public final class StrataLakeRowLevelOperation implements RowLevelOperationBuild
     return "stratalake " + command + (table.isAppendTable() ? " by file and position" : " by primary key");
   }
 
-  StrataLakeTable table() {
+  LakeTable table() {
     return table;
   }
 
@@ -72,7 +72,7 @@ public final class StrataLakeRowLevelOperation implements RowLevelOperationBuild
   public NamedReference[] rowId() {
     if (table.isAppendTable()) {
       return new NamedReference[] {
-        Expressions.column(StrataLakeTable.FILE_COLUMN), Expressions.column(StrataLakeTable.POS_COLUMN)
+        Expressions.column(LakeTable.FILE_COLUMN), Expressions.column(LakeTable.POS_COLUMN)
       };
     }
     NamedReference[] out = new NamedReference[table.primaryKeys().size()];
@@ -85,7 +85,7 @@ public final class StrataLakeRowLevelOperation implements RowLevelOperationBuild
   @Override
   public NamedReference[] requiredMetadataAttributes() {
     if (table.isAppendTable()) {
-      return new NamedReference[] {Expressions.column(StrataLakeTable.SNAPSHOT_COLUMN)};
+      return new NamedReference[] {Expressions.column(LakeTable.SNAPSHOT_COLUMN)};
     }
     return new NamedReference[0];
   }

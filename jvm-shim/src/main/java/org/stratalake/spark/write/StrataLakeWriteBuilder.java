@@ -37,10 +37,10 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.stratalake.spark.bridge.Messages.WriteDistribution;
 import org.stratalake.spark.bridge.PythonBridge;
-import org.stratalake.spark.catalog.StrataLakeTable;
+import org.stratalake.spark.source.LakeSource;
+import org.stratalake.spark.source.LakeTable;
 import org.stratalake.spark.functions.BucketFunction;
 import org.stratalake.spark.functions.SliceFunction;
-import org.stratalake.spark.sql.RowLevelRewrite;
 
 /**
  * Collects the overwrite mode Spark chooses, then builds the Python source's write with that mode
@@ -52,18 +52,23 @@ public final class StrataLakeWriteBuilder
     implements WriteBuilder, SupportsOverwriteV2, SupportsDynamicOverwrite {
   static final String MODE = "stratalake.write.mode";
   static final String STATIC_PARTITION = "stratalake.write.static-partition";
+  /**
+   * Names the column of change records' row kinds ('+I', '-U', '+U', '-D'): set by the row-level
+   * rewrite (sql.RowLevelRewrite), whose writes append change records.
+   */
+  public static final String ROW_KIND_OPTION = "stratalake.write.row-kind-column";
   static final String QUERY_ID = "stratalake.write.query-id";
   static final String DYNAMIC_ASSIGNERS = "stratalake.write.dynamic-assigners";
   static final String DYNAMIC_FOREIGN_LEVEL0 = "stratalake.write.dynamic-foreign-level0";
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(StrataLakeWriteBuilder.class);
 
-  private final StrataLakeTable table;
+  private final LakeTable table;
   private final LogicalWriteInfo info;
   private String mode = "append";
   private String staticPartition = null;
 
-  public StrataLakeWriteBuilder(StrataLakeTable table, LogicalWriteInfo info) {
+  public StrataLakeWriteBuilder(LakeTable table, LogicalWriteInfo info) {
     this.table = table;
     this.info = info;
   }
@@ -176,13 +181,13 @@ public final class StrataLakeWriteBuilder
     }
     LogicalWriteInfo withOptions = new WriteInfo(info, new CaseInsensitiveStringMap(options));
     WriteBuilder python =
-        ((SupportsWrite) StrataLakeTable.pythonTable(info.schema())).newWriteBuilder(withOptions);
+        ((SupportsWrite) LakeSource.pythonTable(info.schema())).newWriteBuilder(withOptions);
     if (!"append".equals(mode)) {
       python = ((SupportsTruncate) python).truncate();
     }
     // Row-level DML sends change records (a row-kind column): never native.
     NativeAppendWrite.Settings nativeWrite =
-        options.containsKey(RowLevelRewrite.ROW_KIND_OPTION)
+        options.containsKey(ROW_KIND_OPTION)
             ? null
             : NativeAppendWrite.settings(table.nativeAppend(), info.schema());
     return new ClusteredWrite(

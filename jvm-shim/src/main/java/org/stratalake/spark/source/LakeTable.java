@@ -1,0 +1,58 @@
+package org.stratalake.spark.source;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.stratalake.spark.bridge.Messages.NativeAppendPlan;
+import org.stratalake.spark.bridge.Messages.WriteDistribution;
+
+/**
+ * What scans, writes and the row-level rewrite need of a stratalake table (its name, schema,
+ * keys, options and the bridge calls made on its behalf).
+ *
+ * <p>Why an interface: the catalog's table ({@code catalog.StrataLakeTable}) builds scans and
+ * writes, so if they named it the packages would depend on each other in a circle.
+ */
+public interface LakeTable extends SupportsRead {
+  // Row ids of append tables (python/stratalake/append/dml.py): the data file's name and
+  // the row's position in it, plus the snapshot the scan read.
+  String FILE_COLUMN = "__stratalake_file";
+  String POS_COLUMN = "__stratalake_pos";
+  String SNAPSHOT_COLUMN = "__stratalake_snapshot";
+
+  /** Whether rows are addressed by file and position (an append table, not a system table). */
+  boolean isAppendTable();
+
+  /** Why UPDATE and MERGE are refused on this table; null when they are allowed. */
+  String updateError();
+
+  /** Why DELETE is refused on this table; null when it is allowed. */
+  String deleteError();
+
+  List<String> primaryKeys();
+
+  List<String> partitionKeys();
+
+  List<String> writeClusterColumns();
+
+  /** Python's answer to how writes must be clustered (bridge_handlers.write_distribution). */
+  WriteDistribution writeDistribution();
+
+  /** Python's settings for writing this table with Spark's Parquet writer; null when it may not. */
+  NativeAppendPlan nativeAppend();
+
+  /** A query's options under the catalog's source options (which win, whatever their case). */
+  Map<String, String> withSourceOptions(Map<String, String> userOptions);
+
+  /**
+   * For a dynamic-bucket table whose writers compact every bucket they write: the largest number
+   * of assigner slices, at most {@code requested}, under which each bucket has one writer.
+   */
+  int ownerConsistentAssigners(int requested);
+
+  /** {@code CALL sys.compact(table, 'minor')} as a distributed job. */
+  void compactLevel0();
+
+  /** After a native append write: a minor compaction when some bucket is due one, else nothing. */
+  void compactIfDue();
+}

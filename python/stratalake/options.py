@@ -231,6 +231,12 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "changelog.num-retained.min": _Spec(_parse_int, None, "changelogs always kept (default: snapshot's)"),
     "changelog.num-retained.max": _Spec(_parse_int, None, "changelogs kept at most (default: snapshot's)"),
     "changelog.time-retained": _Spec(parse_duration_ms, None, "age before a changelog may expire"),
+    "consumer.expiration-time": _Spec(
+        parse_duration_ms, None, "age of a consumer file's last change after which the consumer expires"
+    ),
+    "consumer.changelog-only": _Spec(_parse_bool, "false", "consumers pin changelogs only, not snapshots"),
+    "consumer.ignore-progress": _Spec(_parse_bool, "false", "a new streaming query ignores its consumer"),
+    "consumer.mode": _Spec(str, "exactly-once", "exactly-once or at-least-once"),
     "partition.default-name": _Spec(str, "__DEFAULT_PARTITION__", "directory name of a null partition"),
     "commit.max-retries": _Spec(_parse_int, "10", "retries of a commit that lost a race"),
     "manifest.target-file-size": _Spec(parse_memory_size, "8 mb", "target size of manifest files"),
@@ -275,6 +281,11 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "partition.expiration-batch-size": _Spec(_parse_int, None, "partitions dropped per commit"),
     "end-input.check-partition-expire": _Spec(_parse_bool, "false", "check expiry after each batch write"),
 }
+
+
+#: Paimon's ``consumer.mode`` values. A Spark stream plans every batch on the driver and records
+#: its consumer once per committed batch, so it meets exactly-once (and so at-least-once) alike.
+CONSUMER_MODES = ("exactly-once", "at-least-once")
 
 
 class CoreOptions(Mapping[str, str]):
@@ -328,6 +339,12 @@ class CoreOptions(Mapping[str, str]):
                     f"data files in {', '.join(FILE_FORMATS)}"
                 )
         self._validate_compressions()
+        consumer_mode = str(self._parsed("consumer.mode")).strip().lower()
+        if consumer_mode not in CONSUMER_MODES:
+            raise InvalidOptionError(
+                f"table {self._table}: option 'consumer.mode'='{consumer_mode}' must be one of "
+                f"{', '.join(CONSUMER_MODES)}"
+            )
         mode = self.stats_mode
         if mode not in ("none", "counts", "full") and not re.fullmatch(r"truncate\(\d+\)", mode):
             raise InvalidOptionError(

@@ -59,7 +59,7 @@ def class_path(release: str) -> str:
     if not services.exists():
         services.parent.mkdir(parents=True, exist_ok=True)
         services.write_text("HookedFileIO$Loader\n")
-    for name in ("PaimonRead", "PaimonWrite", "PaimonTag", "HookedFileIO"):
+    for name in ("PaimonRead", "PaimonWrite", "PaimonTag", "PaimonConsumer", "HookedFileIO"):
         source = HERE / f"{name}.java"
         compiled = out / f"{name}.class"
         if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
@@ -111,6 +111,20 @@ def tag(release: str, warehouse: str, identifier: str, action: str, name: str, s
     )
     if proc.returncode != 0:
         raise RuntimeError(f"Paimon {release}'s tag {action} failed: {proc.stderr[-3000:]}")
+
+
+def consumer(release: str, warehouse: str, identifier: str, action: str, *args: str) -> str:
+    """Run ``PaimonConsumer.java`` (``list``, ``reset ID NEXT`` or ``expire RETAIN``) with Paimon
+    ``release`` on ``identifier``; returns what it printed."""
+    proc = subprocess.run(
+        ["java", "-cp", class_path(release), "PaimonConsumer", warehouse, identifier, action, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"Paimon {release}'s consumer {action} failed: {proc.stderr[-3000:]}")
+    return proc.stdout
 
 
 def read_tables(

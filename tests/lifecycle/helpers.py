@@ -48,7 +48,7 @@ def disk_files(t: Table) -> set[str]:
     for dirpath, _dirs, files in os.walk(root):
         rel = Path(dirpath).relative_to(root)
         top = rel.parts[0] if rel.parts else ""
-        if top in ("", "schema", "snapshot", "tag", "changelog"):
+        if top in ("", "schema", "snapshot", "tag", "changelog", "consumer"):
             continue
         out |= {str(rel / f) for f in files}
     return out

@@ -83,7 +83,7 @@ def test_paimon_scan_options_as_read_options(spark: Any, db: str) -> None:
     assert _rows(spark.sql(f"SELECT * FROM {t}")) == [(1, "y"), (2, "z")]
     with pytest.raises(Exception, match=r"unknown read option 'scan.snapshot-idd'.*did you mean 'scan.snapshot-id'.*supported read options: scan.mode"):
         spark.read.option("scan.snapshot-idd", "1").table(t).collect()
-    with pytest.raises(Exception, match=r"read option 'consumer-id': consumers are not supported yet"):
+    with pytest.raises(Exception, match=r"read option 'consumer-id': consumers are for streaming reads"):
         spark.read.option("consumer-id", "c1").table(t).collect()
     with pytest.raises(Exception, match=r"'scan.snapshot-id', 'scan.tag-name' each choose the snapshot"):
         spark.read.option("scan.snapshot-id", "1").option("scan.tag-name", "v1").table(t).collect()

@@ -169,6 +169,7 @@ PAIMON_COLUMNS = {
         "max_key",
         "first_row_id",
     ],
+    "consumers": ["consumer_id", "next_snapshot_id"],
 }
 
 
@@ -185,6 +186,7 @@ def test_system_table_types_follow_paimon(tmp_path: Path) -> None:
     assert types["partitions"]["deleted_record_count"] == "BIGINT"
     assert types["tags"]["create_time"] == "TIMESTAMP(3)"
     assert types["tags"]["time_retained"] == "STRING"
+    assert types["consumers"] == {"consumer_id": "STRING NOT NULL", "next_snapshot_id": "BIGINT NOT NULL"}
 
 
 def test_java_written_tag_and_snapshot_fields(tmp_path: Path) -> None:

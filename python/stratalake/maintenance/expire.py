@@ -7,6 +7,12 @@ time travel to any instant within the retention still finds the snapshot current
 one run expires at most ``snapshot.expire.limit`` snapshots. It runs after every commit that
 created a snapshot (unless ``write-only``) and on demand through ``Table.expire_snapshots``.
 
+Consumers (:mod:`stratalake.store.consumer_manager`) pin snapshots: none from the smallest
+``nextSnapshot`` of any consumer on expires (unless ``consumer.changelog-only``), and no
+long-lived changelog from it on either (Paimon's ``ExpireSnapshotsImpl`` and
+``ExpireChangelogImpl``). Consumers whose file is older than ``consumer.expiration-time`` are
+deleted first (:func:`expire_consumers`), so that an abandoned consumer stops pinning.
+
 What is deleted is a set difference: the files the expiring snapshots reference minus the files
 every retained snapshot, every tag and every long-lived changelog references
 (:mod:`stratalake.store.references`). A file a retained snapshot can read is never a candidate.
@@ -59,6 +65,7 @@ class ExpireConfig:
     changelog_retain_max: int = _INT_MAX  # changelog.num-retained.max
     changelog_time_retain_ms: int = 3_600_000  # changelog.time-retained
     changelog_max_deletes: int = 50
+    consumer_changelog_only: bool = False  # consumer.changelog-only
 
     @staticmethod
     def from_options(
@@ -90,6 +97,7 @@ class ExpireConfig:
             changelog_retain_max=get("changelog.num-retained.max", s_max),
             changelog_time_retain_ms=get("changelog.time-retained", s_time),
             changelog_max_deletes=limit,
+            consumer_changelog_only=options.get_bool("consumer.changelog-only"),
         )
 
     @property
@@ -141,6 +149,8 @@ def expire_snapshots(
     # Ids below ``low`` expire on count alone; from ``low`` on, also by age.
     low = max(latest - cfg.snapshot_retain_max + 1, earliest)
     end = min(latest - cfg.snapshot_retain_min + 1, earliest + max(cfg.snapshot_max_deletes, 0))
+    if not cfg.consumer_changelog_only:
+        end = _below_consumers(table, end)
     for sid in range(low, end):
         successor = _try_snapshot(table, sid + 1)
         if successor is not None and successor.time_millis >= older_than:
@@ -151,6 +161,21 @@ def expire_snapshots(
             sm.commit_hint("EARLIEST", earliest)
         return 0
     return _expire_until(table, cfg, earliest, end)
+
+
+def _below_consumers(table: TableStore, end: int) -> int:
+    """``end`` lowered to the smallest consumer's ``nextSnapshot``: what it reads next stays."""
+    pinned = table.consumer_manager.min_next_snapshot()
+    return end if pinned is None else min(end, pinned)
+
+
+def expire_consumers(table: TableStore, now_ms: int | None = None) -> list[str]:
+    """Delete the consumers last written longer than ``consumer.expiration-time`` ago (none when
+    the option is unset); returns their ids."""
+    keep_ms = table.core_options.get_int("consumer.expiration-time")
+    if keep_ms is None:
+        return []
+    return table.consumer_manager.expire((now_ms or _now_ms()) - keep_ms)
 
 
 def _try_snapshot(table: TableStore, snapshot_id: int) -> Snapshot | None:
@@ -230,6 +255,7 @@ def expire_changelogs(
     first, last = changelogs[0].id, changelogs[-1].id
     low = max(latest - cfg.changelog_retain_max + 1, first)
     end = min(latest - cfg.changelog_retain_min + 1, first + max(cfg.changelog_max_deletes, 0), last + 1)
+    end = _below_consumers(table, end)
     by_id = {c.id: c for c in changelogs}
     for cid in range(low, end):
         c = by_id.get(cid)

@@ -17,6 +17,8 @@ Example (SQL)::
     CALL lake.sys.rollback(table => 'db.t', version => 'v1')
     CALL lake.sys.rename_tag(table => 'db.t', tag => 'v1', target_tag => 'v1-final')
     CALL lake.sys.rollback_to_timestamp(table => 'db.t', timestamp => 1718000000000)
+    CALL lake.sys.reset_consumer(table => 'db.t', consumerId => 'job1', nextSnapshotId => 5)
+    CALL lake.sys.clear_consumers(table => 'db.t', includingConsumers => 'job.*')
 """
 
 from __future__ import annotations
@@ -429,6 +431,22 @@ def _rollback_to_watermark(cat: Catalog, args: Mapping[str, Any], _state: Mappin
     return ROLLBACK_TO_WATERMARK.rows([[f"Success roll back to snapshot: {snap.id} ."]])  # Paimon's text
 
 
+def _reset_consumer(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    consumer_id = args.get("consumerId")
+    if consumer_id is None:
+        raise InvalidOptionError(f"reset_consumer of table {table.identifier} needs 'consumerId'")
+    next_id = args.get("nextSnapshotId")
+    table.reset_consumer(str(consumer_id), None if next_id is None else int(next_id))
+    return RESET_CONSUMER.rows([[True]])
+
+
+def _clear_consumers(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    table.clear_consumers(args.get("includingConsumers"), args.get("excludingConsumers"))
+    return CLEAR_CONSUMERS.rows([[True]])
+
+
 def _purge_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     _table(cat, args).purge_files()
     return PURGE_FILES.rows([["Success"]])
@@ -615,6 +633,20 @@ ROLLBACK_TO_WATERMARK = Procedure(
     (("result", "string"),),
     _rollback_to_watermark,
 )
+RESET_CONSUMER = Procedure(
+    "reset_consumer",
+    "Set a consumer's next snapshot ('nextSnapshotId', which must exist); without it, delete the consumer",
+    (Param("table", "STRING", True), Param("consumerId", "STRING", True), Param("nextSnapshotId", "BIGINT")),
+    (("result", "boolean"),),
+    _reset_consumer,
+)
+CLEAR_CONSUMERS = Procedure(
+    "clear_consumers",
+    "Delete the consumers whose id matches 'includingConsumers' (default: all) and not 'excludingConsumers'",
+    (Param("table", "STRING", True), Param("includingConsumers", "STRING"), Param("excludingConsumers", "STRING")),
+    (("result", "boolean"),),
+    _clear_consumers,
+)
 TRIGGER_TAG_AUTOMATIC_CREATION = Procedure(
     "trigger_tag_automatic_creation",
     "Create the automatic tags now due ('tag.automatic-creation') and expire tags past their retention",
@@ -680,6 +712,8 @@ PROCEDURES: dict[str, Procedure] = {
         ROLLBACK,
         ROLLBACK_TO_TIMESTAMP,
         ROLLBACK_TO_WATERMARK,
+        RESET_CONSUMER,
+        CLEAR_CONSUMERS,
         TRIGGER_TAG_AUTOMATIC_CREATION,
         PURGE_FILES,
         REMOVE_UNEXISTING_FILES,

@@ -44,6 +44,8 @@ INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
 INCREMENTAL_BETWEEN_SCAN_MODE = "incremental-between-scan-mode"
 INCREMENTAL_TO_AUTO_TAG = "incremental-to-auto-tag"
 CONSUMER_ID = "consumer-id"
+CONSUMER_IGNORE_PROGRESS = "consumer.ignore-progress"
+CONSUMER_MODE = "consumer.mode"
 
 #: Paimon's scan options a batch read accepts.
 BATCH_SCAN_OPTIONS = (
@@ -59,12 +61,19 @@ BATCH_SCAN_OPTIONS = (
 )
 #: Options of streaming reads (stratalake.spark.streaming); harmless in a batch read.
 STREAMING_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTrigger")
+#: Consumer options of streaming reads (stratalake.spark.streaming). Paimon's batch scans ignore
+#: them (``AbstractDataTableScan`` reads the consumer only when streaming), so a batch read
+#: refuses them rather than silently reading the whole table.
+CONSUMER_OPTIONS = (CONSUMER_ID, CONSUMER_IGNORE_PROGRESS, CONSUMER_MODE)
 #: Options Spark itself gives every source (time travel by option becomes VERSION/TIMESTAMP AS OF
 #: before the scan; ``path`` comes with ``load(path)``), and the data source's own locators.
 _SPARK_GENERIC = ("path", "paths", "versionAsOf", "timestampAsOf", "warehouse", "table")
 #: Paimon read options stratalake knows but does not implement yet: refused with that reason.
-_NOT_YET = {
-    CONSUMER_ID: "consumers are not supported yet",
+_NOT_YET: dict[str, str] = {}
+_STREAM_ONLY = {
+    k: "consumers are for streaming reads (spark.readStream); a batch read ignores them in Paimon, "
+    "so stratalake refuses them: drop the option, or read the table as a stream"
+    for k in CONSUMER_OPTIONS
 }
 _BATCH_MODES = (
     "default",
@@ -83,10 +92,11 @@ def _known() -> list[str]:
 
 
 def check_read_options(table: str, options: Mapping[str, str]) -> None:
-    """Refuses, by name, a read option that is neither one of :data:`BATCH_SCAN_OPTIONS`, a
-    streaming option, one of Spark's generic options nor stratalake's internal ``stratalake.*``."""
+    """Refuses, by name, a read option of a batch read that is neither one of
+    :data:`BATCH_SCAN_OPTIONS`, a streaming option, one of Spark's generic options nor
+    stratalake's internal ``stratalake.*``; consumer options are refused (streaming only)."""
     accepted = {k.lower() for k in (*_known(), *_SPARK_GENERIC)}
-    not_yet = {k.lower(): why for k, why in _NOT_YET.items()}
+    not_yet = {k.lower(): why for k, why in (*_NOT_YET.items(), *_STREAM_ONLY.items())}
     for key in options:
         lowered = key.lower()
         if lowered.startswith("stratalake.") or lowered in accepted:

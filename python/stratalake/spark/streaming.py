@@ -19,6 +19,14 @@ Units and their items are pure functions of immutable snapshots, so a batch repl
 checkpoint reads exactly the same records. ``read.stream.maxFilesPerTrigger`` and
 ``read.stream.maxRowsPerTrigger`` cut batches at item boundaries (at least one item per batch).
 
+With ``consumer-id`` (a read option or table option), the stream is a Paimon consumer: a query
+started while ``consumer/consumer-<id>`` exists starts at the consumer's ``nextSnapshot`` (reading
+that snapshot's changes on, no full scan) unless ``consumer.ignore-progress``, and each micro-batch
+whose offsets Spark commits records the first snapshot the query has not wholly read. While it
+exists the consumer keeps snapshot expiration from removing what it reads next. Paimon's Spark
+source reads the consumer's start but records no progress; its Flink source records it when a
+checkpoint completes, which is Spark's offset commit here.
+
 Writes (``df.writeStream.toTable("lake.db.t")``) commit each micro-batch as one snapshot with the
 batch id as commit identifier and a commit user derived from the query id (stable across restarts
 from a checkpoint), so a batch Spark replays after a failure is recognised and not committed twice.
@@ -55,7 +63,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from stratalake.exceptions import InvalidOptionError, SnapshotNotFoundError, UnsupportedError
-from stratalake.options import ChangelogProducer
+from stratalake.options import CONSUMER_MODES, ChangelogProducer
 from stratalake.read.changelog_read import (
     AUDIT_KIND_COLUMN,
     read_changelog_entry,
@@ -73,6 +81,7 @@ from stratalake.spark.source import (
     load_table,
     set_dynamic_assigners,
 )
+from stratalake.store.consumer_manager import check_consumer_id
 from stratalake.store.index_manifest import live_index_entries
 
 _LOG = logging.getLogger(__name__)
@@ -87,6 +96,9 @@ SCAN_SNAPSHOT_ID = "scan.snapshot-id"
 SCAN_TIMESTAMP_MILLIS = "scan.timestamp-millis"
 MAX_FILES_PER_TRIGGER = "read.stream.maxFilesPerTrigger"
 MAX_ROWS_PER_TRIGGER = "read.stream.maxRowsPerTrigger"
+CONSUMER_ID = "consumer-id"
+CONSUMER_IGNORE_PROGRESS = "consumer.ignore-progress"
+CONSUMER_MODE = "consumer.mode"
 COMMIT_USER = "commit.user"  # explicit commit user of a streaming write (advanced)
 
 _KEPT_KINDS = pa.array(["+I", "+U"])  # what a plain (non-audit) table stream emits
@@ -112,6 +124,8 @@ class StreamConfig:
     timestamp_ms: int | None
     max_files: int | None
     max_rows: int | None
+    consumer_id: str | None = None
+    ignore_progress: bool = False
 
     @classmethod
     def of(cls, table: Table, options: Mapping[str, str]) -> StreamConfig:
@@ -157,8 +171,25 @@ class StreamConfig:
             raise InvalidOptionError(
                 f"{where}: scan.mode 'from-timestamp' needs option '{SCAN_TIMESTAMP_MILLIS}'"
             )
+        consumer_id = _option(merged, CONSUMER_ID)
+        if consumer_id is not None:
+            check_consumer_id(consumer_id, table.identifier)
+        ignore = (_option(merged, CONSUMER_IGNORE_PROGRESS) or "false").strip().lower()
+        if ignore not in ("true", "false"):
+            raise InvalidOptionError(f"{where}: option '{CONSUMER_IGNORE_PROGRESS}' must be true or false, got {ignore!r}")
+        consumer_mode = (_option(merged, CONSUMER_MODE) or CONSUMER_MODES[0]).strip().lower()
+        if consumer_mode not in CONSUMER_MODES:
+            raise InvalidOptionError(
+                f"{where}: option '{CONSUMER_MODE}' must be one of {', '.join(CONSUMER_MODES)}, got {consumer_mode!r}"
+            )
         return cls(
-            mode, snapshot_id, timestamp_ms, number(MAX_FILES_PER_TRIGGER), number(MAX_ROWS_PER_TRIGGER)
+            mode,
+            snapshot_id,
+            timestamp_ms,
+            number(MAX_FILES_PER_TRIGGER),
+            number(MAX_ROWS_PER_TRIGGER),
+            consumer_id,
+            ignore == "true",
         )
 
 
@@ -255,6 +286,9 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
     def initialOffset(self) -> dict[str, Any]:
         table = self._load(refresh=True)
         cfg = self.config
+        resumed = self._consumer_start(table)
+        if resumed is not None:
+            return resumed.to_json()
         latest = self._latest_at_start(table)
         if cfg.mode is ScanMode.LATEST_FULL:
             start = StreamOffset(1, CHANGES) if latest is None else StreamOffset(latest, FULL)
@@ -270,6 +304,29 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
                 table.snapshot(cfg.snapshot_id)  # must exist: clear error otherwise
             start = StreamOffset(cfg.snapshot_id, FULL if full else CHANGES)
         return start.to_json()
+
+    def _consumer_start(self, table: Table) -> StreamOffset | None:
+        """Where the consumer left off: its ``nextSnapshot``'s changes on (Paimon's
+        ``AbstractDataTableScan``: a consumer's start overrides ``scan.mode``); None without one."""
+        cfg = self.config
+        if cfg.consumer_id is None or cfg.ignore_progress:
+            return None
+        found = table.consumer_manager.consumer(cfg.consumer_id)
+        if found is None:
+            return None
+        earliest = table.snapshot_manager.earliest_snapshot_id()
+        start = found.next_snapshot
+        if earliest is not None and start < earliest and table.changelog_manager.try_changelog(start) is None:
+            # As Paimon's Spark source (its initial offset is at least the earliest snapshot).
+            _LOG.warning(
+                "table %s: consumer %r is at snapshot %s, which expired; starting at the earliest snapshot %s",
+                table.identifier,
+                cfg.consumer_id,
+                start,
+                earliest,
+            )
+            start = earliest
+        return StreamOffset(start, CHANGES)
 
     def _latest_at_start(self, table: Table) -> int | None:
         """The latest snapshot when the query was defined (the catalog's table load, see
@@ -432,6 +489,12 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         done = StreamOffset.from_json(end)
         for key in [k for k in self._units if k < (done.snapshot, done.phase)]:
             del self._units[key]
+        consumer_id = self.config.consumer_id
+        if consumer_id is not None and done.phase == CHANGES:
+            # Every snapshot before ``done.snapshot`` is wholly read (a part-read one is not: the
+            # consumer names it, exactly-once at snapshot granularity). While the initial full
+            # scan is under way no snapshot's changes are read, so nothing is recorded yet.
+            self._load().consumer_manager.reset_consumer(consumer_id, done.snapshot)
 
     # -- task side --------------------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

@@ -24,6 +24,7 @@ from stratalake.spec.manifest import ManifestEntry
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.snapshot import Snapshot
 from stratalake.store.changelog_manager import ChangelogManager
+from stratalake.store.consumer_manager import ConsumerManager
 from stratalake.store.manifest_filter import ManifestFilter
 from stratalake.store.manifests import ManifestIO, filtered_entries, fold_entries
 from stratalake.store.partition import PartitionCodec
@@ -63,6 +64,7 @@ class TableStore:
         self.snapshot_manager = SnapshotManager(file_io, self.location, identifier)
         self.tag_manager = TagManager(file_io, self.location, identifier)
         self.changelog_manager = ChangelogManager(file_io, self.location, identifier)
+        self.consumer_manager = ConsumerManager(file_io, self.location, identifier)
         self._schema = schema if schema is not None else self.schema_manager.latest()
 
     # -- metadata ---------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""Whole-table lifecycle steps of Paimon's procedures: ``purge_files``, ``mark_partition_done``
-and ``rollback_to_watermark`` (the Table methods of the same names call these).
+"""Whole-table lifecycle steps of Paimon's procedures: ``purge_files``, ``mark_partition_done``,
+``rollback_to_watermark``, ``reset_consumer`` and ``clear_consumers`` (the Table methods of the
+same names call these).
 
-- :func:`purge_files` empties a table as Paimon's ``FileStoreTableUtils.purgeFiles``: tags are
-  deleted, an OVERWRITE commit removes every row, snapshots and changelogs expire down to that
+- :func:`purge_files` empties a table as Paimon's ``FileStoreTable.purgeFiles``: tags and
+  consumers are deleted, an OVERWRITE commit removes every row, snapshots and changelogs expire down to that
   last one, and files no snapshot uses are removed. The schema stays.
 - :func:`mark_partitions_done` runs the table's ``partition.mark-done-action``; ``success-file``
   (the default) writes Paimon's ``_SUCCESS`` file in the partition directory (JSON
@@ -10,6 +11,9 @@ and ``rollback_to_watermark`` (the Table methods of the same names call these).
 - :func:`remove_unexisting_files` drops from the table the data files its latest snapshot lists
   but storage no longer holds (lost to a mistaken delete or a bad copy), so that reads work again
   without the rows those files held: one commit deleting their entries, as Paimon's procedure.
+- :func:`reset_consumer` sets a consumer's next snapshot (which must exist, as Paimon checks) or,
+  without one, deletes the consumer; :func:`clear_consumers` deletes the consumers whose id matches
+  a regular expression (Paimon's ``ResetConsumerProcedure`` / ``ClearConsumersProcedure``).
 - :func:`snapshot_at_watermark` is the newest snapshot whose watermark is at most the given one
   (watermarks are recorded by streaming writers such as Paimon's Flink sink).
 """
@@ -42,6 +46,8 @@ def purge_files(table: Table) -> None:
     table.check_supported("purge files of")
     for name in sorted(table.tag_manager.tags()):
         table.delete_tag(name)
+    for consumer_id in table.consumer_manager.ids():  # a consumer would pin the old snapshots
+        table.consumer_manager.delete_consumer(consumer_id)
     table.new_commit().commit([], overwrite=True)
     everything = expire.ExpireConfig(
         snapshot_retain_min=1,
@@ -57,6 +63,32 @@ def purge_files(table: Table) -> None:
     expire.expire_changelogs(table, everything, now_ms=now + 1)
     expire.expire_snapshots(table, everything, older_than_ms=now + 1)
     orphan.remove_orphan_files(table, now + 1, False)
+
+
+def reset_consumer(table: Table, consumer_id: str, next_snapshot_id: int | None = None) -> None:
+    """Point consumer ``consumer_id`` at ``next_snapshot_id`` (a snapshot that exists), or delete
+    it when ``next_snapshot_id`` is None."""
+    cm = table.consumer_manager
+    cm.consumer_path(consumer_id)  # refuses a path-like id before anything else
+    if next_snapshot_id is None:
+        cm.delete_consumer(consumer_id)
+        return
+    try:
+        table.snapshot_manager.snapshot(next_snapshot_id)
+    except SnapshotNotFoundError:
+        sm = table.snapshot_manager
+        raise SnapshotNotFoundError(
+            f"table {table.identifier}: cannot reset consumer {consumer_id!r} to snapshot {next_snapshot_id}, "
+            f"which does not exist (snapshots are {sm.earliest_snapshot_id()} to {sm.latest_snapshot_id()}); "
+            "the consumer is unchanged"
+        ) from None
+    cm.reset_consumer(consumer_id, next_snapshot_id)
+
+
+def clear_consumers(table: Table, including: str | None = None, excluding: str | None = None) -> list[str]:
+    """Delete the consumers whose whole id matches ``including`` (None or blank: all) and not
+    ``excluding``; returns their ids."""
+    return table.consumer_manager.clear_consumers(including, excluding)
 
 
 def mark_partitions_done(table: Table, specs: Sequence[Mapping[str, Any]]) -> list[str]:

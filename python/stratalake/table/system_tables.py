@@ -160,6 +160,10 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("create_time", "TIMESTAMP(3)"),
         ("time_retained", "STRING"),
     ),
+    "consumers": (
+        ("consumer_id", "STRING NOT NULL"),
+        ("next_snapshot_id", "BIGINT NOT NULL"),
+    ),
 }
 
 AUDIT_LOG = "audit_log"
@@ -508,6 +512,10 @@ def _tags(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
     return out
 
 
+def _consumers(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
+    return [{"consumer_id": c, "next_snapshot_id": n} for c, n in table.consumers().items()]
+
+
 def _java_list(values: Sequence[str]) -> str:
     return "[" + ", ".join(values) + "]"  # as Java's List.toString() shows it
 
@@ -579,6 +587,7 @@ _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
     "partitions": _partitions,
     "buckets": _buckets,
     "tags": _tags,
+    "consumers": _consumers,
     "aggregation_fields": _aggregation_fields,
     "table_indexes": _table_indexes,
     "file_key_ranges": _file_key_ranges,

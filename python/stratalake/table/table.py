@@ -131,7 +131,22 @@ class Table(TableStore):
         """
         self.check_supported("expire snapshots of")
         cfg = expire.ExpireConfig.from_options(self.core_options, retain_max, retain_min, max_deletes)
+        # Consumers past 'consumer.expiration-time' go first, as after a commit: they no longer pin.
+        expire.expire_consumers(self)
         return expire.expire_snapshots(self, cfg, older_than_ms=older_than_ms)
+
+    def consumers(self) -> dict[str, int]:
+        """Each consumer's id and next snapshot (``t$consumers``)."""
+        return self.consumer_manager.consumers()
+
+    def reset_consumer(self, consumer_id: str, next_snapshot_id: int | None = None) -> None:
+        """Set consumer ``consumer_id``'s next snapshot (it must exist); without one, delete it."""
+        lifecycle.reset_consumer(self, consumer_id, next_snapshot_id)
+
+    def clear_consumers(self, including: str | None = None, excluding: str | None = None) -> list[str]:
+        """Delete the consumers whose whole id matches regular expression ``including`` (default:
+        all) and not ``excluding``; returns their ids."""
+        return lifecycle.clear_consumers(self, including, excluding)
 
     def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False) -> list[str]:
         """Delete files no snapshot, tag or changelog uses, older than ``older_than_ms``

@@ -77,6 +77,12 @@ public final class StrataLakeScan
   private final boolean countOnly;
   private final ArrayNode runtimeFilters = PythonBridge.JSON.createArrayNode();
   private ScanPlan plan;
+  /**
+   * Set once Spark turned this scan into a micro-batch stream: its statistics and description
+   * then need no batch plan, which would read the latest snapshot and refuse the stream-only read
+   * options (consumer-id...) a batch read refuses.
+   */
+  private volatile boolean streaming;
 
   StrataLakeScan(
       LakeTable table,
@@ -222,6 +228,9 @@ public final class StrataLakeScan
     if (!runtimeFilters.isEmpty()) {
       sb.append(" [runtime filters: ").append(runtimeFilters.size()).append(']');
     }
+    if (streaming) {
+      return sb.append(" [stream]").toString();  // batches are planned by the stream reader
+    }
     List<ScanSplit> splits = plan().splits();
     if (countOnly) {
       return sb.append(" [COUNT(*): ")
@@ -256,6 +265,19 @@ public final class StrataLakeScan
 
   @Override
   public Statistics estimateStatistics() {
+    if (streaming) {
+      return new Statistics() {
+        @Override
+        public OptionalLong sizeInBytes() {
+          return OptionalLong.empty();
+        }
+
+        @Override
+        public OptionalLong numRows() {
+          return OptionalLong.empty();
+        }
+      };
+    }
     ScanPlan p = plan();
     long rows = p.rows();
     // Spark treats 0 bytes as "tiny"; an empty table is, but keep the estimate positive.
@@ -360,6 +382,7 @@ public final class StrataLakeScan
   /** Streaming reads stay entirely Spark's Python scan (the source's stream reader). */
   @Override
   public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+    streaming = true;
     PythonScan python =
         new PythonScan(
             pythonDataSource(),

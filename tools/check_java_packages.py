@@ -20,9 +20,14 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+# One cycle finder for both layout checks: check_imports' (tools/ is put on the path here, so it
+# resolves however this file is loaded: as a script, or by file path from the tests).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_imports import find_cycles
 
 BASE = "org.stratalake.spark"
 
@@ -155,45 +160,6 @@ def package_edges(packages: set[str], uses: Sequence[Use]) -> dict[tuple[str, st
         if target != use.package:
             edges.setdefault((use.package, target), use)
     return edges
-
-
-def find_cycles(nodes: Iterable[str], edges: Iterable[tuple[str, str]]) -> list[list[str]]:
-    """Strongly connected components of more than one node (Tarjan)."""
-    graph: dict[str, list[str]] = {n: [] for n in nodes}
-    for a, b in edges:
-        graph.setdefault(a, []).append(b)
-        graph.setdefault(b, [])
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for n in sorted(graph):
-        if n not in index:
-            visit(n)
-    return out
 
 
 def _show(package: str) -> str:

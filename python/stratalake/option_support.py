@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from stratalake.exceptions import UnsupportedError
+from stratalake.exceptions import SchemaError, UnsupportedError
 
 _LOG = logging.getLogger(__name__)
 
@@ -214,3 +214,40 @@ def engine_tuning_notice(options: Mapping[str, str], table: str) -> str | None:
         f"table {table}: option(s) {', '.join(repr(k) for k in tuning)} tune Paimon's Java engine; "
         "they are kept for Paimon but change nothing in stratalake"
     )
+
+
+# ---- options fixed once a table exists --------------------------------------------------------
+
+#: Options fixed at creation: changing them would reinterpret existing files (Paimon's
+#: ``CoreOptions.IMMUTABLE_OPTIONS`` plus ``bucket``, which stratalake does not rescale).
+IMMUTABLE: Final = frozenset({"bucket", "bucket-key", "merge-engine", "primary-key", "partition", "sequence.field"})
+
+_DV = "deletion-vectors.enabled"
+_DV_MODIFIABLE = "deletion-vectors.modifiable"
+
+
+def check_option_change(options: Mapping[str, str], key: str, new: str | None, table: str) -> None:
+    """Refuse changing option ``key`` of a table whose options are ``options`` to ``new`` (None:
+    removed), where Paimon's ``SchemaManager.checkAlterTableOption`` refuses it; raises
+    :class:`stratalake.exceptions.SchemaError` naming the table and the option.
+
+    Used by ALTER TABLE and by a handle's dynamic options (a compaction's ``options`` argument).
+    """
+    old = options.get(key)
+    if old == new:
+        return
+    if key in IMMUTABLE and (new is not None or old is not None):
+        verb = "removed" if new is None else "changed"
+        raise SchemaError(f"table {table}: option '{key}' cannot be {verb} after creation")
+    if key == _DV and options.get(_DV_MODIFIABLE, "false").strip().lower() != "true":
+        # Paimon's reads of a deletion-vector table skip level-0 files and its compactions produce
+        # deletion vectors, so flipping the mode without a full compaction shows rows twice or
+        # loses them in Paimon's readers.
+        before = (old or "false").strip().lower() == "true"
+        after = (new or "false").strip().lower() == "true"
+        if before != after:
+            raise SchemaError(
+                f"table {table}: cannot change '{_DV}' from {str(before).lower()} to {str(after).lower()}; "
+                f"without a full compaction first, readers may see rows twice or miss them. If you are "
+                f"sure, set '{_DV_MODIFIABLE}'='true' first (Paimon's rule)"
+            )

@@ -159,6 +159,7 @@ def test_rows_in_level_zero_of_a_foreign_table_are_hidden(tmp_path: Path) -> Non
     cat.alter_table(
         "db.t",
         [
+            SchemaChange.set_option("deletion-vectors.modifiable", "true"),  # Paimon's opt-in to flip it
             SchemaChange.set_option("deletion-vectors.enabled", "true"),
             SchemaChange.set_option("write-only", "false"),
         ],

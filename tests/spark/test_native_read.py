@@ -543,6 +543,7 @@ def test_value_column_min_max_from_statistics(spark: Any, db: str) -> None:
     check(metadata=True)
     assert rows(spark.sql(f"SELECT min(a), max(a) FROM {table}")) == [(-9999, 3 * 398 - 500)]
     # Deleted rows (a deletion vector, or rows a merge would drop) may hold the extremes: scanned.
+    spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('deletion-vectors.modifiable' = 'true')")
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('deletion-vectors.enabled' = 'true')")
     spark.sql(f"DELETE FROM {table} WHERE a = -9999")
     check(metadata=False)

@@ -310,8 +310,10 @@ def test_compact_database(spark: Any, tmp_path: Any) -> None:
     out = spark.sql("CALL cdb.sys.compact_database(including_tables => 'b')").collect()
     assert out[0][0] == "Compact database finished. Success: 2, Failed: 0"
     assert len(levels("d2", "b")) == 1 and levels("d2", "a") == [0, 0]
-    with pytest.raises(Exception, match="'options'"):
-        spark.sql("CALL cdb.sys.compact_database(options => 'a=b')").collect()
+    with pytest.raises(Exception, match="'options' item 'a' is not 'key=value'"):
+        spark.sql("CALL cdb.sys.compact_database(options => 'a')").collect()
+    out = spark.sql("CALL cdb.sys.compact_database(including_tables => 'd2.a', options => 'bucket=2')").collect()
+    assert "Success: 0, Failed: 1" in out[0][0] and "'bucket' cannot be changed" in out[0][0]
     with pytest.raises(Exception, match="regular expression"):
         spark.sql("CALL cdb.sys.compact_database(including_databases => '(')").collect()
 
@@ -345,8 +347,43 @@ def test_compact_partition_idle_time(spark: Any, db: str, warehouse: Any) -> Non
     time.sleep(1.2)
     spark.sql(f"CALL lake.sys.compact(table => '{name}', partitions => 'dt=old', partition_idle_time => '1 s')")
     assert (files("old"), files("new")) == (1, 2)
-    with pytest.raises(Exception, match="'options'"):
-        spark.sql(f"CALL lake.sys.compact(table => '{name}', options => 'a=b')").collect()
+
+
+def test_compact_dynamic_options(spark: Any, db: str, warehouse: Any) -> None:
+    """compact's 'options' ('k1=v1,k2=v2') are table options for that compaction only, as
+    Paimon's table.copy(dynamicOptions); what ALTER TABLE ... SET refuses, they refuse too."""
+    t = f"{db}.dyn"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1')")
+    for i in range(2):
+        # Half the keys updated, so the full compaction rewrites (it cannot just move files up);
+        # more rows than one write chunk (64k), the granularity at which files roll.
+        spark.sql(f"INSERT INTO {t} SELECT id, sha2(CAST(id + {i} AS STRING), 256) FROM range(0, 200000, {i + 1})")
+    name = t.removeprefix("lake.")
+
+    def files() -> int:
+        return spark.sql(f"SELECT count(*) FROM {db}.`dyn$files`").collect()[0][0]
+
+    refusals = {
+        "bucket=4": "option 'bucket' cannot be changed",
+        "deletion-vectors.enabled=true": "deletion-vectors.modifiable",
+        "record-level.expire-time=1 d": "record-level.expire-time",
+        "target-file-size=big": "option 'target-file-size' has an invalid value",
+        "target-file-size": "'options' item 'target-file-size' is not 'key=value'",
+    }
+    for given, error in refusals.items():
+        with pytest.raises(Exception, match=error):
+            spark.sql(f"CALL lake.sys.compact(table => '{name}', options => '{given}')").collect()
+    assert files() == 2  # refused before any work
+    out = spark.sql(
+        f"CALL lake.sys.compact(table => '{name}', options => 'target-file-size = 1 mb, sink.parallelism=2')"
+    ).collect()
+    assert out[0][0] is True
+    # Rolled at the compaction's own target (one ~7 MB file at the table's 128 MB).
+    top = spark.sql(f"SELECT count(*), min(level), max(file_size_in_bytes) FROM {db}.`dyn$files`").collect()[0]
+    assert top[0] >= 2 and top[1] > 0 and top[2] < 4 * 1024 * 1024, top
+    props = dict((r[0], r[1]) for r in spark.sql(f"SHOW TBLPROPERTIES {t}").collect())
+    assert "target-file-size" not in props  # nothing stored
+    assert tuple(spark.sql(f"SELECT count(*), count(DISTINCT id) FROM {t}").collect()[0]) == (200000, 200000)
 
 
 def test_automatic_tags_through_spark(spark: Any, db: str) -> None:

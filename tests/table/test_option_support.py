@@ -11,7 +11,7 @@ import pytest
 import stratalake
 from stratalake import option_support
 from stratalake.catalog import SchemaChange
-from stratalake.exceptions import UnsupportedError
+from stratalake.exceptions import SchemaError, UnsupportedError
 from stratalake.operation.commit import partition_expire
 from stratalake.paimon_options import CORE_OPTIONS
 from stratalake.spec.schema import TableSchema
@@ -146,3 +146,35 @@ def test_a_table_paimon_wrote_with_automation_is_written_and_the_writer_says_wha
     assert t.read().num_rows == 1
     warned = [r.getMessage() for r in caplog.records if "commit.callbacks" in r.getMessage()]
     assert len(warned) == 1 and "do not do that" in warned[0]
+
+
+def test_options_fixed_after_creation_and_the_deletion_vector_mode(cat: stratalake.Catalog) -> None:
+    """Paimon's checkAlterTableOption, for ALTER and for a handle's dynamic options alike: options
+    fixed at creation are refused, and so is flipping deletion vectors unless
+    'deletion-vectors.modifiable' says the user knows (Paimon's readers of a deletion-vector table
+    skip level-0 files, so a flip without full compaction hides or doubles rows)."""
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "1"})
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
+    for change in (
+        SchemaChange.set_option("bucket", "2"),
+        SchemaChange.set_option("merge-engine", "first-row"),
+        SchemaChange.set_option("deletion-vectors.enabled", "true"),
+    ):
+        with pytest.raises(SchemaError, match=f"table db.t: .*'{change.name}'"):
+            cat.alter_table("db.t", [change])
+        with pytest.raises(SchemaError, match=f"table db.t: .*'{change.name}'"):
+            t.copy({str(change.name): str(change.value)})
+    assert cat.get_table("db.t").options() == {"bucket": "1"}
+    cat.alter_table(
+        "db.t",
+        [
+            SchemaChange.set_option("deletion-vectors.modifiable", "true"),
+            SchemaChange.set_option("deletion-vectors.enabled", "true"),
+        ],
+    )
+    assert cat.get_table("db.t").options()["deletion-vectors.enabled"] == "true"
+    # A copy's options are its own: nothing is stored, the table keeps reading as before.
+    copied = t.copy({"target-file-size": "1 mb"})
+    assert copied.core_options.target_file_size == 1 << 20
+    assert "target-file-size" not in cat.get_table("db.t").options()
+    assert copied.read().num_rows == 2

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from stratalake import option_support
 from stratalake.exceptions import SchemaError
 from stratalake.spec.schema import TableSchema
 from stratalake.types import DataField, DataType, is_widening
@@ -87,12 +88,6 @@ def _move(first: bool, after: str | None) -> tuple[str, str | None] | None:
     return ("first", None) if first else ("after", after) if after is not None else None
 
 
-# Options fixed at creation: changing them would reinterpret existing files.
-IMMUTABLE_OPTIONS = frozenset(
-    {"bucket", "bucket-key", "merge-engine", "primary-key", "partition", "sequence.field"}
-)
-
-
 def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: str) -> TableSchema:
     """The schema after ``changes`` (a new id), or SchemaError naming the column/option at fault."""
     fields = list(schema.fields)
@@ -159,13 +154,11 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: s
             fields[i] = replace(fields[i], default_value=ch.value)
         elif ch.action == "set_option":
             assert ch.name is not None and ch.value is not None
-            if ch.name in IMMUTABLE_OPTIONS and options.get(ch.name) != ch.value:
-                raise SchemaError(f"table {table}: option '{ch.name}' cannot be changed after creation")
+            option_support.check_option_change(options, ch.name, ch.value, table)
             options[ch.name] = ch.value
         elif ch.action == "remove_option":
             assert ch.name is not None
-            if ch.name in IMMUTABLE_OPTIONS and ch.name in options:
-                raise SchemaError(f"table {table}: option '{ch.name}' cannot be removed after creation")
+            option_support.check_option_change(options, ch.name, None, table)
             options.pop(ch.name, None)
         elif ch.action == "update_column_position":
             assert ch.move is not None

@@ -56,6 +56,7 @@ JOB = "stratalake.job"  # data source option naming a job instead of a table rea
 JOB_FULL = "stratalake.job.full"
 JOB_PARTITIONS = "stratalake.job.partitions"  # JSON list of partition specs
 JOB_WHERE = "stratalake.job.where"  # a SQL condition on partition columns (compact's 'where')
+JOB_TABLE_OPTIONS = "stratalake.job.table-options"  # JSON: compact's dynamic table options
 NAMESPACE = "sys"
 
 
@@ -143,12 +144,8 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
         raise InvalidOptionError("compact: 'partitions' and 'where' cannot be used together")
     if where is not None:
         parse_partition_filter(where, table)  # a bad condition fails before any job runs
-    if str(args.get("options") or "").strip():
-        raise UnsupportedError(
-            f"compact of table {table.identifier}: the 'options' argument (dynamic table options for the "
-            "compaction) is not supported by stratalake; set them on the table (ALTER TABLE ... SET "
-            "TBLPROPERTIES)"
-        )
+    dynamic = dynamic_options(table.identifier, args.get("options"))
+    table = table.copy(dynamic)  # refused here, before any job, as ALTER TABLE ... SET would be
     if "job_results" not in state:
         partitions: list[dict[str, Any]] | None = parse_partitions(args.get("partitions"))
         if partitions:
@@ -166,6 +163,7 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
                 JOB: "compact",
                 JOB_FULL: str(strategy == "full").lower(),
                 JOB_PARTITIONS: json.dumps(partitions or []),
+                JOB_TABLE_OPTIONS: json.dumps(dynamic),
             }
         )
         if where is not None:
@@ -180,6 +178,23 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
             commit.abort(messages)  # removes the outputs only if known not committed
             raise
     return COMPACT.rows([[True]])
+
+
+def dynamic_options(what: str, text: Any) -> dict[str, str]:
+    """Paimon's ``options`` argument of its compact procedures: ``'k1=v1,k2=v2'``, table options
+    for this compaction only (``ParameterUtils.parseCommaSeparatedKeyValues``)."""
+    out: dict[str, str] = {}
+    for item in str(text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidOptionError(
+                f"compact of {what}: 'options' item {item.strip()!r} is not 'key=value'; give table options "
+                "as 'key1=value1,key2=value2'"
+            )
+        out[key.strip()] = value.strip()
+    return out
 
 
 def idle_partitions(
@@ -215,11 +230,8 @@ def _compact_database(cat: Catalog, args: Mapping[str, Any], state: Mapping[str,
     """Paimon's compact_database: a full compaction of every table the patterns select, one table
     (one Spark job) after another. ``including_tables`` / ``excluding_tables`` are matched against
     ``db.table`` (Paimon's rule) or the bare table name (as Paimon's examples write them)."""
-    if str(args.get("options") or "").strip():
-        raise UnsupportedError(
-            "compact_database: the 'options' argument (dynamic table options for the compaction) is not "
-            "supported by stratalake; set the options on the tables (ALTER TABLE ... SET TBLPROPERTIES)"
-        )
+    dynamic_text = str(args.get("options") or "")
+    dynamic_options("compact_database", dynamic_text)  # a malformed list fails before any table
     progress = dict(state.get("compact_database") or {})
     if not progress:
         try:
@@ -248,7 +260,11 @@ def _compact_database(cat: Catalog, args: Mapping[str, Any], state: Mapping[str,
     if current is not None:
         # The job of ``current`` ran: commit its results (the second step of compact).
         try:
-            _compact(cat, {"table": current}, {"job_results": state.get("job_results") or []})
+            _compact(
+                cat,
+                {"table": current, "options": dynamic_text},
+                {"job_results": state.get("job_results") or []},
+            )
             progress["success"] += 1
         except StrataLakeError as e:
             progress["failed"].append(f"{current}: {e}")
@@ -256,7 +272,9 @@ def _compact_database(cat: Catalog, args: Mapping[str, Any], state: Mapping[str,
     while progress["queue"]:
         name = progress["queue"].pop(0)
         try:
-            answer = _compact(cat, {"table": name}, {"source_options_of": state["source_options_of"]})
+            answer = _compact(
+                cat, {"table": name, "options": dynamic_text}, {"source_options_of": state["source_options_of"]}
+            )
         except StrataLakeError as e:  # e.g. a table stratalake cannot compact: counted, as Paimon
             progress["failed"].append(f"{name}: {e}")
             continue
@@ -759,7 +777,7 @@ class CompactJobReader(DataSourceReader):
         self.options = dict(options)
 
     def _table(self) -> Table:
-        return load_table(self.options)
+        return load_table(self.options).copy(json.loads(self.options.get(JOB_TABLE_OPTIONS) or "{}"))
 
     def partitions(self) -> list[InputPartition]:
         table = self._table()

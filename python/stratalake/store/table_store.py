@@ -9,7 +9,7 @@ operations), so nothing below the table layer imports those.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from functools import cached_property
 from typing import Protocol, Self
 
@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from stratalake import option_support
 from stratalake.expressions import Predicate
+from stratalake.identifiers import check_options
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext
 from stratalake.options import CoreOptions
@@ -124,6 +125,31 @@ class TableStore:
                 dataclasses.replace(old, options=self._schema.options),
             )
         )
+
+    def copy(self, dynamic_options: Mapping[str, str]) -> Self:
+        """A handle whose options are the table's with ``dynamic_options`` over them, for this
+        handle only (nothing is stored), as Paimon's ``FileStoreTable.copy``.
+
+        Refused as ALTER TABLE ... SET would refuse them: options fixed at creation, flipping
+        deletion vectors, options stratalake does not honour, bad values.
+        """
+        if not dynamic_options:
+            return self
+        options = dict(self._schema.options)
+        for key, value in dynamic_options.items():
+            option_support.check_option_change(options, key, value, self.identifier)
+        check_options(dynamic_options, self.identifier)
+        options.update(dynamic_options)
+        handle = self._derived(
+            type(self)(
+                self.file_io,
+                self.location,
+                self.identifier,
+                dataclasses.replace(self._schema, options=options),
+            )
+        )
+        handle.core_options.validate()
+        return handle
 
     def _derived(self, handle: Self) -> Self:
         handle.partition_handler = self.partition_handler

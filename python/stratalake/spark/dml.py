@@ -336,7 +336,11 @@ def stored_rows(table: Table, keys: pa.Table) -> pa.Table:
         return arrow_schema.empty_table()
     keys = pa.table({k: keys.column(k).cast(arrow_schema.field(k).type) for k in key_names})
     predicate = conjunction([col(k).isin(pc.unique(keys.column(k)).to_pylist()) for k in key_names])
-    stored = table.read(filter=predicate)
+    latest = table.latest_snapshot()
+    if latest is None:
+        return arrow_schema.empty_table()
+    # The latest snapshot by id: a stored 'scan.snapshot-id' must not redirect a row-level command.
+    stored = table.read(filter=predicate, snapshot_id=latest.id)
     if stored.num_rows == 0 or len(key_names) == 1:
         return stored  # one key column: the filter was exact
     wanted = keys.group_by(key_names).aggregate([])  # distinct keys: the join never duplicates rows

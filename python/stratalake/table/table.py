@@ -16,7 +16,7 @@ from stratalake.maintenance import auto_tags, expire, orphan, tags
 from stratalake.maintenance.rollback import rollback_to
 from stratalake.operation.commit import CommitMessage, TableCommit, delete_uncommitted, new_commit
 from stratalake.operation.write import TableWrite
-from stratalake.read import changelog_read, incremental
+from stratalake.read import changelog_read, incremental, scan_options
 from stratalake.read.merge_read import TableRead
 from stratalake.read.scan import TableScan
 from stratalake.spec.snapshot import Snapshot
@@ -79,7 +79,20 @@ class Table(TableStore):
         tag: str | None = None,
     ) -> pa.Table:
         """The merged rows of the table (or of a past snapshot, by id, time or tag, in the columns
-        it had then) as an Arrow table. A tag reads even after its snapshot expired."""
+        it had then) as an Arrow table. A tag reads even after its snapshot expired.
+
+        Paimon's scan options stored as table options (``scan.snapshot-id``, ``scan.tag-name``,
+        ``scan.timestamp-millis``, ``incremental-between``...) choose what is read, as in Paimon,
+        unless this call names its own version.
+        """
+        stored = scan_options.stored(self.options())
+        if stored and snapshot_id is None and timestamp_ms is None and tag is None:
+            rng = scan_options.incremental_choice(self, stored)
+            if rng is not None:
+                return incremental.read(self, rng, columns, filter, False)
+            chosen, tag = scan_options.snapshot_choice(self, stored)
+            if chosen is not None and tag is None:
+                snapshot_id = chosen.id
         if tag is not None:
             if snapshot_id is not None or timestamp_ms is not None:
                 raise ValueError(

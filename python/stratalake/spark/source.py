@@ -59,6 +59,7 @@ from stratalake.spark.native_write import NativeFiles
 from stratalake.spark.planning import SplitPartition
 from stratalake.spark.types import paimon_to_spark_field
 from stratalake.spark.worker_gc import freeze_imports
+from stratalake.spark.write_options import check_write_options
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -372,8 +373,9 @@ class StrataLakeWriter(DataSourceArrowWriter):
         self.options = dict(options)
         self.overwrite = overwrite
         self.mode = self.options.get(keys.WRITE_MODE, "truncate" if overwrite else "append")
-        # Created on the driver and pickled into every task and into the commit: one user per job.
-        self.commit_user = str(uuid.uuid4())
+        # Created on the driver (before any task) and pickled into every task and into the commit.
+        check_write_options(load_table(self.options), self.options)
+        self.commit_user = str(uuid.uuid4())  # one user per job
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
         table = load_table(self.options)

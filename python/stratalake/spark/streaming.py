@@ -81,6 +81,7 @@ from stratalake.spark.source import (
     load_table,
     set_dynamic_assigners,
 )
+from stratalake.spark.write_options import COMMIT_USER, check_write_options
 from stratalake.store.consumer_manager import check_consumer_id
 from stratalake.store.index_manifest import live_index_entries
 
@@ -99,7 +100,6 @@ MAX_ROWS_PER_TRIGGER = "read.stream.maxRowsPerTrigger"
 CONSUMER_ID = "consumer-id"
 CONSUMER_IGNORE_PROGRESS = "consumer.ignore-progress"
 CONSUMER_MODE = "consumer.mode"
-COMMIT_USER = "commit.user"  # explicit commit user of a streaming write (advanced)
 
 _KEPT_KINDS = pa.array(["+I", "+U"])  # what a plain (non-audit) table stream emits
 
@@ -553,6 +553,7 @@ class StrataLakeStreamWriter(DataSourceStreamArrowWriter):
                 f"table {table.identifier}: streaming writes support the append and update output "
                 "modes (rows are upserts by primary key), not complete"
             )
+        check_write_options(table, self.options, streaming=True)
         self.commit_user = stream_commit_user(self.options, table)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:

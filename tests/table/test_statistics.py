@@ -77,7 +77,10 @@ def test_analyze_table_only(tmp_path: Path) -> None:
 def test_merged_record_size_scales_by_merged_rows(tmp_path: Path) -> None:
     """Three versions of one key: mergedRecordCount 1, size = file bytes x 1 / 3, truncated."""
     t = _catalog(tmp_path).create_table(
-        "db.t", schema=pa.schema([("id", pa.string()), ("name", pa.string())]), primary_key=["id"], options={"bucket": "1"}
+        "db.t",
+        schema=pa.schema([("id", pa.string()), ("name", pa.string())]),
+        primary_key=["id"],
+        options={"bucket": "1"},
     )
     for name in ("a", "bb", "ccc"):
         t.write(pa.table({"id": ["1"], "name": [name]}))
@@ -158,8 +161,20 @@ def test_all_supported_columns_match_paimons_answers(tmp_path: Path) -> None:
                     zip(
                         schema.names,
                         [
-                            "5", "b" * 16, 3, 3, 3, 3, 3.0, 3.0, decimal.Decimal("32.12345"), False,
-                            datetime.date(2020, 1, 3), datetime.datetime(2020, 1, 3), b"binary3", "b" * 16,
+                            "5",
+                            "b" * 16,
+                            3,
+                            3,
+                            3,
+                            3,
+                            3.0,
+                            3.0,
+                            decimal.Decimal("32.12345"),
+                            False,
+                            datetime.date(2020, 1, 3),
+                            datetime.datetime(2020, 1, 3),
+                            b"binary3",
+                            "b" * 16,
                         ],
                         strict=True,
                     )
@@ -240,7 +255,9 @@ def test_file_text_is_jacksons_pretty_print(tmp_path: Path) -> None:
         '  "mergedRecordSize" : 10,\n  "colStats" : { }\n}'
     )
     # Unknown fields are ignored and missing optional ones stay unknown (Jackson's settings).
-    parsed = Statistics.from_json('{"snapshotId": 1, "schemaId": 0, "future": 1, "colStats": {"a": {"colId": 3}}}')
+    parsed = Statistics.from_json(
+        '{"snapshotId": 1, "schemaId": 0, "future": 1, "colStats": {"a": {"colId": 3}}}'
+    )
     assert parsed == Statistics(1, 0, None, None, {"a": ColStats(3)})
 
 
@@ -308,7 +325,10 @@ def test_expire_and_orphan_cleaning(tmp_path: Path) -> None:
     """Paimon's "statistics expire and clean": expiring the snapshots that name a statistics file
     deletes it; an orphan under statistics/ goes with remove_orphan_files."""
     t = _catalog(tmp_path).create_table(
-        "db.t", schema=pa.schema([("id", pa.string()), ("name", pa.string())]), primary_key=["id"], options={"bucket": "1"}
+        "db.t",
+        schema=pa.schema([("id", pa.string()), ("name", pa.string())]),
+        primary_key=["id"],
+        options={"bucket": "1"},
     )
     t.write(pa.table({"id": ["1"], "name": ["a"]}))
     t.analyze()
@@ -334,7 +354,9 @@ def test_bad_arguments_are_refused_and_leave_the_table_unchanged(tmp_path: Path)
     t.write(pa.table({"id": ["1"], "m": pa.array([[(1, "a")]], pa.map_(pa.int32(), pa.string())), "n": [1]}))
     with pytest.raises(SchemaError, match=r"db\.t.*column 'fake_col' not found"):
         t.analyze(columns=["fake_col"])
-    with pytest.raises(UnsupportedError, match=r"db\.t.*column 'm' \(type MAP<INT NOT NULL, STRING>\) is not supported"):
+    with pytest.raises(
+        UnsupportedError, match=r"db\.t.*column 'm' \(type MAP<INT NOT NULL, STRING>\) is not supported"
+    ):
         t.analyze(columns=["n", "m"])
     with pytest.raises(UnsupportedError, match="not supported"):
         t.analyze(all_columns=True)
@@ -346,7 +368,9 @@ def test_bad_arguments_are_refused_and_leave_the_table_unchanged(tmp_path: Path)
 
 def test_table_without_snapshot(tmp_path: Path) -> None:
     """Paimon's "analyze table without snapshot": nothing is written, $statistics is empty."""
-    t = _catalog(tmp_path).create_table("db.t", schema=pa.schema([("id", pa.string()), ("name", pa.string())]))
+    t = _catalog(tmp_path).create_table(
+        "db.t", schema=pa.schema([("id", pa.string()), ("name", pa.string())])
+    )
     assert t.analyze() is None and t.analyze(all_columns=True) is None
     assert t.snapshots() == [] and _stats_files(t) == []
     assert t.system_table("statistics").num_rows == 0
@@ -397,7 +421,11 @@ def test_model_statistics_of_the_merged_rows(
         part = {}
         for k, v, s, f in rows[i : i + size]:
             part[k] = (k, v, s, f)  # one version per key per commit
-        t.write(pa.Table.from_pylist([dict(zip(schema.names, r, strict=True)) for r in part.values()], schema=schema))
+        t.write(
+            pa.Table.from_pylist(
+                [dict(zip(schema.names, r, strict=True)) for r in part.values()], schema=schema
+            )
+        )
     t.analyze(all_columns=True)
     stats = t.statistics()
     assert stats is not None

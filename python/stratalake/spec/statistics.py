@@ -24,8 +24,12 @@ import numpy as np
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.types import (
+    MAX_LENGTH,
+    ArrayType,
     BigIntType,
+    BinaryType,
     BooleanType,
+    CharType,
     DataType,
     DateType,
     DecimalType,
@@ -33,9 +37,15 @@ from stratalake.types import (
     FloatType,
     IntType,
     LocalZonedTimestampType,
+    MapType,
+    MultisetType,
+    RowType,
     SmallIntType,
     TimestampType,
+    TimeType,
     TinyIntType,
+    VarBinaryType,
+    VarCharType,
 )
 
 STATISTICS_DIR = "statistics"
@@ -166,6 +176,34 @@ def jackson_pretty(value: Any, indent: int = 0) -> str:
     return str(value)
 
 
+def paimon_default_size(dt: DataType) -> int:
+    """Paimon's ``DataType.defaultSize()``: the bytes a value is assumed to take when statistics
+    give no average length (Paimon's Spark scan estimates row sizes with it)."""
+    if isinstance(dt, BooleanType | TinyIntType):
+        return 1
+    if isinstance(dt, SmallIntType):
+        return 2
+    if isinstance(dt, IntType | FloatType | DateType | TimeType):
+        return 4
+    if isinstance(dt, BigIntType | DoubleType | TimestampType | LocalZonedTimestampType):
+        return 8
+    if isinstance(dt, DecimalType):
+        return 8 if dt.precision <= 18 else 16
+    if isinstance(dt, CharType | BinaryType):
+        return dt.length
+    if isinstance(dt, VarCharType | VarBinaryType):
+        return 20 if dt.length == MAX_LENGTH else dt.length
+    if isinstance(dt, ArrayType):
+        return paimon_default_size(dt.element)
+    if isinstance(dt, MultisetType):
+        return paimon_default_size(dt.element) + 4
+    if isinstance(dt, MapType):
+        return paimon_default_size(dt.key) + paimon_default_size(dt.value)
+    if isinstance(dt, RowType):
+        return sum(paimon_default_size(f.type) for f in dt.fields)
+    raise TypeError(f"type {dt} has no default size")
+
+
 # -- min / max strings ----------------------------------------------------------------------------
 def has_min_max(dt: DataType) -> bool:
     """Whether ANALYZE keeps min/max of a column of type ``dt`` (Paimon's ``PaimonStatsUtils.
@@ -243,6 +281,15 @@ def serialize_value(dt: DataType, value: Any) -> str:
     raise TypeError(f"type {dt} has no min/max in statistics")
 
 
+def timestamp_micros(text: str) -> int:
+    """Microseconds since the epoch of a serialised timestamp's wall clock (read as UTC, as the
+    internal value is), nanoseconds cut."""
+    date_part, _, fraction = text.partition(".")
+    wall = datetime.datetime.fromisoformat(date_part.replace(" ", "T"))
+    micros = int((fraction + "000000")[:6]) if fraction else 0
+    return (wall - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1) + micros
+
+
 def deserialize_value(dt: DataType, text: str) -> Any:
     """The inverse of :func:`serialize_value` (timestamps as naive wall-clock datetimes)."""
     if isinstance(dt, BooleanType):
@@ -256,5 +303,5 @@ def deserialize_value(dt: DataType, text: str) -> Any:
     if isinstance(dt, DateType):
         return _EPOCH + datetime.timedelta(days=int(text))
     if isinstance(dt, TimestampType | LocalZonedTimestampType):
-        return datetime.datetime.fromisoformat(text.replace(" ", "T"))
+        return datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=timestamp_micros(text))
     raise TypeError(f"type {dt} has no min/max in statistics")

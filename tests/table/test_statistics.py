@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stratalake
+import stratalake.operation.commit
 from stratalake import SchemaChange
-from stratalake.exceptions import SchemaError, UnsupportedError
+from stratalake.exceptions import CorruptFileError, SchemaError, UnsupportedError
 from stratalake.spec.snapshot import CommitKind
 from stratalake.spec.statistics import ColStats, Statistics, deserialize_value, serialize_value
 from stratalake.table import statistics as table_statistics
@@ -448,3 +449,28 @@ def test_model_statistics_of_the_merged_rows(
             high = max(present.to_pylist()) if len(present) else None
             assert cs.min == (serialize_value(dt, low) if low is not None else None)
             assert cs.max == (serialize_value(dt, high) if high is not None else None)
+
+
+def test_a_failed_analyze_commit_leaves_no_file_and_no_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit known not to have happened deletes its statistics file; the table is unchanged."""
+    t = _simple(tmp_path)
+
+    def refuse(self: object, stats_file: str) -> int:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(stratalake.operation.commit.TableCommit, "commit_statistics", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        t.analyze()
+    assert [s.id for s in t.snapshots()] == [1, 2]
+    assert _stats_files(t) == []
+
+
+def test_a_corrupt_statistics_file_is_named(tmp_path: Path) -> None:
+    t = _simple(tmp_path)
+    t.analyze()
+    (name,) = _stats_files(t)
+    (Path(t.location) / "statistics" / name).write_text("{not json")
+    with pytest.raises(CorruptFileError, match=rf"db\.t.*{name}.*not a valid statistics file"):
+        t.statistics()

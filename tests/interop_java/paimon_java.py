@@ -19,6 +19,8 @@ M2 = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository")
 
 #: Releases served by Maven Central whose readers are checked (oldest first).
 RELEASES = ("0.9.0", "1.0.1", "1.2.0", "1.3.1")
+#: Releases whose BatchTableCommit has no updateStatistics (PaimonStats.java is not built for them).
+STATS_UNSUPPORTED = ("0.9.0", "1.0.1")
 _SUPPORT = (
     "org.apache.hadoop:hadoop-client-api:3.3.6",
     "org.apache.hadoop:hadoop-client-runtime:3.3.6",
@@ -59,7 +61,10 @@ def class_path(release: str) -> str:
     if not services.exists():
         services.parent.mkdir(parents=True, exist_ok=True)
         services.write_text("HookedFileIO$Loader\n")
-    for name in ("PaimonRead", "PaimonWrite", "PaimonTag", "PaimonConsumer", "HookedFileIO"):
+    names = ["PaimonRead", "PaimonWrite", "PaimonTag", "PaimonConsumer", "HookedFileIO"]
+    if release not in STATS_UNSUPPORTED:
+        names.append("PaimonStats")
+    for name in names:
         source = HERE / f"{name}.java"
         compiled = out / f"{name}.class"
         if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
@@ -124,6 +129,20 @@ def consumer(release: str, warehouse: str, identifier: str, action: str, *args: 
     )
     if proc.returncode != 0:
         raise RuntimeError(f"Paimon {release}'s consumer {action} failed: {proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def statistics(release: str, warehouse: str, identifier: str, action: str) -> str:
+    """Run ``PaimonStats.java`` (``read``: print ``table.statistics()``; ``commit``: commit fixed
+    statistics) with Paimon ``release`` on ``identifier``; returns what it printed."""
+    proc = subprocess.run(
+        ["java", "-cp", class_path(release), "PaimonStats", warehouse, identifier, action],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"Paimon {release}'s statistics {action} failed: {proc.stderr[-3000:]}")
     return proc.stdout
 
 

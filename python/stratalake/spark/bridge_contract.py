@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -221,6 +221,8 @@ class ScanPlan:
     native_columns: list[Json] | None
     count_from_metadata: int | None = None
     count_merged: int | None = None
+    # Column statistics from the snapshot's statistics file (planning.statistics_estimate).
+    column_stats: list[Json] | None = None
 
 
 # ---- requests ---------------------------------------------------------------------------------

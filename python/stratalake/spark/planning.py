@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import math
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -42,7 +43,15 @@ from stratalake.read.scan import Split, TableScan
 from stratalake.read.value_stats import value_column_stats
 from stratalake.spark import read_options
 from stratalake.spark import source_options as keys
+from stratalake.spec.statistics import (
+    Statistics,
+    deserialize_value,
+    has_min_max,
+    paimon_default_size,
+    timestamp_micros,
+)
 from stratalake.store.files import data_file_path
+from stratalake.store.stats_file import snapshot_stats
 from stratalake.table.table import Table
 from stratalake.types import (
     ArrayType,
@@ -672,16 +681,74 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             # the index of its first file among the input partition's native files.
             entry["superseded"] = len(superseded)
             entry["superseded_partition"] = encode_partition(superseded)
+    size = int(sum(f.file_size for s in splits for f in s.files) * fraction)
+    stats = snapshot_stats(table, snapshot)
+    column_stats = None
+    if stats is not None:
+        size, column_stats = statistics_estimate(table, stats, columns, rows)
     return {
         "snapshot_id": snapshot.id if snapshot is not None else None,
         "splits": out_splits,
         "rows": rows,
-        "bytes": int(sum(f.file_size for s in splits for f in s.files) * fraction),
+        "bytes": size,
+        "column_stats": column_stats,
         "bucket_keys": bucket_keys,
         "num_buckets": num_buckets if bucket_keys else None,
         "ordering": ordering,
         "native_columns": native_cols,
     }
+
+
+def statistics_estimate(
+    table: Table, stats: Statistics, columns: Sequence[str] | None, rows: int
+) -> tuple[int, list[dict[str, Any]]]:
+    """Size and column statistics a scan of ``columns`` (None: all) reports to Spark when the
+    snapshot it reads carries ``stats``, as Paimon's ``PaimonStatistics``: size = rows x the sum of
+    each read column's ``avgLen`` (else the type's default size), at least ``rows``; and each read
+    column's statistics (min/max as Spark's internal values: numbers, booleans, decimals as
+    strings, dates as epoch days, timestamps as epoch microseconds). A column's statistics count
+    only while its field id is the one ANALYZE saw."""
+    fields = table.schema().fields
+    wanted = set(columns) if columns is not None else None
+    row_size = 0
+    out: list[dict[str, Any]] = []
+    for f in fields:
+        if wanted is not None and f.name not in wanted:
+            continue
+        cs = stats.col_stats.get(f.name)
+        if cs is not None and cs.col_id != f.id:
+            cs = None
+        row_size += cs.avg_len if cs is not None and cs.avg_len is not None else paimon_default_size(f.type)
+        if cs is None:
+            continue
+        entry: dict[str, Any] = {
+            "name": f.name,
+            "null_count": cs.null_count,
+            "distinct_count": cs.distinct_count,
+            "avg_len": cs.avg_len,
+            "max_len": cs.max_len,
+            "min": _spark_stat_value(f.type, cs.min),
+            "max": _spark_stat_value(f.type, cs.max),
+        }
+        out.append(entry)
+    return max(rows * row_size, rows), out
+
+
+def _spark_stat_value(dt: DataType, text: str | None) -> Any:
+    """A serialised min/max as the JSON of Spark's internal value; None when there is none (or
+    it is not finite: JSON has no NaN)."""
+    if text is None or not has_min_max(dt):
+        return None
+    if isinstance(dt, TimestampType | LocalZonedTimestampType):
+        return timestamp_micros(text)
+    if isinstance(dt, DateType):
+        return int(text)
+    if isinstance(dt, DecimalType):
+        return text
+    value = deserialize_value(dt, text)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def pack_native_splits(

@@ -501,6 +501,21 @@ def _remove_orphan_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[
     return REMOVE_ORPHAN_FILES.rows([[len(paths), None]])  # sizes are gone with the files
 
 
+def _analyze(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    columns = args.get("columns")
+    names: list[str] | None = None
+    if columns is not None:
+        parsed = json.loads(str(columns))
+        if not isinstance(parsed, list) or not all(isinstance(c, str) for c in parsed):
+            raise InvalidOptionError(
+                f"procedure sys.analyze: argument 'columns' must be a JSON list of column names, got {columns!r}"
+            )
+        names = parsed
+    table.analyze(columns=names, all_columns=bool(args.get("all_columns")))
+    return ANALYZE.rows([])
+
+
 def _expire_partitions(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     """Paimon's ``expire_partitions``: the 'values-time' strategy; arguments not given come from
     the table's ``partition.*`` options (``operation/commit/partition_expire.py``)."""
@@ -715,6 +730,16 @@ EXPIRE_PARTITIONS = Procedure(
     _expire_partitions,
 )
 
+# Spark's ANALYZE TABLE statement on a stratalake table (the shim's AnalyzeStatements rule calls
+# it); not listed among the procedures, as Paimon has no such procedure.
+ANALYZE = Procedure(
+    "analyze",
+    "ANALYZE TABLE: commit the statistics of the latest snapshot (columns: a JSON list of names)",
+    (Param("table", "STRING", True), Param("columns", "STRING"), Param("all_columns", "BOOLEAN")),
+    (),
+    _analyze,
+)
+
 PROCEDURES: dict[str, Procedure] = {
     p.name: p
     for p in (
@@ -742,8 +767,11 @@ PROCEDURES: dict[str, Procedure] = {
 }
 
 
+_INTERNAL: dict[str, Procedure] = {ANALYZE.name: ANALYZE}
+
+
 def lookup(namespace: Sequence[str], name: str) -> Procedure:
-    proc = PROCEDURES.get(name.lower())
+    proc = PROCEDURES.get(name.lower()) or _INTERNAL.get(name.lower())
     if list(namespace) != [NAMESPACE] or proc is None:
         raise UnsupportedError(
             f"unknown procedure {'.'.join([*namespace, name])}; procedures are "

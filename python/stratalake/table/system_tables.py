@@ -30,6 +30,7 @@ from stratalake.spec.manifest import FileSource
 from stratalake.spec.snapshot import Snapshot
 from stratalake.store.files import data_file_path
 from stratalake.store.index_manifest import live_index_entries
+from stratalake.store.stats_file import snapshot_stats
 from stratalake.types import DataType, to_arrow
 
 if TYPE_CHECKING:
@@ -163,6 +164,13 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "consumers": (
         ("consumer_id", "STRING NOT NULL"),
         ("next_snapshot_id", "BIGINT NOT NULL"),
+    ),
+    "statistics": (
+        ("snapshot_id", "BIGINT NOT NULL"),
+        ("schema_id", "BIGINT NOT NULL"),
+        ("mergedRecordCount", "BIGINT"),
+        ("mergedRecordSize", "BIGINT"),
+        ("colstat", "STRING"),
     ),
 }
 
@@ -516,6 +524,23 @@ def _consumers(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
     return [{"consumer_id": c, "next_snapshot_id": n} for c, n in table.consumers().items()]
 
 
+def _statistics(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    """Paimon's ``StatisticTable``: one row, the statistics the snapshot read carries (none: no row)."""
+    snapshot = _snapshot(table, snapshot_id)
+    stats = snapshot_stats(table, snapshot)
+    if stats is None:
+        return []
+    return [
+        {
+            "snapshot_id": stats.snapshot_id,
+            "schema_id": stats.schema_id,
+            "mergedRecordCount": stats.merged_record_count,
+            "mergedRecordSize": stats.merged_record_size,
+            "colstat": stats.col_stats_json(),
+        }
+    ]
+
+
 def _java_list(values: Sequence[str]) -> str:
     return "[" + ", ".join(values) + "]"  # as Java's List.toString() shows it
 
@@ -591,6 +616,7 @@ _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
     "aggregation_fields": _aggregation_fields,
     "table_indexes": _table_indexes,
     "file_key_ranges": _file_key_ranges,
+    "statistics": _statistics,
 }
 
 

@@ -20,9 +20,12 @@ from stratalake.read import changelog_read, incremental, scan_options
 from stratalake.read.merge_read import TableRead
 from stratalake.read.scan import TableScan
 from stratalake.spec.snapshot import Snapshot
+from stratalake.spec.statistics import Statistics
+from stratalake.store.stats_file import snapshot_stats
 from stratalake.store.table_store import TableStore
 from stratalake.table import lifecycle
 from stratalake.table import partitions as partition_ops
+from stratalake.table import statistics as table_statistics
 from stratalake.table.compaction import compact
 from stratalake.table.system_tables import system_table
 
@@ -254,9 +257,22 @@ class Table(TableStore):
         :mod:`~stratalake.table.partitions`."""
         return partition_ops.drop_partitions(self, specs, commit_user)
 
+    def analyze(self, columns: Sequence[str] | None = None, all_columns: bool = False) -> int | None:
+        """Paimon's ``ANALYZE TABLE``: statistics of the latest snapshot's merged rows (row count,
+        size, and per column of ``columns``, or every column with ``all_columns``, distinct and
+        null counts, min/max, average/max length) committed as an ANALYZE snapshot; returns its
+        id, None when the table has no snapshot. See :mod:`~stratalake.table.statistics`."""
+        return table_statistics.analyze(self, columns, all_columns)
+
+    def statistics(self, snapshot_id: int | None = None) -> Statistics | None:
+        """The statistics the latest snapshot (or ``snapshot_id``) carries, as Paimon's
+        ``Table.statistics()``; None when it carries none."""
+        snapshot = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
+        return snapshot_stats(self, snapshot)
+
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
         """Paimon system table ``name`` (``snapshots``, ``schemas``, ``options``, ``files``,
-        ``manifests``, ``partitions``, ``buckets``, ``tags``, ``audit_log``, ``ro``) as Arrow."""
+        ``manifests``, ``partitions``, ``buckets``, ``tags``, ``statistics``, ``audit_log``, ``ro``) as Arrow."""
         return system_table(self, name, snapshot_id)
 
     def changelog(self, start_snapshot: int | None = None, end_snapshot: int | None = None) -> pa.Table:

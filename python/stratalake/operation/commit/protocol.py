@@ -42,6 +42,7 @@ from stratalake.spec.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapsh
 from stratalake.store.index_manifest import live_index_entries, write_index_manifest
 from stratalake.store.manifest_filter import ManifestFilter
 from stratalake.store.manifests import ManifestIO, ManifestNamer, filtered_entries, fold_entries
+from stratalake.store.stats_file import read_stats
 
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
@@ -360,6 +361,18 @@ class TableCommit:
             expire_after_commit(self.table, last)
         return last
 
+    def commit_statistics(self, stats_file: str) -> int | None:
+        """Commit the statistics file ``stats_file`` (already written) as one ANALYZE snapshot
+        with no file changes, as Paimon's ``FileStoreCommit.commitStatistics``; later commits
+        carry it forward while the schema is unchanged (:meth:`_build`)."""
+        with self._outcome_of():
+            return self._commit_with_retry(
+                lambda live: _Plan(CommitKind.ANALYZE, []),
+                BATCH_COMMIT_IDENTIFIER,
+                check_deletes=False,
+                statistics=stats_file,
+            )
+
     def committed_snapshot(self, commit_identifier: int) -> int | None:
         """The snapshot this commit user already committed under ``commit_identifier``, if any
         (a streaming writer's replayed batch is recognised this way)."""
@@ -455,6 +468,7 @@ class TableCommit:
         then: Sequence[ManifestEntry] = (),
         key_index_base: int | None = None,
         scope: ManifestFilter | None = None,
+        statistics: str | None = None,
     ) -> int | None:
         """Commit the plan ``plan_for`` derives from the latest snapshot, retrying lost races.
 
@@ -465,6 +479,7 @@ class TableCommit:
         partitions and buckets whose live files ``plan_for`` and the checks look at (None: all);
         only manifests whose statistics admit them are read, and a retry advances the previous
         attempt's live files by the delta manifests of the snapshots committed since.
+        ``statistics``: the statistics file an ANALYZE snapshot names (its plan has no entries).
         """
         table = self.table
         sm = table.snapshot_manager
@@ -488,7 +503,13 @@ class TableCommit:
                     e for e in index_live if e.index_type == DELETION_VECTORS_INDEX and drop(e.partition)
                 ]
                 plan.index_deleted += drop_hash_index(index_live, drop)
-            if not plan.delta and not plan.changelog and not plan.index_added and not plan.index_deleted:
+            if (
+                not plan.delta
+                and not plan.changelog
+                and not plan.index_added
+                and not plan.index_deleted
+                and statistics is None
+            ):
                 return None
             if check_deletes:
                 self._check_deletes(plan.delta, live)
@@ -512,7 +533,7 @@ class TableCommit:
             conflicts.check_sorted_runs(table, live, [plan.delta, then])
             written: list[str] = []
             try:
-                snapshot = self._build(latest, base_metas, plan, identifier, written, index_live)
+                snapshot = self._build(latest, base_metas, plan, identifier, written, index_live, statistics)
             except BaseException:
                 self._delete_paths(written)  # manifests of a snapshot never published
                 raise
@@ -627,8 +648,19 @@ class TableCommit:
         identifier: int,
         written: list[str],
         index_live: Sequence[IndexManifestEntry] | None = None,
+        statistics: str | None = None,
     ) -> Snapshot:
         table = self.table
+        schema_id = table.schema().id
+        # As Paimon's commit: the latest snapshot's statistics stay while their schema is the
+        # table's; after a schema change they describe other columns and are dropped.
+        if (
+            statistics is None
+            and latest is not None
+            and latest.statistics is not None
+            and read_stats(table, latest.statistics).schema_id == schema_id
+        ):
+            statistics = latest.statistics
         mio: ManifestIO = table.manifest_io
         index_manifest = latest.index_manifest if latest is not None else None
         if plan.index_added or plan.index_deleted:
@@ -658,7 +690,7 @@ class TableCommit:
         previous_total = (latest.total_record_count or 0) if latest is not None else 0
         return Snapshot(
             id=(latest.id + 1) if latest is not None else 1,
-            schema_id=table.schema().id,
+            schema_id=schema_id,
             base_manifest_list=base_name,
             delta_manifest_list=delta_name,
             changelog_manifest_list=changelog_name,
@@ -674,6 +706,7 @@ class TableCommit:
             base_manifest_list_size=base_size,
             delta_manifest_list_size=delta_size,
             changelog_manifest_list_size=changelog_size,
+            statistics=statistics,
         )
 
 

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.stratalake.spark.catalog.SessionTableNames;
 import org.stratalake.spark.scan.TypedScans;
+import org.stratalake.spark.sql.AnalyzeStatements;
 import org.stratalake.spark.sql.IncrementalQueryFunctions;
 import org.stratalake.spark.sql.RowLevelRewrite;
 import org.stratalake.spark.sql.StrataLakeSqlParser;
@@ -31,6 +32,7 @@ public class StrataLakeSparkSessionExtensions
     extensions.injectParser(new ParserBuilder());
     extensions.injectPreCBORule(new RuleBuilder());
     extensions.injectResolutionRule(new SessionNamesBuilder());
+    extensions.injectResolutionRule(new AnalyzeBuilder());
     extensions.injectColumnar(new ColumnarBuilder());
     IncrementalQueryFunctions.all().forEach(extensions::injectTableFunction);
     return BoxedUnit.UNIT;
@@ -49,6 +51,14 @@ public class StrataLakeSparkSessionExtensions
     @Override
     public Rule<LogicalPlan> apply(SparkSession session) {
       return new SessionTableNames(session);
+    }
+  }
+
+  private static final class AnalyzeBuilder
+      extends AbstractFunction1<SparkSession, Rule<LogicalPlan>> {
+    @Override
+    public Rule<LogicalPlan> apply(SparkSession session) {
+      return new AnalyzeStatements(session);
     }
   }
 

@@ -118,7 +118,8 @@ public final class Messages {
       List<String> ordering,
       @Nullable List<JsonNode> nativeColumns,
       @Nullable Integer countFromMetadata,
-      @Nullable Integer countMerged) {}
+      @Nullable Integer countMerged,
+      @Nullable List<JsonNode> columnStats) {}
 
   // ---- requests -------------------------------------------------------------------------------
 

@@ -279,20 +279,9 @@ public final class StrataLakeScan
       };
     }
     ScanPlan p = plan();
-    long rows = p.rows();
     // Spark treats 0 bytes as "tiny"; an empty table is, but keep the estimate positive.
-    long bytes = Math.max(1L, p.bytes());
-    return new Statistics() {
-      @Override
-      public OptionalLong sizeInBytes() {
-        return OptionalLong.of(bytes);
-      }
-
-      @Override
-      public OptionalLong numRows() {
-        return OptionalLong.of(rows);
-      }
-    };
+    return new ReportedStatistics(
+        p.rows(), Math.max(1L, p.bytes()), p.columnStats(), readSchema());
   }
 
   /**

@@ -221,25 +221,33 @@ class TableScan:
         return {int(b) for b in bucket_ids(columns, types, num_buckets)}
 
     def _file_may_match(self, f: DataFileMeta, key_names: Sequence[str], preds: Sequence[Predicate]) -> bool:
-        # Key statistics are safe to prune with: every version of a key has the same key values.
-        schema = self.table.file_schema(f.schema_id)
-        try:
-            types = [schema.field(k).type for k in key_names]
-            mins, maxs, nulls = stats_to_values(f.key_stats, types)
-        except Exception:
-            return True
-        if not mins and not maxs:
-            return True
-        stats = {
-            k: ColumnStats(
-                mins[i] if i < len(mins) else None,
-                maxs[i] if i < len(maxs) else None,
-                nulls[i] if nulls and i < len(nulls) else None,
-                f.row_count,
-            )
-            for i, k in enumerate(key_names)
-        }
-        return all(p.may_match(stats) for p in preds)
+        return key_stats_may_match(self.table, f, key_names, preds)
+
+
+def key_stats_may_match(
+    table: TableStore, f: DataFileMeta, key_names: Sequence[str], preds: Sequence[Predicate]
+) -> bool:
+    """Whether primary-key file ``f`` may hold rows matching ``preds`` (predicates on the key
+    columns ``key_names``), by its key statistics (unknown statistics never prune)."""
+    # Key statistics are safe to prune with: every version of a key has the same key values.
+    schema = table.file_schema(f.schema_id)
+    try:
+        types = [schema.field(k).type for k in key_names]
+        mins, maxs, nulls = stats_to_values(f.key_stats, types)
+    except Exception:
+        return True
+    if not mins and not maxs:
+        return True
+    stats = {
+        k: ColumnStats(
+            mins[i] if i < len(mins) else None,
+            maxs[i] if i < len(maxs) else None,
+            nulls[i] if nulls and i < len(nulls) else None,
+            f.row_count,
+        )
+        for i, k in enumerate(key_names)
+    }
+    return all(p.may_match(stats) for p in preds)
 
 
 def pack_for_ordered(

@@ -75,7 +75,9 @@ def _expected(model: dict[int, tuple[Any, Any]], partitioned: bool) -> list[tupl
         ("aggregation", True, False),
     ],
 )
-def test_delete_on_merge_engines(spark: Any, db: str, warehouse: Any, engine: str, dv: bool, partitioned: bool) -> None:
+def test_delete_on_merge_engines(
+    spark: Any, db: str, warehouse: Any, engine: str, dv: bool, partitioned: bool
+) -> None:
     t = f"{db}.t"
     ident = t.split(".", 1)[1]
     # Without deletion vectors the table is written write-only, as Paimon's test does: its files

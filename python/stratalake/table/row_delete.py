@@ -153,7 +153,11 @@ def _check_no_merge(table: TableStore, groups: dict[tuple[bytes, int], list[Mani
         if needs_no_merge([e.file for e in entries], always_raw):
             continue
         codec = table.partition_codec
-        where = f"partition {codec.to_dict(partition)}, bucket {bucket}" if codec.is_partitioned else f"bucket {bucket}"
+        where = (
+            f"partition {codec.to_dict(partition)}, bucket {bucket}"
+            if codec.is_partitioned
+            else f"bucket {bucket}"
+        )
         raise UnsupportedError(
             f"table {table.identifier}: DELETE with merge engine '{opts.merge_engine.value}' removes the "
             f"stored rows, which needs the files it reads to be compacted, and {where} has files that still "
@@ -192,9 +196,13 @@ def _matching_rows(
             ):
                 n = rows.num_rows
                 index = pa.array(np.arange(offset, offset + n, dtype=np.int64))
-                hit = rows.append_column("__stratalake_row__", index).filter(mask).column("__stratalake_row__")
+                hit = (
+                    rows.append_column("__stratalake_row__", index).filter(mask).column("__stratalake_row__")
+                )
                 if len(hit):
-                    out.positions.setdefault(e.file.file_name, []).append(np.asarray(hit.to_numpy(), dtype=np.int64))
+                    out.positions.setdefault(e.file.file_name, []).append(
+                        np.asarray(hit.to_numpy(), dtype=np.int64)
+                    )
                 offset += n
     return out
 
@@ -248,7 +256,9 @@ def _rewriter(
                 if next_sequence is not None:
                     m = kept.num_rows
                     fresh = pa.array(np.arange(next_sequence, next_sequence + m, dtype=np.int64))
-                    kept = kept.set_column(kept.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER, fresh)
+                    kept = kept.set_column(
+                        kept.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER, fresh
+                    )
                     next_sequence += m
                 writer.write(kept)
             return writer.close(), list(writer.paths)

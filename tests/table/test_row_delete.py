@@ -1,0 +1,153 @@
+"""DELETE of stored rows on first-row, partial-update and aggregation tables (table/row_delete.py):
+the files it writes, deletion vectors, the refusal before compaction, conflicts; read back by
+pypaimon 2.1.0 too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from stratalake.append.dml import apply_changes
+from stratalake.exceptions import CommitConflictError, UnsupportedError
+from stratalake.expressions import field, to_predicate
+from stratalake.table import row_delete
+from stratalake.table.table import Table
+from tests.interop.paimon_oracle import paimon_read
+from tests.lifecycle.helpers import batch, disk_files, make_table, rows
+
+_AGG = {"merge-engine": "aggregation", "fields.v.aggregate-function": "max"}
+
+
+def _live(t: Table) -> dict[str, tuple[tuple[bytes, int], int, int, int]]:
+    """Live data files: name -> ((partition, bucket), level, min sequence, max sequence)."""
+    snap = t.latest_snapshot()
+    assert snap is not None
+    return {
+        e.file.file_name: (
+            (e.partition, e.bucket),
+            e.file.level,
+            e.file.min_sequence_number,
+            e.file.max_sequence_number,
+        )
+        for e in t.live_entries(snap)
+    }
+
+
+def _filled(t: Table) -> Table:
+    t.write(batch(range(0, 20), "a"))
+    t.write(batch(range(10, 30), "b"))
+    t.write(batch(range(0, 6), "c", dt="d2"))
+    return t
+
+
+def _delete(t: Table, predicate: object) -> int | None:
+    p = to_predicate(predicate)  # type: ignore[arg-type]
+    assert p is not None
+    return row_delete.delete_stored_rows(t.refresh(), p)
+
+
+def _paimon_rows(tmp_path: Path, name: str = "t") -> list[tuple[object, ...]]:
+    return rows(paimon_read(tmp_path / "wh", f"db.{name}"))
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation"])
+def test_copies_are_level0_files_after_the_bucket_sequence(tmp_path: Path, engine: str) -> None:
+    options = {"merge-engine": engine} if engine == "partial-update" else _AGG
+    t = _filled(make_table(tmp_path, **options))
+    t.compact(full=True)
+    before = _live(t)
+    expected = [r for r in rows(t.read()) if not (r[1] == "b12" or r[1] == "b25" or r[2] == "d2" and r[0] == 3)]
+    snap = _delete(t, (field("v") == "b12") | (field("v") == "b25") | ((field("dt") == "d2") & (field("id") == 3)))
+    assert snap is not None and t.refresh().latest_snapshot().commit_kind.value == "OVERWRITE"  # type: ignore[union-attr]
+    after = _live(t)
+    gone, added = set(before) - set(after), set(after) - set(before)
+    assert gone and len(added) == len(gone)  # each touched file has one copy
+    highest = {b: max(s[3] for n, s in before.items() if s[0] == b) for b in {s[0] for s in before.values()}}
+    for name in added:
+        bucket, level, lo, _hi = after[name]
+        assert level == 0 and lo > highest[bucket]  # as Paimon's write-only writer
+    assert rows(t.read()) == expected
+    assert _paimon_rows(tmp_path) == expected
+
+
+def test_first_row_copies_keep_level_and_sequence(tmp_path: Path) -> None:
+    t = _filled(make_table(tmp_path, **{"merge-engine": "first-row"}))
+    before = _live(t)
+    expected = [r for r in rows(t.read()) if r[0] % 4 != 1]
+    assert _delete(t, field("id").isin([i for i in range(30) if i % 4 == 1])) is not None
+    after = _live(t)
+    old = [v for n, v in before.items() if n not in after]
+    new = [v for n, v in after.items() if n not in before]
+    assert old and len(new) == len(old)
+    for bucket, level, lo, hi in new:  # within a replaced file of its bucket, at its level
+        assert level > 0 and any(o[:2] == (bucket, level) and o[2] <= lo and hi <= o[3] for o in old)
+    assert rows(t.read()) == expected
+    assert _paimon_rows(tmp_path) == expected
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation"])
+def test_deletion_vectors_mark_rows_without_rewriting(tmp_path: Path, engine: str) -> None:
+    options = {"merge-engine": engine} if engine == "partial-update" else _AGG
+    t = _filled(make_table(tmp_path, **options, **{"deletion-vectors.enabled": "true"}))
+    data_before = set(_live(t))
+    expected = [r for r in rows(t.read()) if not (r[0] >= 15 and r[2] == "d1")]
+    assert _delete(t, (field("id") >= 15) & (field("dt") == "d1")) is not None
+    assert set(_live(t)) == data_before  # no data file written or removed
+    snap = t.refresh().latest_snapshot()
+    assert snap is not None and snap.commit_kind.value == "OVERWRITE"
+    assert rows(t.read()) == expected
+    assert _paimon_rows(tmp_path) == expected
+
+
+def test_rows_whose_condition_is_null_are_kept(tmp_path: Path) -> None:
+    t = make_table(tmp_path, **{"merge-engine": "first-row"})
+    t.write(pa.table({"id": [1, 2, 3, 4], "v": ["x", None, "y", None], "dt": ["d1"] * 4}))
+    assert _delete(t, field("v") != "x") is not None
+    assert rows(t.read()) == [(1, "x", "d1"), (2, None, "d1"), (4, None, "d1")]
+    assert _delete(t, field("v") == "nothing") is None  # nothing matched: no snapshot
+
+
+def test_refused_until_compacted_and_unchanged(tmp_path: Path) -> None:
+    t = _filled(make_table(tmp_path, **{"merge-engine": "partial-update"}))
+    snap, files, data = t.latest_snapshot(), disk_files(t), rows(t.read())
+    with pytest.raises(UnsupportedError) as refused:
+        _delete(t, field("v") == "b12")
+    message = str(refused.value)
+    assert "table db.t" in message and "please use 'COMPACT' procedure first" in message
+    assert "CALL sys.compact(table => 'db.t')" in message
+    assert t.refresh().latest_snapshot() == snap and disk_files(t) == files and rows(t.read()) == data
+    t.compact(full=True)
+    assert _delete(t, field("v") == "b12") is not None
+    assert rows(t.read()) == [r for r in data if r[1] != "b12"]
+
+
+def test_first_row_ignore_delete_still_deletes_stored_rows(tmp_path: Path) -> None:
+    t = _filled(make_table(tmp_path, **{"merge-engine": "first-row", "ignore-delete": "true"}))
+    assert row_delete.deletes_by_rewrite(t)
+    assert _delete(t, field("id") < 3) is not None
+    assert [r[0] for r in rows(t.read()) if r[0] < 3] == []
+
+
+def test_a_concurrent_compaction_fails_the_delete(tmp_path: Path) -> None:
+    t = _filled(make_table(tmp_path, **{"merge-engine": "partial-update"}))
+    t.compact(full=True)
+    predicate = to_predicate(field("v") == "b12")
+    assert predicate is not None
+    # The DELETE reads snapshot S and finds its rows...
+    snap = t.latest_snapshot()
+    assert snap is not None
+    groups, highest = row_delete._candidates(t, snap, predicate)
+    deletes = row_delete._matching_rows(t, snap, groups, predicate)
+    touched = set(deletes.positions)
+    assert len(touched) == 1
+    # ...while another writer upserts the row and compacts its bucket, replacing the touched file.
+    t.write(batch([12], "z"))
+    t.compact(full=True)
+    assert not touched & set(_live(t))
+    files = disk_files(t)
+    with pytest.raises(CommitConflictError, match="removed by a concurrent commit"):
+        apply_changes(t.refresh(), deletes, rewrite=row_delete._rewriter(t, groups, highest, deletes))
+    assert (12, "z12", "d1") in rows(t.read())  # the newer row stays
+    assert disk_files(t) == files  # the copy written for the failed commit is gone

@@ -58,8 +58,12 @@ def test_copies_are_level0_files_after_the_bucket_sequence(tmp_path: Path, engin
     t = _filled(make_table(tmp_path, **options))
     t.compact(full=True)
     before = _live(t)
-    expected = [r for r in rows(t.read()) if not (r[1] == "b12" or r[1] == "b25" or r[2] == "d2" and r[0] == 3)]
-    snap = _delete(t, (field("v") == "b12") | (field("v") == "b25") | ((field("dt") == "d2") & (field("id") == 3)))
+    expected = [
+        r for r in rows(t.read()) if not (r[1] == "b12" or r[1] == "b25" or (r[2] == "d2" and r[0] == 3))
+    ]
+    snap = _delete(
+        t, (field("v") == "b12") | (field("v") == "b25") | ((field("dt") == "d2") & (field("id") == 3))
+    )
     assert snap is not None and t.refresh().latest_snapshot().commit_kind.value == "OVERWRITE"  # type: ignore[union-attr]
     after = _live(t)
     gone, added = set(before) - set(after), set(after) - set(before)

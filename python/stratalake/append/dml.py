@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
 from stratalake.expressions import Predicate, split_conjuncts
@@ -110,9 +111,8 @@ class RowDeletes:
         return {n: np.unique(np.concatenate(p)).astype(np.int64) for n, p in self.positions.items() if p}
 
 
-def _matching(rows: pa.Table, predicate: Predicate, offset: int) -> Positions:
-    """Positions (from ``offset``) of the rows the condition is true for (null keeps the row)."""
-    mask = predicate.to_arrow()
+def matching_positions_in(rows: pa.Table, mask: pc.Expression, offset: int) -> Positions:
+    """Positions (from ``offset``) of the rows ``mask`` is true for (null keeps the row)."""
     index = pa.array(np.arange(offset, offset + rows.num_rows, dtype=np.int64))
     hit = rows.append_column("__stratalake_row__", index).filter(mask).column("__stratalake_row__")
     return np.asarray(hit.to_numpy(), dtype=np.int64)
@@ -150,11 +150,19 @@ def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
             columns,
             expected_rows=e.file.row_count,
         ):
-            hit = _matching(rows, predicate, offset)
+            hit = matching_positions_in(rows, predicate.to_arrow(), offset)
             if len(hit):
                 out.positions.setdefault(e.file.file_name, []).append(hit)
             offset += rows.num_rows
     return out
+
+
+def kept_rows(drop: Positions, offset: int, n: int) -> npt.NDArray[np.bool_]:
+    """Which of the ``n`` rows from position ``offset`` are not in ``drop`` (sorted positions)."""
+    keep = np.ones(n, dtype=bool)
+    lo, hi = np.searchsorted(drop, [offset, offset + n])
+    keep[drop[lo:hi] - offset] = False
+    return keep
 
 
 def _rewrite_without(
@@ -183,9 +191,7 @@ def _rewrite_without(
             expected_rows=f.row_count,
         ):
             n = rows.num_rows
-            keep = np.ones(n, dtype=bool)
-            lo, hi = np.searchsorted(drop, [offset, offset + n])
-            keep[drop[lo:hi] - offset] = False
+            keep = kept_rows(drop, offset, n)
             offset += n
             if keep.any():
                 writer.write(rows.filter(pa.array(keep)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -119,19 +119,14 @@ class TableScan:
         append = not schema.primary_keys
         value_preds = [p for p in conjuncts if not p.columns() <= part_keys] if append else []
 
-        partition_ok: dict[bytes, bool] = {}
+        partition_ok = partition_matcher(table, part_preds)
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
         for e in entries:
             if e.bucket < 0:
                 # Postpone-bucket files (bucket -2, `bucket-postpone/`) are invisible to batch
                 # reads until compaction moves them to real buckets, as in Paimon.
                 continue
-            ok = partition_ok.get(e.partition)
-            if ok is None:
-                values = codec.to_dict(e.partition)
-                ok = all(p.eval_values(values) is not False for p in part_preds)
-                partition_ok[e.partition] = ok
-            if not ok:
+            if not partition_ok(e.partition):
                 continue
             if wanted_buckets is not None and e.bucket not in wanted_buckets:
                 continue
@@ -222,6 +217,22 @@ class TableScan:
 
     def _file_may_match(self, f: DataFileMeta, key_names: Sequence[str], preds: Sequence[Predicate]) -> bool:
         return key_stats_may_match(self.table, f, key_names, preds)
+
+
+def partition_matcher(table: TableStore, part_preds: Sequence[Predicate]) -> Callable[[bytes], bool]:
+    """Whether a partition (its stored bytes) may hold rows matching ``part_preds`` (predicates
+    on partition columns), each partition decoded once."""
+    codec = table.partition_codec
+    seen: dict[bytes, bool] = {}
+
+    def ok(partition: bytes) -> bool:
+        result = seen.get(partition)
+        if result is None:
+            values = codec.to_dict(partition)
+            result = seen[partition] = all(p.eval_values(values) is not False for p in part_preds)
+        return result
+
+    return ok
 
 
 def key_stats_may_match(

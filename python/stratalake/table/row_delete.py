@@ -32,7 +32,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stratalake.append.dml import Positions, Rewrite, RowDeletes, apply_changes
+from stratalake.append.dml import (
+    Positions,
+    Rewrite,
+    RowDeletes,
+    apply_changes,
+    kept_rows,
+    matching_positions_in,
+)
 from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Predicate, split_conjuncts
 from stratalake.lsm.data_file import (
@@ -44,7 +51,7 @@ from stratalake.lsm.data_file import (
 )
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
 from stratalake.options import MergeEngine
-from stratalake.read.scan import key_stats_may_match
+from stratalake.read.scan import key_stats_may_match, partition_matcher
 from stratalake.read.value_stats import file_may_match
 from stratalake.spec.manifest import DataFileMeta, ManifestEntry
 
@@ -97,7 +104,6 @@ def _candidates(
     """The files the condition may touch, by (partition, bucket); and every bucket's highest
     sequence number (over all its live files)."""
     schema = table.schema()
-    codec = table.partition_codec
     opts = table.core_options
     conjuncts = split_conjuncts(predicate)
     part_keys = set(schema.partition_keys)
@@ -108,18 +114,13 @@ def _candidates(
     # Paimon prunes single files by value statistics only where files are read on their own
     # (deletion vectors, first-row); otherwise a bucket is kept whole if any file may match.
     per_file = opts.deletion_vectors_enabled or opts.merge_engine is MergeEngine.FIRST_ROW
-    partition_ok: dict[bytes, bool] = {}
+    partition_ok = partition_matcher(table, part_preds)
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
     max_sequence: dict[tuple[bytes, int], int] = {}
     for e in table.live_entries(snap):
         key = (e.partition, e.bucket)
         max_sequence[key] = max(max_sequence.get(key, -1), e.file.max_sequence_number)
-        ok = partition_ok.get(e.partition)
-        if ok is None:
-            values = codec.to_dict(e.partition)
-            ok = all(p.eval_values(values) is not False for p in part_preds)
-            partition_ok[e.partition] = ok
-        if not ok:
+        if not partition_ok(e.partition):
             continue
         if key_preds and not key_stats_may_match(table, e.file, key_names, key_preds):
             continue
@@ -194,16 +195,10 @@ def _matching_rows(
                 expected_rows=e.file.row_count,
                 sequence_numbers=False,
             ):
-                n = rows.num_rows
-                index = pa.array(np.arange(offset, offset + n, dtype=np.int64))
-                hit = (
-                    rows.append_column("__stratalake_row__", index).filter(mask).column("__stratalake_row__")
-                )
+                hit = matching_positions_in(rows, mask, offset)
                 if len(hit):
-                    out.positions.setdefault(e.file.file_name, []).append(
-                        np.asarray(hit.to_numpy(), dtype=np.int64)
-                    )
-                offset += n
+                    out.positions.setdefault(e.file.file_name, []).append(hit)
+                offset += rows.num_rows
     return out
 
 
@@ -245,11 +240,8 @@ def _rewriter(
                 schema,
                 expected_rows=f.row_count,
             ):
-                n = kv.num_rows
-                keep = np.ones(n, dtype=bool)
-                lo, hi = np.searchsorted(drop, [offset, offset + n])
-                keep[drop[lo:hi] - offset] = False
-                offset += n
+                keep = kept_rows(drop, offset, kv.num_rows)
+                offset += kv.num_rows
                 if not keep.any():
                     continue
                 kept = kv.filter(pa.array(keep))

@@ -155,3 +155,20 @@ def test_a_concurrent_compaction_fails_the_delete(tmp_path: Path) -> None:
         apply_changes(t.refresh(), deletes, rewrite=row_delete._rewriter(t, groups, highest, deletes))
     assert (12, "z12", "d1") in rows(t.read())  # the newer row stays
     assert disk_files(t) == files  # the copy written for the failed commit is gone
+
+
+def test_change_readers_skip_the_delete_snapshot(tmp_path: Path) -> None:
+    """A DELETE's snapshot is an OVERWRITE: Paimon's incremental delta reads (and streaming
+    reads) skip it (IncrementalDeltaStartingScanner, DeltaFollowUpScanner); the audit log shows
+    the remaining rows."""
+    t = _filled(make_table(tmp_path, **_AGG, **{"deletion-vectors.enabled": "true"}))
+    before = t.latest_snapshot()
+    assert before is not None
+    after = _delete(t, field("id") < 5)
+    assert after is not None
+    assert t.refresh().read_incremental(before.id, after, mode="delta").num_rows == 0
+    audit = t.audit_log()
+    assert set(audit.column("rowkind").to_pylist()) == {"+I"}
+    assert sorted(audit.drop_columns(["rowkind"]).column("id").to_pylist()) == sorted(
+        t.read().column("id").to_pylist()
+    )

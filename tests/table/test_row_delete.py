@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stratalake.append.dml import apply_changes
 from stratalake.exceptions import CommitConflictError, UnsupportedError
@@ -172,3 +174,86 @@ def test_change_readers_skip_the_delete_snapshot(tmp_path: Path) -> None:
     assert sorted(audit.drop_columns(["rowkind"]).column("id").to_pylist()) == sorted(
         t.read().column("id").to_pylist()
     )
+
+
+_VALUES = st.one_of(st.none(), st.sampled_from(["x", "y", "z"]))
+_UPSERTS = st.lists(
+    st.tuples(st.integers(0, 15), _VALUES, st.sampled_from(["d1", "d2"])), min_size=1, max_size=20
+)
+_CONDITIONS = st.one_of(
+    st.sampled_from(["x", "y"]).map(lambda v: ("v =", v)),
+    st.frozensets(st.integers(0, 15), max_size=4).map(lambda ids: ("id in", ids)),
+    st.integers(0, 15).map(lambda i: ("id <", i)),
+    st.just(("v is null", None)),
+)
+
+
+def _predicate(kind: str, arg: object) -> object:
+    if kind == "v =":
+        return field("v") == arg
+    if kind == "id in":
+        return field("id").isin(sorted(arg))  # type: ignore[call-overload]
+    if kind == "id <":
+        return field("id") < arg
+    return field("v").is_null()
+
+
+def _matches(kind: str, arg: object, key: tuple[int, str], v: str | None) -> bool:
+    if kind == "v =":
+        return v == arg  # NULL is not a match
+    if kind == "id in":
+        return key[0] in arg  # type: ignore[operator]
+    if kind == "id <":
+        return key[0] < arg  # type: ignore[operator]
+    return v is None
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    engine=st.sampled_from(["first-row", "partial-update", "partial-update-dv"]),
+    writes=st.lists(_UPSERTS, min_size=1, max_size=3),
+    deletes=st.lists(_CONDITIONS, min_size=1, max_size=3),
+)
+def test_deletes_follow_a_model(
+    tmp_path_factory: pytest.TempPathFactory,
+    engine: str,
+    writes: list[list[tuple[int, str | None, str]]],
+    deletes: list[tuple[str, object]],
+) -> None:
+    """Upserts, then DELETEs (compacting when refused): the table reads as a model of the merge
+    engine without the rows each condition was true for, in stratalake and in pypaimon."""
+    tmp_path = tmp_path_factory.mktemp("model")
+    options = {"merge-engine": engine.removesuffix("-dv")}
+    if engine.endswith("-dv"):
+        options["deletion-vectors.enabled"] = "true"
+    t = make_table(tmp_path, **options)
+    model: dict[tuple[int, str], str | None] = {}
+    for rows_ in writes:
+        t.write(
+            pa.table({"id": [r[0] for r in rows_], "v": [r[1] for r in rows_], "dt": [r[2] for r in rows_]})
+        )
+        for i, v, dt in rows_:
+            key = (i, dt)
+            if engine == "first-row":
+                model.setdefault(key, v)
+            else:
+                model[key] = v if v is not None else model.get(key)
+    for kind, arg in deletes:
+        try:
+            _delete(t, _predicate(kind, arg))
+        except UnsupportedError as e:
+            assert "please use 'COMPACT' procedure first" in str(e) and engine == "partial-update"
+            t.refresh().compact(full=True)
+            _delete(t, _predicate(kind, arg))
+        model = {k: v for k, v in model.items() if not _matches(kind, arg, k, v)}
+
+    def by_key(table: pa.Table) -> list[tuple[object, ...]]:  # v may be NULL: sort by the key alone
+        return sorted((tuple(r.values()) for r in table.to_pylist()), key=lambda r: (r[0], r[2]))
+
+    expected = sorted(((k[0], v, k[1]) for k, v in model.items()), key=lambda r: (r[0], r[2]))
+    assert by_key(t.refresh().read()) == expected
+    assert by_key(paimon_read(tmp_path / "wh", "db.t")) == expected

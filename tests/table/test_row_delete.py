@@ -55,7 +55,7 @@ def _paimon_rows(tmp_path: Path, name: str = "t") -> list[tuple[object, ...]]:
 
 
 @pytest.mark.parametrize("engine", ["partial-update", "aggregation"])
-def test_copies_are_level0_files_after_the_bucket_sequence(tmp_path: Path, engine: str) -> None:
+def test_copies_are_level0_files_keeping_their_sequence(tmp_path: Path, engine: str) -> None:
     options = {"merge-engine": engine} if engine == "partial-update" else _AGG
     t = _filled(make_table(tmp_path, **options))
     t.compact(full=True)
@@ -70,10 +70,10 @@ def test_copies_are_level0_files_after_the_bucket_sequence(tmp_path: Path, engin
     after = _live(t)
     gone, added = set(before) - set(after), set(after) - set(before)
     assert gone and len(added) == len(gone)  # each touched file has one copy
-    highest = {b: max(s[3] for n, s in before.items() if s[0] == b) for b in {s[0] for s in before.values()}}
-    for name in added:
-        bucket, level, lo, _hi = after[name]
-        assert level == 0 and lo > highest[bucket]  # as Paimon's write-only writer
+    replaced = [before[n] for n in gone]
+    for name in added:  # level 0 (Paimon's write-only writer), within a replaced file's sequence range
+        bucket, level, lo, hi = after[name]
+        assert level == 0 and any(o[0] == bucket and o[2] <= lo and hi <= o[3] for o in replaced)
     assert rows(t.read()) == expected
     assert _paimon_rows(tmp_path) == expected
 
@@ -144,7 +144,7 @@ def test_a_concurrent_compaction_fails_the_delete(tmp_path: Path) -> None:
     # The DELETE reads snapshot S and finds its rows...
     snap = t.latest_snapshot()
     assert snap is not None
-    groups, highest = row_delete._candidates(t, snap, predicate)
+    groups = row_delete._candidates(t, snap, predicate)
     deletes = row_delete._matching_rows(t, snap, groups, predicate)
     touched = set(deletes.positions)
     assert len(touched) == 1
@@ -154,7 +154,7 @@ def test_a_concurrent_compaction_fails_the_delete(tmp_path: Path) -> None:
     assert not touched & set(_live(t))
     files = disk_files(t)
     with pytest.raises(CommitConflictError, match="removed by a concurrent commit"):
-        apply_changes(t.refresh(), deletes, rewrite=row_delete._rewriter(t, groups, highest, deletes))
+        apply_changes(t.refresh(), deletes, rewrite=row_delete._rewriter(t))
     assert (12, "z12", "d1") in rows(t.read())  # the newer row stays
     assert disk_files(t) == files  # the copy written for the failed commit is gone
 
@@ -257,3 +257,22 @@ def test_deletes_follow_a_model(
     expected = sorted(((k[0], v, k[1]) for k, v in model.items()), key=lambda r: (r[0], r[2]))
     assert by_key(t.refresh().read()) == expected
     assert by_key(paimon_read(tmp_path / "wh", "db.t")) == expected
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation"])
+def test_a_concurrent_upsert_wins_over_the_copy(tmp_path: Path, engine: str) -> None:
+    """Rows copied by a DELETE keep their sequence numbers: an upsert committed while the DELETE
+    ran (into the file it rewrites) stays newer than the copy of the row it replaced."""
+    options = {"merge-engine": engine} if engine == "partial-update" else _AGG
+    t = _filled(make_table(tmp_path, **options))
+    t.compact(full=True)
+    predicate = to_predicate(field("v") == "b12")
+    assert predicate is not None
+    snap = t.latest_snapshot()
+    assert snap is not None
+    groups = row_delete._candidates(t, snap, predicate)
+    deletes = row_delete._matching_rows(t, snap, groups, predicate)
+    t.write(batch([i for i in range(30) if i != 12], "zz"))  # keys of the rewritten file among them
+    assert apply_changes(t.refresh(), deletes, rewrite=row_delete._rewriter(t)) is not None
+    got = {r[0]: r[1] for r in rows(t.refresh().read()) if r[2] == "d1"}
+    assert got == {i: f"zz{i}" for i in range(30) if i != 12}

@@ -15,9 +15,10 @@ otherwise. Paimon deletes their rows by where they are stored instead:
 - with deletion vectors the positions join the files' vectors (new index files); otherwise each
   touched file is replaced by a copy without those rows, in one OVERWRITE snapshot that also
   deletes the touched files (Paimon's commit of deleted files). As Paimon's write-only writer,
-  partial-update and aggregation copies are level-0 files with sequence numbers after the
-  bucket's; first-row copies keep their level and sequence numbers, since first-row reads skip
-  level 0 (Paimon compacts its copies up at the same commit).
+  partial-update and aggregation copies are level-0 files; first-row copies keep their level,
+  since first-row reads skip level 0 (Paimon compacts its copies up at the same commit). Unlike
+  Paimon's writer, which numbers the copied rows after the bucket's newest, they keep their
+  sequence numbers: an upsert committed while the DELETE ran stays newer than the stale copy.
 
 The commit requires every touched file to be live still (``append/dml.py``'s
 ``apply_changes``): a concurrent compaction that replaced one makes it fail, unchanged.
@@ -28,7 +29,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -49,7 +49,7 @@ from stratalake.lsm.data_file import (
     bucket_dir,
     iter_kv_file,
 )
-from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
+from stratalake.merge import VALUE_KIND
 from stratalake.options import MergeEngine
 from stratalake.read.scan import key_stats_may_match, partition_matcher
 from stratalake.read.value_stats import file_may_match
@@ -87,22 +87,21 @@ def delete_stored_rows(table: TableStore, predicate: Predicate) -> int | None:
     snap = table.latest_snapshot()
     if snap is None:
         return None
-    groups, max_sequence = _candidates(table, snap, predicate)
+    groups = _candidates(table, snap, predicate)
     _check_no_merge(table, groups)
     deletes = _matching_rows(table, snap, groups, predicate)
     if not deletes.positions:
         return None
     rewrite = None
     if not table.core_options.deletion_vectors_enabled:
-        rewrite = _rewriter(table, groups, max_sequence, deletes)
+        rewrite = _rewriter(table)
     return apply_changes(table, deletes, rewrite=rewrite)
 
 
 def _candidates(
     table: TableStore, snap: Snapshot, predicate: Predicate
-) -> tuple[dict[tuple[bytes, int], list[ManifestEntry]], dict[tuple[bytes, int], int]]:
-    """The files the condition may touch, by (partition, bucket); and every bucket's highest
-    sequence number (over all its live files)."""
+) -> dict[tuple[bytes, int], list[ManifestEntry]]:
+    """The files the condition may touch, by (partition, bucket)."""
     schema = table.schema()
     opts = table.core_options
     conjuncts = split_conjuncts(predicate)
@@ -116,22 +115,19 @@ def _candidates(
     per_file = opts.deletion_vectors_enabled or opts.merge_engine is MergeEngine.FIRST_ROW
     partition_ok = partition_matcher(table, part_preds)
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
-    max_sequence: dict[tuple[bytes, int], int] = {}
     for e in table.live_entries(snap):
-        key = (e.partition, e.bucket)
-        max_sequence[key] = max(max_sequence.get(key, -1), e.file.max_sequence_number)
         if not partition_ok(e.partition):
             continue
         if key_preds and not key_stats_may_match(table, e.file, key_names, key_preds):
             continue
         if per_file and not file_may_match(table, e.file, value_preds):
             continue
-        groups[key].append(e)
+        groups[(e.partition, e.bucket)].append(e)
     if not per_file:
         groups = {
             k: v for k, v in groups.items() if any(file_may_match(table, e.file, value_preds) for e in v)
         }
-    return dict(groups), max_sequence
+    return dict(groups)
 
 
 def needs_no_merge(files: list[DataFileMeta], always_raw: bool) -> bool:
@@ -202,24 +198,9 @@ def _matching_rows(
     return out
 
 
-def _rewriter(
-    table: TableStore,
-    groups: dict[tuple[bytes, int], list[ManifestEntry]],
-    max_sequence: dict[tuple[bytes, int], int],
-    deletes: RowDeletes,
-) -> Rewrite:
+def _rewriter(table: TableStore) -> Rewrite:
     """How a touched file is copied without its deleted rows (see the module's docstring)."""
-    first_row = table.core_options.merge_engine is MergeEngine.FIRST_ROW
-    # Level-0 copies take fresh sequence numbers after the bucket's highest, as a writer's new
-    # rows do: disjoint ranges, one per touched file (its row count bounds its kept rows).
-    starts: dict[str, int] = {}
-    if not first_row:
-        for key, entries in groups.items():
-            next_sequence = max_sequence.get(key, -1) + 1
-            for e in sorted(entries, key=lambda e: e.file.file_name):
-                if e.file.file_name in deletes.positions:
-                    starts[e.file.file_name] = next_sequence
-                    next_sequence += e.file.row_count
+    level_of_copy = None if table.core_options.merge_engine is MergeEngine.FIRST_ROW else 0
 
     def rewrite(
         table: TableStore, entry: ManifestEntry, drop: Positions, namer: FileNamer
@@ -229,8 +210,7 @@ def _rewriter(
         f = entry.file
         schema = table.schema()
         base = DataFileWriter(table.file_io, schema, table.core_options, directory, namer)
-        writer = RollingDataFileWriter(base, f.level if first_row else 0)
-        next_sequence = starts.get(f.file_name)
+        writer = RollingDataFileWriter(base, f.level if level_of_copy is None else level_of_copy)
         try:
             offset = 0
             for kv in iter_kv_file(
@@ -244,15 +224,7 @@ def _rewriter(
                 offset += kv.num_rows
                 if not keep.any():
                     continue
-                kept = kv.filter(pa.array(keep))
-                if next_sequence is not None:
-                    m = kept.num_rows
-                    fresh = pa.array(np.arange(next_sequence, next_sequence + m, dtype=np.int64))
-                    kept = kept.set_column(
-                        kept.schema.get_field_index(SEQUENCE_NUMBER), SEQUENCE_NUMBER, fresh
-                    )
-                    next_sequence += m
-                writer.write(kept)
+                writer.write(kv.filter(pa.array(keep)))
             return writer.close(), list(writer.paths)
         except BaseException:
             writer.abort()

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from stratalake.append.dml import apply_changes
 from stratalake.exceptions import CommitConflictError, UnsupportedError
 from stratalake.expressions import field, to_predicate
+from stratalake.spec.manifest import DataFileMeta
 from stratalake.table import row_delete
 from stratalake.table.table import Table
 from tests.interop.paimon_oracle import paimon_read
@@ -276,3 +277,32 @@ def test_a_concurrent_upsert_wins_over_the_copy(tmp_path: Path, engine: str) -> 
     assert apply_changes(t.refresh(), deletes, rewrite=row_delete._rewriter(t)) is not None
     got = {r[0]: r[1] for r in rows(t.refresh().read()) if r[2] == "d1"}
     assert got == {i: f"zz{i}" for i in range(30) if i != 12}
+
+
+def test_which_buckets_need_no_merge() -> None:
+    """Paimon's MergeTreeSplitGenerator.splitForBatch, as the DELETE applies it to a bucket's
+    candidate files."""
+
+    def f(level: int, deletes: int | None = 0) -> DataFileMeta:
+        return DataFileMeta(
+            file_name=f"f{level}",
+            file_size=1,
+            row_count=1,
+            min_key=b"",
+            max_key=b"",
+            key_stats=None,  # type: ignore[arg-type]
+            value_stats=None,  # type: ignore[arg-type]
+            min_sequence_number=0,
+            max_sequence_number=0,
+            schema_id=0,
+            level=level,
+            delete_row_count=deletes,
+        )
+
+    assert row_delete.needs_no_merge([f(5), f(5)], always_raw=False)  # one level, no retraction
+    assert not row_delete.needs_no_merge([f(3), f(5)], always_raw=False)  # two levels must merge
+    assert row_delete.needs_no_merge([f(3), f(5)], always_raw=True)  # deletion vectors, first-row
+    assert not row_delete.needs_no_merge([f(0), f(5)], always_raw=True)  # level 0 always merges
+    assert row_delete.needs_no_merge([f(0)], always_raw=False)  # a single file reads as it is
+    assert not row_delete.needs_no_merge([f(0, deletes=1)], always_raw=True)  # ...unless it retracts
+    assert not row_delete.needs_no_merge([f(5, deletes=None)], always_raw=True)  # unknown: Paimon merges

@@ -64,11 +64,19 @@ def test_rules_name_the_table_and_option(tmp_path: Path) -> None:
     assert dml.delete_error(seq) is None  # its -D records carry the stored row (test_dml_sequence)
     pu = make_table(tmp_path, "pu", **{"merge-engine": "partial-update"})
     assert dml.update_error(pu) is None
-    assert "partial-update.remove-record-on-delete" in (dml.delete_error(pu) or "")
+    # Without its remove options, a DELETE removes the stored rows (table/row_delete.py); Spark's
+    # row-level plan (a condition not given as predicates) is refused by name.
+    assert "db.pu: DELETE with merge engine 'partial-update'" in (dml.delete_error(pu) or "")
+    assert dml.delete_plan(pu, dml.parse_predicates([_eq("v", "x")])) == "rows"
     first = make_table(tmp_path, "first", **{"merge-engine": "first-row"})
     assert "db.first" in (dml.update_error(first) or "")
     assert dml.delete_plan(first, dml.parse_predicates([_eq("dt", "d1")])) == "partitions"
-    assert dml.delete_plan(first, dml.parse_predicates([_eq("dt", "d1"), _eq("id", 1, "long")])) is None
+    assert dml.delete_plan(first, dml.parse_predicates([_eq("dt", "d1"), _eq("id", 1, "long")])) == "rows"
+    removing = make_table(
+        tmp_path, "rm", **{"merge-engine": "aggregation", "aggregation.remove-record-on-delete": "true"}
+    )
+    assert dml.delete_error(removing) is None  # -D records, as before
+    assert dml.delete_plan(removing, dml.parse_predicates([_eq("dt", "d1"), _eq("id", 1, "long")])) == "keys"
 
 
 def test_sequence_field_deletes_carry_the_stored_row(tmp_path: Path) -> None:

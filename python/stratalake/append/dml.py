@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
 from stratalake.expressions import Predicate, split_conjuncts
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
 
 Positions = npt.NDArray[np.int64]
+Rewrite = Callable[["TableStore", ManifestEntry, Positions, FileNamer], tuple[list[DataFileMeta], list[str]]]
+"""Rewrites one data file without the rows at the given positions: (new files, paths written)."""
 
 
 @dataclass
@@ -108,9 +111,8 @@ class RowDeletes:
         return {n: np.unique(np.concatenate(p)).astype(np.int64) for n, p in self.positions.items() if p}
 
 
-def _matching(rows: pa.Table, predicate: Predicate, offset: int) -> Positions:
-    """Positions (from ``offset``) of the rows the condition is true for (null keeps the row)."""
-    mask = predicate.to_arrow()
+def matching_positions_in(rows: pa.Table, mask: pc.Expression, offset: int) -> Positions:
+    """Positions (from ``offset``) of the rows ``mask`` is true for (null keeps the row)."""
     index = pa.array(np.arange(offset, offset + rows.num_rows, dtype=np.int64))
     hit = rows.append_column("__stratalake_row__", index).filter(mask).column("__stratalake_row__")
     return np.asarray(hit.to_numpy(), dtype=np.int64)
@@ -148,11 +150,19 @@ def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
             columns,
             expected_rows=e.file.row_count,
         ):
-            hit = _matching(rows, predicate, offset)
+            hit = matching_positions_in(rows, predicate.to_arrow(), offset)
             if len(hit):
                 out.positions.setdefault(e.file.file_name, []).append(hit)
             offset += rows.num_rows
     return out
+
+
+def kept_rows(drop: Positions, offset: int, n: int) -> npt.NDArray[np.bool_]:
+    """Which of the ``n`` rows from position ``offset`` are not in ``drop`` (sorted positions)."""
+    keep = np.ones(n, dtype=bool)
+    lo, hi = np.searchsorted(drop, [offset, offset + n])
+    keep[drop[lo:hi] - offset] = False
+    return keep
 
 
 def _rewrite_without(
@@ -181,9 +191,7 @@ def _rewrite_without(
             expected_rows=f.row_count,
         ):
             n = rows.num_rows
-            keep = np.ones(n, dtype=bool)
-            lo, hi = np.searchsorted(drop, [offset, offset + n])
-            keep[drop[lo:hi] - offset] = False
+            keep = kept_rows(drop, offset, n)
             offset += n
             if keep.any():
                 writer.write(rows.filter(pa.array(keep)))
@@ -202,14 +210,16 @@ def apply_changes(
     deletes: RowDeletes,
     inserts: Sequence[CommitMessage] = (),
     commit_user: str | None = None,
+    rewrite: Rewrite | None = None,
 ) -> int | None:
     """Commit a statement's deleted positions and its inserted files (``inserts``, already
     written) as one snapshot; returns its id (None when nothing changed). On any failure the new
     files are deleted and the table is unchanged (the commit itself keeps them when it cannot
-    tell whether it happened, see ``TableCommit.commit``)."""
+    tell whether it happened, see ``TableCommit.commit``). ``rewrite`` replaces the append-file
+    rewrite of copy-on-write (primary-key files: ``table/row_delete.py``)."""
     written: list[str] = []
     try:
-        messages = list(inserts) + _delete_messages(table, deletes, written)
+        messages = list(inserts) + _delete_messages(table, deletes, written, rewrite or _rewrite_without)
     except BaseException:
         for path in written:
             table.file_io.delete_quietly(path)
@@ -226,7 +236,9 @@ def apply_changes(
         raise
 
 
-def _delete_messages(table: TableStore, deletes: RowDeletes, written: list[str]) -> list[CommitMessage]:
+def _delete_messages(
+    table: TableStore, deletes: RowDeletes, written: list[str], rewrite: Rewrite
+) -> list[CommitMessage]:
     by_file = deletes.by_file()
     if not by_file:
         return []
@@ -269,7 +281,7 @@ def _delete_messages(table: TableStore, deletes: RowDeletes, written: list[str])
                     drop = np.union1d(drop, np.asarray(old.positions, dtype=np.int64))
                 rewrites.append((key, entries[name], drop))
                 m.remove(name)
-    results = _run_rewrites(table, rewrites, namer, written)
+    results = _run_rewrites(table, rewrites, namer, written, rewrite)
     before: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
     after: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
     for (key, entry, _), new_files in zip(rewrites, results, strict=True):
@@ -300,11 +312,12 @@ def _run_rewrites(
     rewrites: Sequence[tuple[tuple[bytes, int], ManifestEntry, Positions]],
     namer: FileNamer,
     written: list[str],
+    rewrite: Rewrite,
 ) -> list[list[DataFileMeta]]:
     """Rewrite files concurrently (Parquet encoding and decoding release the GIL)."""
 
     def one(item: tuple[tuple[bytes, int], ManifestEntry, Positions]) -> tuple[list[DataFileMeta], list[str]]:
-        return _rewrite_without(table, item[1], item[2], namer)
+        return rewrite(table, item[1], item[2], namer)
 
     workers = min(len(rewrites), os.cpu_count() or 1, 4)
     results: list[list[DataFileMeta]] = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -119,19 +119,14 @@ class TableScan:
         append = not schema.primary_keys
         value_preds = [p for p in conjuncts if not p.columns() <= part_keys] if append else []
 
-        partition_ok: dict[bytes, bool] = {}
+        partition_ok = partition_matcher(table, part_preds)
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
         for e in entries:
             if e.bucket < 0:
                 # Postpone-bucket files (bucket -2, `bucket-postpone/`) are invisible to batch
                 # reads until compaction moves them to real buckets, as in Paimon.
                 continue
-            ok = partition_ok.get(e.partition)
-            if ok is None:
-                values = codec.to_dict(e.partition)
-                ok = all(p.eval_values(values) is not False for p in part_preds)
-                partition_ok[e.partition] = ok
-            if not ok:
+            if not partition_ok(e.partition):
                 continue
             if wanted_buckets is not None and e.bucket not in wanted_buckets:
                 continue
@@ -221,25 +216,49 @@ class TableScan:
         return {int(b) for b in bucket_ids(columns, types, num_buckets)}
 
     def _file_may_match(self, f: DataFileMeta, key_names: Sequence[str], preds: Sequence[Predicate]) -> bool:
-        # Key statistics are safe to prune with: every version of a key has the same key values.
-        schema = self.table.file_schema(f.schema_id)
-        try:
-            types = [schema.field(k).type for k in key_names]
-            mins, maxs, nulls = stats_to_values(f.key_stats, types)
-        except Exception:
-            return True
-        if not mins and not maxs:
-            return True
-        stats = {
-            k: ColumnStats(
-                mins[i] if i < len(mins) else None,
-                maxs[i] if i < len(maxs) else None,
-                nulls[i] if nulls and i < len(nulls) else None,
-                f.row_count,
-            )
-            for i, k in enumerate(key_names)
-        }
-        return all(p.may_match(stats) for p in preds)
+        return key_stats_may_match(self.table, f, key_names, preds)
+
+
+def partition_matcher(table: TableStore, part_preds: Sequence[Predicate]) -> Callable[[bytes], bool]:
+    """Whether a partition (its stored bytes) may hold rows matching ``part_preds`` (predicates
+    on partition columns), each partition decoded once."""
+    codec = table.partition_codec
+    seen: dict[bytes, bool] = {}
+
+    def ok(partition: bytes) -> bool:
+        result = seen.get(partition)
+        if result is None:
+            values = codec.to_dict(partition)
+            result = seen[partition] = all(p.eval_values(values) is not False for p in part_preds)
+        return result
+
+    return ok
+
+
+def key_stats_may_match(
+    table: TableStore, f: DataFileMeta, key_names: Sequence[str], preds: Sequence[Predicate]
+) -> bool:
+    """Whether primary-key file ``f`` may hold rows matching ``preds`` (predicates on the key
+    columns ``key_names``), by its key statistics (unknown statistics never prune)."""
+    # Key statistics are safe to prune with: every version of a key has the same key values.
+    schema = table.file_schema(f.schema_id)
+    try:
+        types = [schema.field(k).type for k in key_names]
+        mins, maxs, nulls = stats_to_values(f.key_stats, types)
+    except Exception:
+        return True
+    if not mins and not maxs:
+        return True
+    stats = {
+        k: ColumnStats(
+            mins[i] if i < len(mins) else None,
+            maxs[i] if i < len(maxs) else None,
+            nulls[i] if nulls and i < len(nulls) else None,
+            f.row_count,
+        )
+        for i, k in enumerate(key_names)
+    }
+    return all(p.may_match(stats) for p in preds)
 
 
 def pack_for_ordered(

@@ -9,7 +9,9 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
   ``delete.force-produce-changelog`` asks for change records), and equalities on the
   whole primary key write ``-D`` records for exactly those keys without scanning the table; on
   append tables any such condition deletes the matching rows' positions (deletion vectors, or
-  copy-on-write of their files: ``append/dml.py``) without Spark's row-level plan;
+  copy-on-write of their files: ``append/dml.py``) without Spark's row-level plan, and so it does
+  on primary-key tables that cannot take a ``-D`` record (first-row; partial-update and
+  aggregation without their remove options: ``table/row_delete.py``, as Paimon's DELETE);
 - which stored values a ``-D`` record must carry (:func:`delete_filler`): on a table with
   ``sequence.field`` a retraction is ordered by its sequence-field values like any record, so a
   key-only ``-D`` (null sequence values sort oldest) would lose to the row it deletes. As Paimon,
@@ -40,6 +42,7 @@ from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Compare, In, Predicate, conjunction, split_conjuncts
 from stratalake.expressions import field as col
 from stratalake.options import MergeEngine
+from stratalake.table.row_delete import delete_stored_rows, deletes_by_rewrite
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -70,23 +73,27 @@ def delete_error(table: Table) -> str | None:
     opts = table.core_options
     if not table.schema().primary_keys:
         return None  # append tables: deleted positions plus new rows (append/dml.py)
+    engine = opts.merge_engine
+    if deletes_by_rewrite(table):
+        # Conditions that delete_plan takes run there ('rows'); only others reach this message.
+        return (
+            f"table {table.identifier}: DELETE with merge engine '{engine.value}' removes the stored "
+            "rows (as Paimon's), which needs a condition made of comparisons of columns with literals "
+            "(=, <=>, <>, <, <=, >, >=, IN, IS [NOT] NULL, combined with AND, OR, NOT); write the "
+            "condition that way, or delete whole partitions"
+        )
     if opts.ignore_delete:
         return (
             f"table {table.identifier} ignores deletes ('ignore-delete'='true'), so DELETE would change "
             "nothing; delete whole partitions instead or unset the option"
         )
-    engine = opts.merge_engine
-    if engine is MergeEngine.FIRST_ROW:
-        return f"table {table.identifier}: the first-row merge engine cannot delete rows; delete whole partitions"
     if engine is MergeEngine.PARTIAL_UPDATE and not opts.get_bool("partial-update.remove-record-on-delete"):
+        # Left by deletes_by_rewrite: 'partial-update.remove-record-on-sequence-group' is set,
+        # where Paimon writes -D records that only remove their sequence groups' rows.
         return (
-            f"table {table.identifier}: DELETE on a partial-update table needs "
-            "'partial-update.remove-record-on-delete'='true'"
-        )
-    if engine is MergeEngine.AGGREGATE and not opts.get_bool("aggregation.remove-record-on-delete"):
-        return (
-            f"table {table.identifier}: DELETE on an aggregation table needs "
-            "'aggregation.remove-record-on-delete'='true'"
+            f"table {table.identifier}: DELETE on a partial-update table with "
+            "'partial-update.remove-record-on-sequence-group' is not supported; set "
+            "'partial-update.remove-record-on-delete'='true' or delete whole partitions"
         )
     return None
 
@@ -218,8 +225,9 @@ def _point_keys(table: Table, conjuncts: Sequence[Predicate]) -> list[tuple[Any,
 
 
 def delete_plan(table: Table, conjuncts: Sequence[Predicate] | None) -> str | None:
-    """How ``DELETE WHERE conjuncts`` runs without reading rows: 'truncate' | 'partitions' |
-    'keys', or None when it needs Spark's row-level plan."""
+    """How ``DELETE WHERE conjuncts`` runs without Spark's row-level plan: 'truncate' |
+    'partitions' | 'keys' (no row is read), 'rewrite' (append tables) or 'rows' (stored rows of
+    :func:`deletes_by_rewrite` tables), or None when it needs Spark's row-level plan."""
     if conjuncts is None:
         return None
     if not conjuncts:
@@ -233,6 +241,8 @@ def delete_plan(table: Table, conjuncts: Sequence[Predicate] | None) -> str | No
         return "partitions"
     if delete_error(table) is None and _point_keys(table, conjuncts) is not None:
         return "keys"
+    if deletes_by_rewrite(table) and not table.unsupported_features:
+        return "rows"
     if not table.schema().primary_keys and not table.unsupported_features:
         return "rewrite"  # append table: delete the matching rows by position (append_dml)
     return None
@@ -256,6 +266,10 @@ def delete_where(table: Table, conjuncts: Sequence[Predicate]) -> int | None:
         predicate = conjunction(list(conjuncts))
         assert predicate is not None
         return delete_rows(table, predicate)
+    if plan == "rows":
+        predicate = conjunction(list(conjuncts))
+        assert predicate is not None
+        return delete_stored_rows(table, predicate)
     raise ValueError(f"table {table.identifier}: this DELETE needs a row-level plan")
 
 

@@ -1,0 +1,233 @@
+"""Row-level DELETE on primary-key tables that cannot take a ``-D`` record, as Paimon's Spark
+DELETE does it (``DeleteFromPaimonTableCommand.performNonPrimaryKeyDelete``).
+
+A first-row table keeps a key's first row, so a retraction would be dropped; partial-update and
+aggregation tables fold a retraction into the row unless ``*.remove-record-on-delete`` says
+otherwise. Paimon deletes their rows by where they are stored instead:
+
+- the candidate files are the live files of the latest snapshot that the condition may touch
+  (partition values, key statistics; value statistics per file where files are read on their own,
+  per bucket otherwise, as Paimon's ``KeyValueFileStoreScan``);
+- every bucket's candidates must read without a merge (Paimon's ``MergeTreeSplitGenerator``:
+  ``rawConvertible``), else the DELETE is refused with Paimon's advice to compact first;
+- the matching rows' positions are found reading only the condition's columns, batch by batch;
+  a row whose condition is NULL is kept (Paimon's ``Not(EqualNullSafe(condition, true))``);
+- with deletion vectors the positions join the files' vectors (new index files); otherwise each
+  touched file is replaced by a copy without those rows, in one OVERWRITE snapshot that also
+  deletes the touched files (Paimon's commit of deleted files). As Paimon's write-only writer,
+  partial-update and aggregation copies are level-0 files; first-row copies keep their level,
+  since first-row reads skip level 0 (Paimon compacts its copies up at the same commit). Unlike
+  Paimon's writer, which numbers the copied rows after the bucket's newest, they keep their
+  sequence numbers: an upsert committed while the DELETE ran stays newer than the stale copy.
+
+The commit requires every touched file to be live still (``append/dml.py``'s
+``apply_changes``): a concurrent compaction that replaced one makes it fail, unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stratalake.append.dml import (
+    Positions,
+    Rewrite,
+    RowDeletes,
+    apply_changes,
+    kept_rows,
+    matching_positions_in,
+)
+from stratalake.exceptions import UnsupportedError
+from stratalake.expressions import Predicate, split_conjuncts
+from stratalake.lsm.data_file import (
+    DataFileWriter,
+    FileNamer,
+    RollingDataFileWriter,
+    bucket_dir,
+    iter_kv_file,
+)
+from stratalake.merge import VALUE_KIND
+from stratalake.options import MergeEngine
+from stratalake.read.scan import key_stats_may_match, partition_matcher
+from stratalake.read.value_stats import file_may_match
+from stratalake.spec.manifest import DataFileMeta, ManifestEntry
+
+if TYPE_CHECKING:
+    from stratalake.spec.snapshot import Snapshot
+    from stratalake.store.table_store import TableStore
+
+_LIVE_KINDS = [0, 2]  # +I and +U: the rows a read returns (-U / -D are retractions)
+
+
+def deletes_by_rewrite(table: TableStore) -> bool:
+    """Whether a row-level DELETE of ``table`` removes stored rows instead of writing ``-D``
+    records: the primary-key tables Paimon's ``PrimaryKeyTableUtils.validatePKUpsertDeletable``
+    refuses (first-row; partial-update and aggregation without their remove options)."""
+    if not table.schema().primary_keys:
+        return False
+    opts = table.core_options
+    engine = opts.merge_engine
+    if engine is MergeEngine.FIRST_ROW:
+        return True
+    if engine is MergeEngine.PARTIAL_UPDATE:
+        return not opts.get_bool("partial-update.remove-record-on-delete") and (
+            opts.get("partial-update.remove-record-on-sequence-group") is None
+        )
+    if engine is MergeEngine.AGGREGATE:
+        return not opts.get_bool("aggregation.remove-record-on-delete")
+    return False
+
+
+def delete_stored_rows(table: TableStore, predicate: Predicate) -> int | None:
+    """``DELETE FROM table WHERE predicate`` on a table of :func:`deletes_by_rewrite`; returns the
+    new snapshot id, or None when no row matched (no snapshot, as Paimon's empty commit)."""
+    snap = table.latest_snapshot()
+    if snap is None:
+        return None
+    groups = _candidates(table, snap, predicate)
+    _check_no_merge(table, groups)
+    deletes = _matching_rows(table, snap, groups, predicate)
+    if not deletes.positions:
+        return None
+    rewrite = None
+    if not table.core_options.deletion_vectors_enabled:
+        rewrite = _rewriter(table)
+    return apply_changes(table, deletes, rewrite=rewrite)
+
+
+def _candidates(
+    table: TableStore, snap: Snapshot, predicate: Predicate
+) -> dict[tuple[bytes, int], list[ManifestEntry]]:
+    """The files the condition may touch, by (partition, bucket)."""
+    schema = table.schema()
+    opts = table.core_options
+    conjuncts = split_conjuncts(predicate)
+    part_keys = set(schema.partition_keys)
+    key_names = list(schema.trimmed_primary_keys)
+    part_preds = [p for p in conjuncts if p.columns() <= part_keys]
+    key_preds = [p for p in conjuncts if p.columns() <= set(key_names)]
+    value_preds = [p for p in conjuncts if not p.columns() <= part_keys]
+    # Paimon prunes single files by value statistics only where files are read on their own
+    # (deletion vectors, first-row); otherwise a bucket is kept whole if any file may match.
+    per_file = opts.deletion_vectors_enabled or opts.merge_engine is MergeEngine.FIRST_ROW
+    partition_ok = partition_matcher(table, part_preds)
+    groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
+    for e in table.live_entries(snap):
+        if not partition_ok(e.partition):
+            continue
+        if key_preds and not key_stats_may_match(table, e.file, key_names, key_preds):
+            continue
+        if per_file and not file_may_match(table, e.file, value_preds):
+            continue
+        groups[(e.partition, e.bucket)].append(e)
+    if not per_file:
+        groups = {
+            k: v for k, v in groups.items() if any(file_may_match(table, e.file, value_preds) for e in v)
+        }
+    return dict(groups)
+
+
+def needs_no_merge(files: list[DataFileMeta], always_raw: bool) -> bool:
+    """Whether a bucket's candidate files read without a merge: Paimon's
+    ``MergeTreeSplitGenerator.splitForBatch`` (raw convertible: no level-0 file and no retraction,
+    and with neither deletion vectors nor first-row all in one level; or a single such file).
+    Paimon also counts a bucket whose non-overlapping files are packed into separate splits of
+    ``source.split.target-size``; those are refused here until compacted."""
+    without_deletes = all(f.delete_row_count == 0 for f in files)
+    raw = without_deletes and all(f.level != 0 for f in files)
+    if raw and (always_raw or len({f.level for f in files}) == 1):
+        return True
+    return len(files) == 1 and without_deletes
+
+
+def _check_no_merge(table: TableStore, groups: dict[tuple[bytes, int], list[ManifestEntry]]) -> None:
+    opts = table.core_options
+    always_raw = opts.deletion_vectors_enabled or opts.merge_engine is MergeEngine.FIRST_ROW
+    for (partition, bucket), entries in sorted(groups.items()):
+        if needs_no_merge([e.file for e in entries], always_raw):
+            continue
+        codec = table.partition_codec
+        where = (
+            f"partition {codec.to_dict(partition)}, bucket {bucket}"
+            if codec.is_partitioned
+            else f"bucket {bucket}"
+        )
+        raise UnsupportedError(
+            f"table {table.identifier}: DELETE with merge engine '{opts.merge_engine.value}' removes the "
+            f"stored rows, which needs the files it reads to be compacted, and {where} has files that still "
+            "need a merge. Only compacted table can generate touched files, please use 'COMPACT' "
+            f"procedure first: CALL sys.compact(table => '{table.identifier}'), then run the DELETE "
+            "again. Nothing was changed."
+        )
+
+
+def _matching_rows(
+    table: TableStore,
+    snap: Snapshot,
+    groups: dict[tuple[bytes, int], list[ManifestEntry]],
+    predicate: Predicate,
+) -> RowDeletes:
+    """Positions of the live rows matching ``predicate`` in the candidate files (only the
+    condition's columns and the row kind are read, one batch at a time)."""
+    out = RowDeletes(snapshot_id=snap.id)
+    schema = table.schema()
+    codec = table.partition_codec
+    columns = sorted(predicate.columns())
+    # Null (unknown) is not a match: such rows are kept.
+    mask = predicate.to_arrow() & pc.field(VALUE_KIND).isin(_LIVE_KINDS)
+    for (partition, bucket), entries in groups.items():
+        directory = bucket_dir(table.location, codec.path(codec.from_bytes(partition)), bucket)
+        for e in entries:
+            offset = 0
+            for rows in iter_kv_file(
+                table.file_io,
+                f"{directory}/{e.file.file_name}",
+                table.file_schema(e.file.schema_id),
+                schema,
+                columns,
+                expected_rows=e.file.row_count,
+                sequence_numbers=False,
+            ):
+                hit = matching_positions_in(rows, mask, offset)
+                if len(hit):
+                    out.positions.setdefault(e.file.file_name, []).append(hit)
+                offset += rows.num_rows
+    return out
+
+
+def _rewriter(table: TableStore) -> Rewrite:
+    """How a touched file is copied without its deleted rows (see the module's docstring)."""
+    level_of_copy = None if table.core_options.merge_engine is MergeEngine.FIRST_ROW else 0
+
+    def rewrite(
+        table: TableStore, entry: ManifestEntry, drop: Positions, namer: FileNamer
+    ) -> tuple[list[DataFileMeta], list[str]]:
+        codec = table.partition_codec
+        directory = bucket_dir(table.location, codec.path(codec.from_bytes(entry.partition)), entry.bucket)
+        f = entry.file
+        schema = table.schema()
+        base = DataFileWriter(table.file_io, schema, table.core_options, directory, namer)
+        writer = RollingDataFileWriter(base, f.level if level_of_copy is None else level_of_copy)
+        try:
+            offset = 0
+            for kv in iter_kv_file(
+                table.file_io,
+                f"{directory}/{f.file_name}",
+                table.file_schema(f.schema_id),
+                schema,
+                expected_rows=f.row_count,
+            ):
+                keep = kept_rows(drop, offset, kv.num_rows)
+                offset += kv.num_rows
+                if not keep.any():
+                    continue
+                writer.write(kv.filter(pa.array(keep)))
+            return writer.close(), list(writer.paths)
+        except BaseException:
+            writer.abort()
+            raise
+
+    return rewrite

@@ -212,18 +212,28 @@ def test_types_and_file_formats(spark: Any, db: str, fmt: str) -> None:
     same(spark, f"SELECT k, ts, ntz, big FROM {db}.ty WHERE d < DATE '2000-01-01'")
 
 
-def test_system_tables_and_streaming_unchanged(spark: Any, db: str, tmp_path: Any) -> None:
-    """System tables and streaming reads are Spark's Python scans: the switch leaves them as they
-    are (same rows either way)."""
+def test_system_tables_and_streaming(spark: Any, db: str, tmp_path: Any) -> None:
+    """System tables holding the table's rows ($audit_log, its incremental reads, $binlog, $ro)
+    are handed over columnar like merged splits; metadata tables and streaming reads stay on
+    Spark's row path. Same rows either way."""
     two_runs(spark, f"{db}.s", "")
-    for sql in (
-        f"SELECT snapshot_id, commit_kind FROM {db}.`s$snapshots`",
-        f"SELECT rowkind, k, a FROM {db}.`s$audit_log`",
+    spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.s')")  # $ro reads the top level
+    for sql, batches in (
+        (f"SELECT snapshot_id, commit_kind FROM {db}.`s$snapshots`", False),
+        (f"SELECT rowkind, k, a FROM {db}.`s$audit_log`", True),
+        (f"SELECT rowkind, k, a FROM {db}.`s$audit_log` WITH ('incremental-between' = '1,2')", True),
+        (f"SELECT rowkind, k, b FROM {db}.`s$binlog`", True),
+        (f"SELECT k, p, c FROM {db}.`s$ro`", True),
     ):
         with columnar(spark, False):
-            off = rows(spark.sql(sql))
+            df = spark.sql(sql)
+            off = rows(df)
+            assert not is_columnar(df), sql
         with columnar(spark, True):
-            assert rows(spark.sql(sql)) == off
+            df = spark.sql(sql)
+            assert rows(df) == off, sql
+            assert is_columnar(df) == batches, (sql, plan_of(df))
+        assert off, sql
     results = []
     for i, on in enumerate((False, True)):
         with columnar(spark, on):

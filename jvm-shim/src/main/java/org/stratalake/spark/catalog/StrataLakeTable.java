@@ -43,6 +43,7 @@ import org.stratalake.spark.bridge.Messages.TableIdentity;
 import org.stratalake.spark.bridge.Messages.WriteDistribution;
 import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
+import org.stratalake.spark.scan.ColumnarPythonScans;
 import org.stratalake.spark.scan.StrataLakeScanBuilder;
 import org.stratalake.spark.source.LakeSource;
 import org.stratalake.spark.source.LakeTable;
@@ -252,6 +253,9 @@ public class StrataLakeTable
     return merged;
   }
 
+  /** System tables whose rows are the table's rows (change records, the top level). */
+  private static final Set<String> ROW_SYSTEM_TABLES = Set.of("audit_log", "binlog", "ro");
+
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     // Our builder wraps Spark's Python scan so pushdowns, statistics and partitioning reach
@@ -260,7 +264,9 @@ public class StrataLakeTable
     if (systemTable != null) {
       // System tables (t$files...) are small or computed: the plain Python scan reads them.
       CaseInsensitiveStringMap merged = new CaseInsensitiveStringMap(withSourceOptions(readOptions));
-      return ((SupportsRead) LakeSource.pythonTable(schema)).newScanBuilder(merged);
+      ScanBuilder python = ((SupportsRead) LakeSource.pythonTable(schema)).newScanBuilder(merged);
+      // Those holding the table's rows can be millions of rows: handed over columnar.
+      return ROW_SYSTEM_TABLES.contains(systemTable) ? ColumnarPythonScans.wrap(python) : python;
     }
     return new StrataLakeScanBuilder(this, withSourceOptions(readOptions));
   }

@@ -1,0 +1,112 @@
+package org.stratalake.spark.scan;
+
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonPartitionReaderFactory;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * Batch reads of the system tables that hold the table's rows ({@code $audit_log}, {@code
+ * $binlog}, {@code $ro}): Spark's own Python scan (planning, pickled reader, partitions unchanged),
+ * with each partition's Arrow stream handed to Spark as columnar batches ({@link
+ * MergedBatchReader}) instead of Spark's per-row conversion of the same batches, which costs more
+ * than the Python read itself on an incremental read of millions of change records.
+ */
+public final class ColumnarPythonScans {
+  private ColumnarPythonScans() {}
+
+  /** {@code python}, read columnar unless the session turned the columnar merged path off. */
+  public static ScanBuilder wrap(ScanBuilder python) {
+    return MergedBatchReader.enabled() ? new Builder(python) : python;
+  }
+
+  private static final class Builder implements ScanBuilder {
+    private final ScanBuilder delegate;
+
+    Builder(ScanBuilder delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public Scan build() {
+      return new ColumnarScan(delegate.build());
+    }
+  }
+
+  private static final class ColumnarScan implements Scan {
+    private final Scan delegate;
+
+    ColumnarScan(Scan delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public StructType readSchema() {
+      return delegate.readSchema();
+    }
+
+    @Override
+    public String description() {
+      return delegate.description();
+    }
+
+    @Override
+    public Batch toBatch() {
+      Batch batch = delegate.toBatch();
+      return new Batch() {
+        @Override
+        public InputPartition[] planInputPartitions() {
+          return batch.planInputPartitions();
+        }
+
+        @Override
+        public PartitionReaderFactory createReaderFactory() {
+          return new Factory((PythonPartitionReaderFactory) batch.createReaderFactory());
+        }
+      };
+    }
+
+    @Override
+    public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+      return delegate.toMicroBatchStream(checkpointLocation); // $audit_log streams: Spark's path
+    }
+
+    @Override
+    public CustomMetric[] supportedCustomMetrics() {
+      return delegate.supportedCustomMetrics();
+    }
+  }
+
+  private static final class Factory implements PartitionReaderFactory {
+    private final PythonPartitionReaderFactory python;
+
+    Factory(PythonPartitionReaderFactory python) {
+      this.python = python;
+    }
+
+    @Override
+    public boolean supportColumnarReads(InputPartition partition) {
+      return true;
+    }
+
+    @Override
+    public PartitionReader<InternalRow> createReader(InputPartition partition) {
+      return python.createReader(partition); // not reached: every partition reads columnar
+    }
+
+    @Override
+    public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+      return new MergedBatchReader(
+          python, (PythonInputPartition) partition, ScanMetrics.taskTotals());
+    }
+  }
+}

@@ -140,13 +140,24 @@ class Catalog:
         return sorted(out)
 
     def table_exists(self, identifier: str) -> bool:
+        db, name = parse_identifier(identifier)
+        base, branch, system = identifiers.split_object_name(name)
+        if system is None and base != name:  # t$branch_b: the table and its branch
+            if not self.table_exists(f"{db}.{base}"):
+                return False
+            return branch is None or self.get_table(f"{db}.{base}").branch_manager.exists(branch)
         return self.file_io.exists(f"{self.table_path(identifier)}/schema/schema-0") or bool(
             self.file_io.list_status(f"{self.table_path(identifier)}/schema")
         )
 
     def get_table(self, identifier: str) -> Table:
-        """Open a table; :class:`TableNotFoundError` if it does not exist."""
+        """Open a table, or a branch of it (``db.t$branch_b``); :class:`TableNotFoundError` if it
+        does not exist (:class:`~stratalake.exceptions.BranchNotFoundError` for a branch)."""
         db, name = parse_identifier(identifier)
+        base, branch, system = identifiers.split_object_name(name)
+        if system is None and base != name:
+            table = self.get_table(f"{db}.{base}")
+            return table if branch is None else table.branch(branch)
         if not self.table_exists(identifier):
             raise TableNotFoundError(f"table {db}.{name} does not exist in warehouse {self.warehouse}")
         return self.open_table(f"{db}.{name}", self.table_path(identifier))
@@ -211,6 +222,8 @@ class Catalog:
             _validate(table.identifier, new_schema)
             if table.schema_manager.try_commit(new_schema):
                 identifiers.warn_unknown_options(set_options, table.identifier)
+                if table.current_branch != identifiers.MAIN_BRANCH:  # a branch's own schema changed
+                    return table.refresh()
                 return self.open_table(table.identifier, table.location, new_schema)
         raise CommitConflictError(
             f"table {identifier}: schema change kept conflicting with concurrent changes"

@@ -11,7 +11,8 @@ snapshot files were deleted. Safety rests on two rules (as in Paimon's ``OrphanF
   expiration writes a changelog copy, and ``create_tag`` checks its snapshot, before a snapshot
   file disappears.
 
-Used means named by any manifest a snapshot, tag or long-lived changelog reaches (ADD or DELETE).
+Used means named by any manifest a snapshot, tag or long-lived changelog of any branch reaches
+(ADD or DELETE): branches share the table's data and manifest files.
 
 Symbolic links inside the table are neither followed nor deleted (a ``bucket-7 -> /elsewhere``
 planted by whoever may write the table must not make this job delete files there), and every
@@ -25,9 +26,14 @@ import time
 from typing import TYPE_CHECKING
 
 from stratalake.exceptions import CorruptFileError
+from stratalake.identifiers import MAIN_BRANCH
 from stratalake.io import FileStatus
+from stratalake.store.branch_manager import BranchManager, branch_path
+from stratalake.store.changelog_manager import ChangelogManager
 from stratalake.store.files import delete_in_table
 from stratalake.store.references import FileSet, ReferenceCollector
+from stratalake.store.snapshot_manager import SnapshotManager
+from stratalake.store.tag_manager import TagManager
 
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
@@ -102,8 +108,33 @@ def _data_files(table: TableStore, directory: str, partition_depth: int) -> list
 
 
 def _used_files(table: TableStore) -> FileSet:
+    """The files any branch uses: ``main`` and every branch share the data and manifest files
+    (as Paimon's ``OrphanFilesClean``, which reads the snapshots, tags and changelogs of each
+    branch), so a file only a branch uses is never an orphan."""
+    used = FileSet()
     collector = ReferenceCollector(table)
-    sm = table.snapshot_manager
+    manager = BranchManager(table.file_io, table.location, table.identifier, MAIN_BRANCH)
+    for branch in [MAIN_BRANCH, *manager.branches()]:
+        root = branch_path(table.location, branch)
+        used.update(
+            _used_by(
+                table,
+                collector,
+                SnapshotManager(table.file_io, root, table.identifier),
+                ChangelogManager(table.file_io, root, table.identifier),
+                TagManager(table.file_io, root, table.identifier),
+            )
+        )
+    return used
+
+
+def _used_by(
+    table: TableStore,
+    collector: ReferenceCollector,
+    sm: SnapshotManager,
+    cm: ChangelogManager,
+    tm: TagManager,
+) -> FileSet:
     used = FileSet()
     seen: set[int] = set()
     while True:  # until no snapshot appeared while reading (see the module docstring)
@@ -118,14 +149,12 @@ def _used_files(table: TableStore) -> FileSet:
                 if table.file_io.exists(sm.snapshot_path(snap.id)):
                     raise
                 # expired while being read: what it shared with later snapshots, they name too
-    cm = table.changelog_manager
     for c in cm.changelogs():
         try:
             used.update(collector.mentioned(c, strict=True, long_lived_changelog=True))
         except CorruptFileError:
             if table.file_io.exists(cm.changelog_path(c.id)):
                 raise
-    tm = table.tag_manager
     for name, tag in tm.tags().items():
         try:
             used.update(collector.mentioned(tag, strict=True))

@@ -164,6 +164,10 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("consumer_id", "STRING NOT NULL"),
         ("next_snapshot_id", "BIGINT NOT NULL"),
     ),
+    "branches": (
+        ("branch_name", "STRING NOT NULL"),
+        ("create_time", "TIMESTAMP(3) NOT NULL"),
+    ),
 }
 
 AUDIT_LOG = "audit_log"
@@ -516,6 +520,12 @@ def _consumers(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
     return [{"consumer_id": c, "next_snapshot_id": n} for c, n in table.consumers().items()]
 
 
+def _branches(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
+    # Paimon's BranchesTable: the branch directory's modification time, as local time.
+    created = table.branch_manager.created()
+    return [{"branch_name": b, "create_time": _local_time(created[b])} for b in sorted(created)]
+
+
 def _java_list(values: Sequence[str]) -> str:
     return "[" + ", ".join(values) + "]"  # as Java's List.toString() shows it
 
@@ -588,6 +598,7 @@ _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
     "buckets": _buckets,
     "tags": _tags,
     "consumers": _consumers,
+    "branches": _branches,
     "aggregation_fields": _aggregation_fields,
     "table_indexes": _table_indexes,
     "file_key_ranges": _file_key_ranges,

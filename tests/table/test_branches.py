@@ -1,0 +1,298 @@
+"""Branches through the Python API: Paimon's layout (``branch/branch-<name>/``), create (empty or
+from a tag), delete, rename, fast-forward, reads and writes of a branch, ``$branches``, and
+``remove_orphan_files`` keeping the files only a branch uses.
+
+Expected layouts and answers follow Paimon's ``FileSystemBranchManager`` and ``BranchesTable``."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stratalake
+from stratalake.catalog.schema_change import SchemaChange
+from stratalake.exceptions import (
+    BranchAlreadyExistsError,
+    BranchNotFoundError,
+    InvalidIdentifierError,
+    SnapshotNotFoundError,
+    TagNotFoundError,
+)
+from stratalake.table import Table
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+
+
+def batch(ids: list[int], v: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"{v}{i}" for i in ids]})
+
+
+def rows(t: Table) -> list[tuple[int, str]]:
+    return sorted((r["id"], r["v"]) for r in t.read().to_pylist())
+
+
+def make(tmp_path: Path, primary_key: bool = True) -> tuple[stratalake.Catalog, Table]:
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"] if primary_key else None, options={"bucket": "1"})
+    return cat, t
+
+
+def listing(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+
+
+def test_create_from_tag_copies_tag_snapshot_and_schemas(tmp_path: Path) -> None:
+    cat, t = make(tmp_path)
+    t.write(batch([1, 2], "a"))
+    t.create_tag("t1")
+    cat.alter_table("db.t", [SchemaChange.set_option("snapshot.num-retained.max", "10")])
+    t = t.refresh()
+    t.write(batch([3], "b"))
+    assert t.create_branch("b", tag="t1") is True
+    root = Path(t.location) / "branch" / "branch-b"
+    # As FileSystemBranchManager.createBranch(branch, tag): the tag, its snapshot, the schemas up
+    # to the snapshot's (schema-1 came later and is not copied).
+    assert listing(root) == ["schema/schema-0", "snapshot/snapshot-1", "tag/tag-t1"]
+    assert (root / "snapshot" / "snapshot-1").read_bytes() == (
+        Path(t.location) / "snapshot" / "snapshot-1"
+    ).read_bytes()
+    assert t.branches() == ["b"]
+    b = cat.get_table("db.t$branch_b")
+    assert b.current_branch == "b" and b.identifier == "db.t$branch_b"
+    assert rows(b) == [(1, "a1"), (2, "a2")]
+    assert b.schema().id == 0
+    # Writes to the branch: its own snapshot 2, data files under the table root, main unchanged.
+    assert b.write(batch([2, 4], "c")) == 2
+    assert rows(b) == [(1, "a1"), (2, "c2"), (4, "c4")]
+    assert rows(t.refresh()) == [(1, "a1"), (2, "a2"), (3, "b3")]
+    assert (root / "snapshot" / "snapshot-2").exists()
+    assert not (root / "bucket-0").exists() and not (root / "manifest").exists()
+    assert b.tags().keys() == {"t1"} and [s.id for s in b.snapshots()] == [1, 2]
+    # table.branch() and the identifier are the same handle; 'main' is the table itself.
+    assert rows(t.branch("b")) == rows(b)
+    assert rows(b.branch("main")) == rows(t) and b.branch("main").identifier == "db.t"
+    assert rows(cat.get_table("db.t$branch_main")) == rows(t)
+
+
+def test_create_empty_branch_copies_every_schema_and_no_snapshot(tmp_path: Path) -> None:
+    cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    cat.alter_table("db.t", [SchemaChange.add_column("w", "INT")])
+    t = t.refresh()
+    t.create_branch("e")
+    root = Path(t.location) / "branch" / "branch-e"
+    assert listing(root) == ["schema/schema-0", "schema/schema-1"]
+    e = t.branch("e")
+    assert e.latest_snapshot() is None and e.read().num_rows == 0
+    assert e.schema().field_names == ("id", "v", "w")
+    e.write(pa.table({"id": pa.array([7], pa.int64()), "v": ["x"], "w": pa.array([1], pa.int32())}))
+    assert e.read().to_pylist() == [{"id": 7, "v": "x", "w": 1}]
+    assert t.refresh().read().num_rows == 1
+    # A schema change of the branch stays on the branch.
+    cat.alter_table("db.t$branch_e", [SchemaChange.add_column("z", "STRING")])
+    assert cat.get_table("db.t$branch_e").schema().field_names == ("id", "v", "w", "z")
+    assert t.refresh().schema().field_names == ("id", "v", "w")
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("main", "default branch"),
+        ("", "non-blank"),
+        ("  ", "non-blank"),
+        ("123", "only digits"),
+        ("a/b", "'/'"),
+        ("..", "'.'"),
+        ("a$b", "'$'"),
+        ("a.b", "'.'"),
+    ],
+)
+def test_invalid_branch_names_are_refused(tmp_path: Path, name: str, words: str) -> None:
+    _cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    with pytest.raises(InvalidIdentifierError) as err:
+        t.create_branch(name)
+    assert "db.t" in str(err.value) and repr(name) in str(err.value) and words in str(err.value)
+    assert not (Path(t.location) / "branch").exists()
+
+
+def test_existing_branch_and_unknown_tag_leave_the_table_unchanged(tmp_path: Path) -> None:
+    _cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_branch("b")
+    before = listing(Path(t.location))
+    with pytest.raises(BranchAlreadyExistsError, match=r"db\.t: branch 'b' already exists"):
+        t.create_branch("b")
+    assert t.create_branch("b", ignore_if_exists=True) is False
+    with pytest.raises(TagNotFoundError, match="tag 'nope' does not exist"):
+        t.create_branch("c", tag="nope")
+    assert listing(Path(t.location)) == before
+
+
+def test_unknown_branch_is_refused_by_name(tmp_path: Path) -> None:
+    cat, t = make(tmp_path)
+    t.create_branch("b")
+    for open_it in (lambda: t.branch("x"), lambda: cat.get_table("db.t$branch_x")):
+        with pytest.raises(
+            BranchNotFoundError, match=r"table db\.t: branch 'x' does not exist; branches are \['b'\]"
+        ):
+            open_it()
+    assert cat.table_exists("db.t$branch_b") and not cat.table_exists("db.t$branch_x")
+    for bad in (t.delete_branch, t.fast_forward):
+        with pytest.raises(BranchNotFoundError, match="branch 'x' does not exist"):
+            bad("x")
+    with pytest.raises(BranchNotFoundError, match="branch 'x' does not exist"):
+        t.rename_branch("x", "y")
+    with pytest.raises(InvalidIdentifierError, match="one '\\$' separator"):
+        cat.get_table("db.t$files$x")
+
+
+def test_delete_branch(tmp_path: Path) -> None:
+    cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_tag("t1")
+    t.create_branch("b", "t1")
+    b = t.branch("b")
+    with pytest.raises(
+        InvalidIdentifierError, match="cannot delete branch 'b' through a handle on that branch"
+    ):
+        b.delete_branch("b")
+    with pytest.raises(InvalidIdentifierError, match="cannot delete the main branch"):
+        b.delete_branch("main")
+    t.delete_branch("b")
+    assert t.branches() == [] and not (Path(t.location) / "branch" / "branch-b").exists()
+    assert rows(t) == [(1, "a1")] and t.tags().keys() == {"t1"}
+    with pytest.raises(BranchNotFoundError):
+        cat.get_table("db.t$branch_b")
+
+
+def test_rename_branch(tmp_path: Path) -> None:
+    cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_branch("b")
+    t.branch("b").write(batch([5], "b"))
+    t.create_branch("other")
+    t.rename_branch("b", "c")
+    assert t.branches() == ["c", "other"]
+    assert rows(cat.get_table("db.t$branch_c")) == [(5, "b5")]
+    with pytest.raises(BranchAlreadyExistsError, match="branch 'other' already exists"):
+        t.rename_branch("c", "other")
+    with pytest.raises(InvalidIdentifierError, match="cannot rename the main branch"):
+        t.rename_branch("main", "x")
+    with pytest.raises(InvalidIdentifierError, match="only digits"):
+        t.rename_branch("c", "42")
+    assert t.branches() == ["c", "other"]
+
+
+def test_fast_forward_replaces_mains_newer_metadata(tmp_path: Path) -> None:
+    _cat, t = make(tmp_path)
+    t.write(batch([1], "a"))  # snapshot 1
+    t.create_tag("t1")
+    t.write(batch([2], "a"))  # snapshot 2
+    t.create_tag("t2")
+    t.write(batch([3], "a"))  # snapshot 3
+    t.create_branch("b", "t1")
+    b = t.branch("b")
+    b.write(batch([9], "b"))  # branch snapshot 2
+    b.create_tag("bt")
+    with pytest.raises(InvalidIdentifierError, match="fast_forward needs a branch other than 'main'"):
+        t.fast_forward("main")
+    with pytest.raises(InvalidIdentifierError, match="fast-forward from the current branch 'b'"):
+        b.fast_forward("b")
+    t.fast_forward("b")
+    main = t.refresh()
+    # Snapshots >= 1 (the branch's earliest) and tags on them were replaced by the branch's.
+    assert [s.id for s in main.snapshots()] == [1, 2]
+    assert main.latest_snapshot().id == 2  # type: ignore[union-attr]
+    assert rows(main) == [(1, "a1"), (9, "b9")]
+    assert sorted(main.tags()) == ["bt", "t1"]
+    assert rows(main) == rows(t.branch("b"))
+    # Main goes on from there.
+    main.write(batch([4], "m"))
+    assert rows(main) == [(1, "a1"), (4, "m4"), (9, "b9")]
+
+
+def test_fast_forward_of_a_branch_without_snapshots_is_refused(tmp_path: Path) -> None:
+    _cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_branch("e")
+    before = listing(Path(t.location))
+    with pytest.raises(SnapshotNotFoundError, match="branch 'e', because it does not have a snapshot"):
+        t.fast_forward("e")
+    assert listing(Path(t.location)) == before
+
+
+def test_branches_system_table(tmp_path: Path) -> None:
+    _cat, t = make(tmp_path)
+    t.create_branch("b2")
+    t.create_branch("a1")
+    got = t.system_table("branches")
+    assert got.schema.names == ["branch_name", "create_time"]
+    assert [f.nullable for f in got.schema] == [False, False]
+    assert got.column("branch_name").to_pylist() == ["a1", "b2"]
+    mtime = os.stat(Path(t.location) / "branch" / "branch-a1").st_mtime
+    assert abs(got.column("create_time")[0].as_py().timestamp() - mtime) < 0.01
+
+
+def test_remove_orphan_files_keeps_files_only_a_branch_uses(tmp_path: Path) -> None:
+    _cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_tag("t1")
+    t.create_branch("b", "t1")
+    b = t.branch("b")
+    b.write(batch([2], "b"))
+    t.create_branch("gone")
+    t.branch("gone").write(batch([3], "g"))
+    gone_files = {e.file.file_name for e in t.branch("gone").live_entries(t.branch("gone").latest_snapshot())}  # type: ignore[arg-type]
+    t.delete_branch("gone")
+    future = int(time.time() * 1000) + 60_000
+    removed = t.remove_orphan_files(older_than_ms=future)
+    assert rows(t.branch("b")) == [(1, "a1"), (2, "b2")]
+    assert rows(t) == [(1, "a1")]
+    # The deleted branch's data files (and its manifests) were orphans; no live file went.
+    assert gone_files <= {Path(p).name for p in removed}
+    assert t.branch("b").remove_orphan_files(older_than_ms=future) == []
+
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), st.sampled_from(["main", "x", "y"]), st.integers(0, 5)),
+        st.tuples(st.just("branch"), st.sampled_from(["x", "y"]), st.integers(0, 5)),
+        st.tuples(st.just("delete"), st.sampled_from(["x", "y"]), st.integers(0, 5)),
+        st.tuples(st.just("orphans"), st.just("main"), st.integers(0, 5)),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_OPS)
+def test_branches_against_a_model(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]
+) -> None:
+    """Each branch is an independent dict of rows; branches start empty; orphan removal never
+    changes what any branch reads."""
+    _cat, t = make(tmp_path_factory.mktemp("model"))
+    model: dict[str, dict[int, str]] = {"main": {}}
+    for n, (op, name, key) in enumerate(ops):
+        if op == "write" and name in model:
+            t.branch(name).write(batch([key], f"w{n}-"))
+            model[name][key] = f"w{n}-{key}"
+        elif op == "branch" and name not in model:
+            t.create_branch(name)
+            model[name] = {}
+        elif op == "delete" and name in model:
+            t.delete_branch(name)
+            del model[name]
+        elif op == "orphans":
+            t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+        assert sorted(t.branches()) == sorted(b for b in model if b != "main")
+        for branch, expected in model.items():
+            assert rows(t.branch(branch)) == sorted(expected.items())

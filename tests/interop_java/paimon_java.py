@@ -59,7 +59,7 @@ def class_path(release: str) -> str:
     if not services.exists():
         services.parent.mkdir(parents=True, exist_ok=True)
         services.write_text("HookedFileIO$Loader\n")
-    for name in ("PaimonRead", "PaimonWrite", "PaimonTag", "PaimonConsumer", "HookedFileIO"):
+    for name in ("PaimonRead", "PaimonWrite", "PaimonTag", "PaimonConsumer", "PaimonBranch", "HookedFileIO"):
         source = HERE / f"{name}.java"
         compiled = out / f"{name}.class"
         if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
@@ -124,6 +124,20 @@ def consumer(release: str, warehouse: str, identifier: str, action: str, *args: 
     )
     if proc.returncode != 0:
         raise RuntimeError(f"Paimon {release}'s consumer {action} failed: {proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def branch(release: str, warehouse: str, identifier: str, action: str, *args: str) -> str:
+    """Run ``PaimonBranch.java`` (``create NAME [TAG]``, ``delete NAME``, ``fastforward NAME``,
+    ``list``, or ``write ID V`` on ``db.t$branch_b``) with Paimon ``release``; returns what it printed."""
+    proc = subprocess.run(
+        ["java", "-cp", class_path(release), "PaimonBranch", warehouse, identifier, action, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"Paimon {release}'s branch {action} failed: {proc.stderr[-3000:]}")
     return proc.stdout
 
 

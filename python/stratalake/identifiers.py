@@ -331,6 +331,13 @@ PATH_OPTIONS = frozenset(
         "data-file.path-directory",
     }
 )
+# Of PATH_OPTIONS, those naming a branch: refused with what to do instead.
+_BRANCH_OPTIONS = {
+    "branch": "selects the branch Paimon reads and writes; stratalake opens a branch by name instead "
+    "(the table 't$branch_<name>', or Table.branch(name))",
+    "scan.fallback-branch": "makes Paimon read the partitions a branch lacks from another branch, "
+    "which stratalake does not implement yet; read that branch as 't$branch_<name>'",
+}
 # Any other key that reads like a path setting (".path", "-dir", ".location"...).
 _PATH_LIKE_KEY = re.compile(r"(^|[.-])(path|paths|dir|dirs|directory|location|external-paths?)$")
 # Credentials (s3.secret-key, fs.s3a.secret.key, fs.s3a.access.key, tokens, passwords): a table's
@@ -370,6 +377,10 @@ def check_options(options: Mapping[str, str], table: str) -> None:
                 "options are stored in the table's schema files and shown by t$options, readable by "
                 "anyone who may read the table); give it to the catalog instead (Catalog(warehouse, "
                 "options={...}) or spark.sql.catalog.<name>.<key> in the Spark session)"
+            )
+        if k in _BRANCH_OPTIONS:
+            raise InvalidOptionError(
+                f"table {table}: option {key!r} {_BRANCH_OPTIONS[k]}, so it cannot be set"
             )
         if k in PATH_OPTIONS or _PATH_LIKE_KEY.search(k):
             raise InvalidOptionError(

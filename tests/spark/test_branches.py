@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from stratalake.exceptions import UnsupportedError
+from stratalake.spark.read_options import check_read_options
 from tests.interop.paimon_oracle import paimon_read
 
 pytestmark = pytest.mark.spark
@@ -117,3 +119,8 @@ def test_bad_branch_arguments_are_refused_by_name(spark: Any, db: str) -> None:
             assert word in message, (sql, message)
     assert _rows(spark, f"SELECT branch_name FROM {db}.`t$branches`") == [("b",)]
     assert _rows(spark, f"SELECT * FROM {db}.t") == [(1, "a")]
+
+
+def test_paimons_branch_read_option_is_refused_with_the_way_to_read_a_branch() -> None:
+    with pytest.raises(UnsupportedError, match=r"table db\.t: read option 'branch': .*`t\$branch_<name>`"):
+        check_read_options("db.t", {"branch": "b"})

@@ -6,6 +6,7 @@ Expected layouts and answers follow Paimon's ``FileSystemBranchManager`` and ``B
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -21,8 +22,10 @@ from stratalake.exceptions import (
     BranchAlreadyExistsError,
     BranchNotFoundError,
     InvalidIdentifierError,
+    InvalidOptionError,
     SnapshotNotFoundError,
     TagNotFoundError,
+    UnsupportedError,
 )
 from stratalake.table import Table
 
@@ -259,6 +262,24 @@ def test_remove_orphan_files_keeps_files_only_a_branch_uses(tmp_path: Path) -> N
     # The deleted branch's data files (and its manifests) were orphans; no live file went.
     assert gone_files <= {Path(p).name for p in removed}
     assert t.branch("b").remove_orphan_files(older_than_ms=future) == []
+
+
+def test_branch_options_are_refused_by_name(tmp_path: Path) -> None:
+    cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_branch("b")
+    with pytest.raises(InvalidOptionError, match="'scan.fallback-branch' makes Paimon read the partitions"):
+        cat.alter_table("db.t", [SchemaChange.set_option("scan.fallback-branch", "b")])
+    with pytest.raises(InvalidOptionError, match="'branch' selects the branch Paimon reads and writes"):
+        cat.create_table("db.u", SCHEMA, options={"branch": "b"})
+    # A table Paimon set it on is refused by name, not read without its fallback.
+    schema = t.schema()
+    options = {**schema.options, "scan.fallback-branch": "b"}
+    assert t.schema_manager.try_commit(dataclasses.replace(schema, id=schema.id + 1, options=options))
+    with pytest.raises(UnsupportedError, match=r"db\.t reads the partitions it lacks from another branch"):
+        cat.get_table("db.t").read()
+    with pytest.raises(InvalidIdentifierError, match="configured as 'scan.fallback-branch'"):
+        cat.get_table("db.t").delete_branch("b")
 
 
 _OPS = st.lists(

@@ -21,6 +21,7 @@ from stratalake.catalog.schema_change import SchemaChange
 from stratalake.exceptions import (
     BranchAlreadyExistsError,
     BranchNotFoundError,
+    CorruptFileError,
     InvalidIdentifierError,
     InvalidOptionError,
     SnapshotNotFoundError,
@@ -268,7 +269,7 @@ def test_branch_options_are_refused_by_name(tmp_path: Path) -> None:
     cat, t = make(tmp_path)
     t.write(batch([1], "a"))
     t.create_branch("b")
-    with pytest.raises(InvalidOptionError, match="'scan.fallback-branch' makes Paimon read the partitions"):
+    with pytest.raises(InvalidOptionError, match=r"'scan\.fallback-branch' makes Paimon read the partitions"):
         cat.alter_table("db.t", [SchemaChange.set_option("scan.fallback-branch", "b")])
     with pytest.raises(InvalidOptionError, match="'branch' selects the branch Paimon reads and writes"):
         cat.create_table("db.u", SCHEMA, options={"branch": "b"})
@@ -278,8 +279,29 @@ def test_branch_options_are_refused_by_name(tmp_path: Path) -> None:
     assert t.schema_manager.try_commit(dataclasses.replace(schema, id=schema.id + 1, options=options))
     with pytest.raises(UnsupportedError, match=r"db\.t reads the partitions it lacks from another branch"):
         cat.get_table("db.t").read()
-    with pytest.raises(InvalidIdentifierError, match="configured as 'scan.fallback-branch'"):
+    with pytest.raises(InvalidIdentifierError, match=r"configured as 'scan\.fallback-branch'"):
         cat.get_table("db.t").delete_branch("b")
+
+
+def test_remove_orphan_files_aborts_on_a_branch_without_schemas(tmp_path: Path) -> None:
+    _cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_tag("t1")
+    t.create_branch("b", "t1")
+    t.branch("b").write(batch([2], "b"))
+    # Paimon Java creates a branch from a tag by copying the tag and snapshot first, schemas last.
+    half = Path(t.location) / "branch" / "branch-half"
+    (half / "snapshot").mkdir(parents=True)
+    (half / "snapshot" / "snapshot-2").write_bytes(
+        (Path(t.location) / "branch" / "branch-b" / "snapshot" / "snapshot-2").read_bytes()
+    )
+    t.delete_branch("b")
+    before = listing(Path(t.location))
+    with pytest.raises(
+        CorruptFileError, match=r"branches \['half'\] have no schemas, so orphan files cleaning was aborted"
+    ):
+        t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+    assert listing(Path(t.location)) == before
 
 
 _OPS = st.lists(

@@ -32,6 +32,7 @@ from stratalake.store.branch_manager import BranchManager, branch_path
 from stratalake.store.changelog_manager import ChangelogManager
 from stratalake.store.files import delete_in_table
 from stratalake.store.references import FileSet, ReferenceCollector
+from stratalake.store.schema_manager import SchemaManager
 from stratalake.store.snapshot_manager import SnapshotManager
 from stratalake.store.tag_manager import TagManager
 
@@ -114,7 +115,19 @@ def _used_files(table: TableStore) -> FileSet:
     used = FileSet()
     collector = ReferenceCollector(table)
     manager = BranchManager(table.file_io, table.location, table.identifier, MAIN_BRANCH)
-    for branch in [MAIN_BRANCH, *manager.branches()]:
+    branches = manager.branches()
+    # A branch without schemas is being created (Paimon copies its schemas last) or is damaged:
+    # what it uses cannot be told, so nothing is deleted (as Paimon's OrphanFilesClean).
+    abnormal = [
+        b for b in branches if not SchemaManager(table.file_io, branch_path(table.location, b)).list_ids()
+    ]
+    if abnormal:
+        raise CorruptFileError(
+            f"table {table.identifier}: branches {abnormal} have no schemas, so orphan files cleaning "
+            "was aborted and nothing was deleted; check these branches (a branch being created gets "
+            "its schemas last), then run it again"
+        )
+    for branch in [MAIN_BRANCH, *branches]:
         root = branch_path(table.location, branch)
         used.update(
             _used_by(

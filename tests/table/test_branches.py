@@ -28,6 +28,7 @@ from stratalake.exceptions import (
     TagNotFoundError,
     UnsupportedError,
 )
+from stratalake.server import RestCatalogServer
 from stratalake.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -302,6 +303,43 @@ def test_remove_orphan_files_aborts_on_a_branch_without_schemas(tmp_path: Path) 
     ):
         t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
     assert listing(Path(t.location)) == before
+
+
+def test_branches_through_a_jdbc_catalog_keep_its_commit_lock(tmp_path: Path) -> None:
+    uri = f"jdbc:sqlite:{tmp_path / 'catalog.db'}"
+    cat = stratalake.Catalog(str(tmp_path / "wh"), {"metastore": "jdbc", "uri": uri, "lock.enabled": "true"})
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "1"})
+    t.write(batch([1], "a"))
+    t.create_branch("b")
+    b = cat.get_table("db.t$branch_b")
+    # The catalog's locking FileIO commits the branch too.
+    assert type(b.file_io) is type(t.file_io) and type(t.file_io).__name__ == "LockedFileIO"
+    b.write(batch([2], "b"))
+    assert rows(cat.get_table("db.t$branch_b")) == [(2, "b2")] and rows(t) == [(1, "a1")]
+
+
+def test_branches_of_a_rest_catalog_table_are_refused(tmp_path: Path) -> None:
+    fs = stratalake.Catalog(str(tmp_path / "wh"))
+    fs.create_database("db")
+    fs.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "1"}).write(batch([1], "a"))
+    fs.get_table("db.t").create_branch("b")
+    with RestCatalogServer(fs, token="tok") as server:
+        cat = stratalake.Catalog(
+            "wh", {"metastore": "rest", "uri": server.url, "token.provider": "bear", "token": "tok"}
+        )
+        t = cat.get_table("db.t")
+        for refused in (
+            lambda: cat.get_table("db.t$branch_b"),
+            lambda: t.branch("b"),
+            lambda: t.refresh().create_branch("c"),
+        ):
+            with pytest.raises(
+                UnsupportedError,
+                match=r"db\.t.*branches of a table in a REST catalog are managed by the server",
+            ):
+                refused()
+    assert fs.get_table("db.t").branches() == ["b"]
 
 
 _OPS = st.lists(

@@ -150,14 +150,23 @@ class Catalog:
             self.file_io.list_status(f"{self.table_path(identifier)}/schema")
         )
 
+    def open_branch(self, identifier: str) -> Table | None:
+        """The handle of ``db.t$branch_b`` (from the table's own handle, so a metastore catalog's
+        commit lock comes with it); None when ``identifier`` names no branch."""
+        db, name = parse_identifier(identifier)
+        base, branch, system = identifiers.split_object_name(name)
+        if system is not None or base == name:
+            return None
+        table = self.get_table(f"{db}.{base}")
+        return table if branch is None else table.branch(branch)
+
     def get_table(self, identifier: str) -> Table:
         """Open a table, or a branch of it (``db.t$branch_b``); :class:`TableNotFoundError` if it
         does not exist (:class:`~stratalake.exceptions.BranchNotFoundError` for a branch)."""
+        branch = self.open_branch(identifier)
+        if branch is not None:
+            return branch
         db, name = parse_identifier(identifier)
-        base, branch, system = identifiers.split_object_name(name)
-        if system is None and base != name:
-            table = self.get_table(f"{db}.{base}")
-            return table if branch is None else table.branch(branch)
         if not self.table_exists(identifier):
             raise TableNotFoundError(f"table {db}.{name} does not exist in warehouse {self.warehouse}")
         return self.open_table(f"{db}.{name}", self.table_path(identifier))

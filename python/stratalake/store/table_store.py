@@ -16,6 +16,7 @@ from typing import Protocol, Self
 import pyarrow as pa
 
 from stratalake import option_support
+from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Predicate
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext
@@ -59,6 +60,9 @@ class TableStore:
     #: ``metastore.partitioned-table``): commits report the partitions they write, partition drops
     #: the ones they drop. Handles derived from this one (refresh, time travel) keep it.
     partition_handler: PartitionHandler | None = None
+    #: Set by a catalog whose branches stratalake cannot manage (Paimon's REST catalog manages them
+    #: on the server): why branch operations are refused. Derived handles keep it.
+    branches_refused: str | None = None
 
     def __init__(
         self,
@@ -85,6 +89,8 @@ class TableStore:
     @property
     def branch_manager(self) -> BranchManager:
         """The table's branches, seen from this handle's branch."""
+        if self.branches_refused is not None:
+            raise UnsupportedError(f"table {self.identifier}: {self.branches_refused}")
         return BranchManager(self.file_io, self.location, self.identifier, self.current_branch)
 
     # -- metadata ---------------------------------------------------------------------------------
@@ -150,6 +156,7 @@ class TableStore:
 
     def _derived(self, handle: Self) -> Self:
         handle.partition_handler = self.partition_handler
+        handle.branches_refused = self.branches_refused
         return handle
 
     # -- snapshots ------------------------------------------------------------------------------

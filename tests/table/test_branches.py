@@ -342,6 +342,28 @@ def test_branches_of_a_rest_catalog_table_are_refused(tmp_path: Path) -> None:
     assert fs.get_table("db.t").branches() == ["b"]
 
 
+def test_expiration_and_tag_deletion_on_main_keep_the_files_a_branch_reads(tmp_path: Path) -> None:
+    """Unlike Paimon's, which look at the current branch only and would break both branches."""
+    _cat, t = make(tmp_path)
+    t.write(batch([1], "a"))  # snapshot 1
+    t.create_tag("t1")
+    t.create_branch("b", "t1")
+    t.delete_tag("t1")
+    t.write(batch([2], "a"), overwrite=True)  # snapshot 2: snapshot 1's file no longer live on main
+    t.create_tag("t2")
+    t.create_branch("c", "t2")
+    t.write(batch([3], "a"), overwrite=True)  # snapshot 3
+    assert t.expire_snapshots(retain_max=1, retain_min=1) == 2
+    t.delete_tag("t2")  # the tag kept snapshot 2's file after its snapshot expired
+    assert [s.id for s in t.snapshots()] == [3] and t.tags() == {}
+    assert rows(t.branch("b")) == [(1, "a1")]
+    assert rows(t.branch("c")) == [(2, "a2")]
+    t.delete_branch("b")
+    t.delete_branch("c")
+    t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+    assert rows(t) == [(3, "a3")]
+
+
 _OPS = st.lists(
     st.one_of(
         st.tuples(st.just("write"), st.sampled_from(["main", "x", "y"]), st.integers(0, 5)),

@@ -28,13 +28,11 @@ from typing import TYPE_CHECKING
 from stratalake.exceptions import CorruptFileError
 from stratalake.identifiers import MAIN_BRANCH
 from stratalake.io import FileStatus
+from stratalake.maintenance.expire import branch_references
 from stratalake.store.branch_manager import BranchManager, branch_path
-from stratalake.store.changelog_manager import ChangelogManager
 from stratalake.store.files import delete_in_table
 from stratalake.store.references import FileSet, ReferenceCollector
 from stratalake.store.schema_manager import SchemaManager
-from stratalake.store.snapshot_manager import SnapshotManager
-from stratalake.store.tag_manager import TagManager
 
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
@@ -128,50 +126,5 @@ def _used_files(table: TableStore) -> FileSet:
             "its schemas last), then run it again"
         )
     for branch in [MAIN_BRANCH, *branches]:
-        root = branch_path(table.location, branch)
-        used.update(
-            _used_by(
-                table,
-                collector,
-                SnapshotManager(table.file_io, root, table.identifier),
-                ChangelogManager(table.file_io, root, table.identifier),
-                TagManager(table.file_io, root, table.identifier),
-            )
-        )
-    return used
-
-
-def _used_by(
-    table: TableStore,
-    collector: ReferenceCollector,
-    sm: SnapshotManager,
-    cm: ChangelogManager,
-    tm: TagManager,
-) -> FileSet:
-    used = FileSet()
-    seen: set[int] = set()
-    while True:  # until no snapshot appeared while reading (see the module docstring)
-        new = [s for s in sm.snapshots() if s.id not in seen]
-        if not new:
-            break
-        for snap in new:
-            seen.add(snap.id)
-            try:
-                used.update(collector.mentioned(snap, strict=True))
-            except CorruptFileError:
-                if table.file_io.exists(sm.snapshot_path(snap.id)):
-                    raise
-                # expired while being read: what it shared with later snapshots, they name too
-    for c in cm.changelogs():
-        try:
-            used.update(collector.mentioned(c, strict=True, long_lived_changelog=True))
-        except CorruptFileError:
-            if table.file_io.exists(cm.changelog_path(c.id)):
-                raise
-    for name, tag in tm.tags().items():
-        try:
-            used.update(collector.mentioned(tag, strict=True))
-        except CorruptFileError:
-            if tm.exists(name):
-                raise
+        used.update(branch_references(table, collector, branch))
     return used

@@ -43,8 +43,17 @@ def test_branch_procedures_reads_and_writes(spark: Any, db: str, warehouse: Path
     spark.sql(f"INSERT INTO {branch} VALUES (3, 'c')")
     assert _rows(spark, f"SELECT * FROM {branch} ORDER BY a") == [(1, "a"), (2, "b"), (3, "c")]
     assert _rows(spark, f"SELECT * FROM {t} ORDER BY a") == [(1, "a"), (2, "b2")]
+    # Row-level DML and schema changes of the branch stay on it.
+    spark.sql(f"UPDATE {branch} SET b = 'c2' WHERE a = 3")
+    spark.sql(f"ALTER TABLE {branch} ADD COLUMN c INT")
+    assert _rows(spark, f"SELECT * FROM {branch} WHERE a = 3") == [(3, "c2", None)]
+    assert [f.name for f in spark.table(t).schema] == ["a", "b"]
     # The branch's own system tables, and time travel within it.
-    assert _rows(spark, f"SELECT snapshot_id FROM {db}.`T$branch_test_branch$snapshots`") == [(2,), (3,)]
+    assert _rows(spark, f"SELECT snapshot_id FROM {db}.`T$branch_test_branch$snapshots`") == [
+        (2,),
+        (3,),
+        (4,),
+    ]
     assert _rows(spark, f"SELECT a FROM {branch} VERSION AS OF 2 ORDER BY a") == [(1,), (2,)]
     # A tag on the branch, and a branch from a branch (Paimon's test).
     tag2 = f"CALL lake.sys.create_tag(table => '{name}.`T$branch_test_branch`', tag => 'test_tag2', snapshot => 3)"
@@ -72,7 +81,7 @@ def test_branch_procedures_reads_and_writes(spark: Any, db: str, warehouse: Path
     assert sorted((r["a"], r["b"]) for r in paimon_read(warehouse, ident).to_pylist()) == [
         (1, "a"),
         (2, "b"),
-        (3, "c"),
+        (3, "c2"),
     ]
 
     # rename, delete, fast-forward: Paimon's arguments and answers.
@@ -86,8 +95,8 @@ def test_branch_procedures_reads_and_writes(spark: Any, db: str, warehouse: Path
     assert "does not exist" in _error(spark, f"SELECT * FROM {db}.`T$branch_b3`")
     forward = f"CALL lake.sys.fast_forward(table => '{name}.T', branch => 'test_branch')"
     assert _rows(spark, forward) == [(True,)]
-    assert _rows(spark, f"SELECT * FROM {t} ORDER BY a") == [(1, "a"), (2, "b"), (3, "c")]
-    assert _rows(spark, f"SELECT snapshot_id FROM {db}.`T$snapshots`") == [(1,), (2,), (3,)]
+    assert _rows(spark, f"SELECT * FROM {t} ORDER BY a") == [(1, "a", None), (2, "b", None), (3, "c2", None)]
+    assert _rows(spark, f"SELECT snapshot_id FROM {db}.`T$snapshots`") == [(1,), (2,), (3,), (4,)]
 
 
 def test_bad_branch_arguments_are_refused_by_name(spark: Any, db: str) -> None:

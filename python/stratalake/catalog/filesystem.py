@@ -17,6 +17,7 @@ from stratalake.exceptions import (
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
+    InvalidIdentifierError,
     InvalidOptionError,
     SchemaError,
     TableAlreadyExistsError,
@@ -141,7 +142,10 @@ class Catalog:
 
     def table_exists(self, identifier: str) -> bool:
         db, name = parse_identifier(identifier)
-        base, branch, system = identifiers.split_object_name(name)
+        try:
+            base, branch, system = identifiers.split_object_name(name)
+        except InvalidIdentifierError:
+            return False  # no table or branch has such a name
         if system is None and base != name:  # t$branch_b: the table and its branch
             if not self.table_exists(f"{db}.{base}"):
                 return False

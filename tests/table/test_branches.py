@@ -10,6 +10,7 @@ import dataclasses
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -371,35 +372,60 @@ def test_expiration_and_tag_deletion_on_main_keep_the_files_a_branch_reads(tmp_p
 _OPS = st.lists(
     st.one_of(
         st.tuples(st.just("write"), st.sampled_from(["main", "x", "y"]), st.integers(0, 5)),
-        st.tuples(st.just("branch"), st.sampled_from(["x", "y"]), st.integers(0, 5)),
+        st.tuples(st.just("branch"), st.sampled_from(["x", "y"]), st.booleans()),
         st.tuples(st.just("delete"), st.sampled_from(["x", "y"]), st.integers(0, 5)),
+        st.tuples(st.just("rename"), st.sampled_from(["x", "y"]), st.integers(0, 5)),
+        st.tuples(st.just("forward"), st.sampled_from(["x", "y"]), st.integers(0, 5)),
+        st.tuples(st.just("expire"), st.just("main"), st.integers(0, 5)),
         st.tuples(st.just("orphans"), st.just("main"), st.integers(0, 5)),
     ),
-    max_size=8,
+    max_size=10,
 )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=_OPS)
 def test_branches_against_a_model(
-    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, Any]]
 ) -> None:
-    """Each branch is an independent dict of rows; branches start empty; orphan removal never
-    changes what any branch reads."""
+    """Each branch is a dict of rows: created empty or from a tag of main's latest state,
+    renamed, fast-forwarded into main; expiring main and removing orphans never change what any
+    branch reads."""
     _cat, t = make(tmp_path_factory.mktemp("model"))
     model: dict[str, dict[int, str]] = {"main": {}}
-    for n, (op, name, key) in enumerate(ops):
+    has_snapshot = {"main": False}
+    for n, (op, name, arg) in enumerate(ops):
+        other = "y" if name == "x" else "x"
         if op == "write" and name in model:
-            t.branch(name).write(batch([key], f"w{n}-"))
-            model[name][key] = f"w{n}-{key}"
+            t.branch(name).write(batch([arg], f"w{n}-"))
+            model[name][arg] = f"w{n}-{arg}"
+            has_snapshot[name] = True
         elif op == "branch" and name not in model:
-            t.create_branch(name)
-            model[name] = {}
+            if arg and has_snapshot["main"]:  # from a tag of main's latest snapshot
+                t.create_tag(f"tag{n}")
+                t.create_branch(name, tag=f"tag{n}")
+                model[name], has_snapshot[name] = dict(model["main"]), True
+            else:
+                t.create_branch(name)
+                model[name], has_snapshot[name] = {}, False
         elif op == "delete" and name in model:
             t.delete_branch(name)
             del model[name]
+        elif op == "rename" and name in model and other not in model:
+            t.rename_branch(name, other)
+            model[other], has_snapshot[other] = model.pop(name), has_snapshot[name]
+        elif op == "forward" and name in model:
+            if not has_snapshot[name]:
+                with pytest.raises(SnapshotNotFoundError):
+                    t.fast_forward(name)
+            else:
+                t.fast_forward(name)
+                t = t.refresh()
+                model["main"], has_snapshot["main"] = dict(model[name]), True
+        elif op == "expire":
+            t.expire_snapshots(retain_max=1, retain_min=1)
         elif op == "orphans":
             t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
         assert sorted(t.branches()) == sorted(b for b in model if b != "main")
         for branch, expected in model.items():
-            assert rows(t.branch(branch)) == sorted(expected.items())
+            assert rows(t.branch(branch)) == sorted(expected.items()), (branch, ops[: n + 1])

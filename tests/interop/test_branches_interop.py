@@ -84,3 +84,17 @@ def test_pypaimon_branches_read_by_stratalake(tmp_path: Path) -> None:
     assert sorted_rows(paimon_read(wh, "db.t$branch_b"), ["id"]) == sorted_rows(
         stratalake.Catalog(str(wh)).get_table("db.t$branch_b").read(), ["id"]
     )
+
+
+def test_branch_from_a_tag_whose_snapshot_expired_is_read_by_pypaimon(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    cat = stratalake.Catalog(str(wh))
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "1"})
+    t.write(batch([1, 2], "a"))
+    t.create_tag("t1", time_retained="1 d")
+    t.write(batch([2], "b"))
+    t.write(batch([3], "b"))
+    assert t.expire_snapshots(retain_max=1, retain_min=1) == 2
+    t.create_branch("b", "t1")
+    assert theirs(wh, "db.t$branch_b") == ours(wh, "db.t$branch_b") == [(1, "a1"), (2, "a2")]

@@ -7,6 +7,7 @@ Expected layouts and answers follow Paimon's ``FileSystemBranchManager`` and ``B
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 from pathlib import Path
@@ -85,6 +86,21 @@ def test_create_from_tag_copies_tag_snapshot_and_schemas(tmp_path: Path) -> None
     assert rows(t.branch("b")) == rows(b)
     assert rows(b.branch("main")) == rows(t) and b.branch("main").identifier == "db.t"
     assert rows(cat.get_table("db.t$branch_main")) == rows(t)
+
+
+def test_create_from_a_tag_whose_snapshot_expired_writes_the_snapshot_from_the_tag(tmp_path: Path) -> None:
+    _cat, t = make(tmp_path)
+    t.write(batch([1], "a"))
+    t.create_tag("t1", time_retained="1 d")  # a tag file with Paimon's tag fields
+    t.write(batch([2], "a"))
+    t.write(batch([3], "a"))
+    assert t.expire_snapshots(retain_max=1, retain_min=1) == 2
+    t.create_branch("b", "t1")
+    root = Path(t.location) / "branch" / "branch-b"
+    written = json.loads((root / "snapshot" / "snapshot-1").read_text())
+    assert written["id"] == 1 and "tagCreateTime" not in written and "tagTimeRetained" not in written
+    assert (root / "tag" / "tag-t1").read_bytes() == (Path(t.location) / "tag" / "tag-t1").read_bytes()
+    assert rows(t.branch("b")) == [(1, "a1")]
 
 
 def test_create_empty_branch_copies_every_schema_and_no_snapshot(tmp_path: Path) -> None:

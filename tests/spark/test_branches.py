@@ -7,10 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
+import stratalake
 from stratalake.exceptions import UnsupportedError
 from stratalake.spark.read_options import check_read_options
+from stratalake.spark.source import infer_schema
+from stratalake.spark.streaming import StrataLakeStreamReader
 from tests.interop.paimon_oracle import paimon_read
 
 pytestmark = pytest.mark.spark
@@ -133,3 +137,39 @@ def test_bad_branch_arguments_are_refused_by_name(spark: Any, db: str) -> None:
 def test_paimons_branch_read_option_is_refused_with_the_way_to_read_a_branch() -> None:
     with pytest.raises(UnsupportedError, match=r"table db\.t: read option 'branch': .*`t\$branch_<name>`"):
         check_read_options("db.t", {"branch": "b"})
+
+
+def test_a_stream_of_a_branch_reads_its_changes_and_keeps_its_consumer_there(tmp_path: Path) -> None:
+    """Spark's micro-batch calls played against the stream reader of ``t$branch_b`` (no session)."""
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = cat.create_table("db.t", schema, primary_key=["id"], options={"bucket": "1"})
+    t.write(pa.table({"id": [1], "v": ["main"]}))
+    t.create_branch("b")
+    b = t.branch("b")
+    b.write(pa.table({"id": [2], "v": ["b1"]}))
+    options = {"warehouse": str(tmp_path / "wh"), "table": "db.t$branch_b", "consumer-id": "job"}
+    reader = StrataLakeStreamReader(options, infer_schema(options))
+    offset = reader.initialOffset()
+
+    def batch() -> list[tuple[Any, ...]]:
+        nonlocal offset
+        end = reader.latestOffset(offset, reader.getDefaultReadLimit())
+        out = [
+            tuple(r.values())
+            for p in reader.partitions(offset, end)
+            for x in reader.read(p)
+            for r in x.to_pylist()
+        ]
+        reader.commit(end)
+        offset = end
+        return sorted(out)
+
+    assert batch() == [(2, "b1")]  # the branch's state, not main's
+    t.write(pa.table({"id": [3], "v": ["main"]}))
+    b.write(pa.table({"id": [4], "v": ["b2"]}))
+    assert batch() == [(4, "b2")]
+    # Paimon's ConsumerManager keeps a branch's consumers under the branch.
+    assert b.consumers() == {"job": 3} and t.consumers() == {}
+    assert (Path(t.location) / "branch" / "branch-b" / "consumer" / "consumer-job").exists()

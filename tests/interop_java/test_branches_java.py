@@ -25,7 +25,7 @@ def ours(t: stratalake.Table) -> list[tuple[str, str]]:
     return sorted((str(r["id"]), str(r["v"])) for r in t.read().to_pylist())
 
 
-@pytest.mark.parametrize("release", [RELEASES[-1]])
+@pytest.mark.parametrize("release", [RELEASES[0], RELEASES[-1]])
 def test_java_branches_read_by_stratalake(tmp_path: Path, release: str) -> None:
     wh = str(tmp_path / "wh")
     cat = stratalake.Catalog(wh)
@@ -51,7 +51,7 @@ def test_java_branches_read_by_stratalake(tmp_path: Path, release: str) -> None:
     assert got["db.t$branch_je"] == [("9", "empty")]
 
 
-@pytest.mark.parametrize("release", [RELEASES[-1]])
+@pytest.mark.parametrize("release", [RELEASES[0], RELEASES[-1]])
 def test_stratalake_branches_used_by_java(tmp_path: Path, release: str) -> None:
     wh = str(tmp_path / "wh")
     cat = stratalake.Catalog(wh)

@@ -300,7 +300,7 @@ def test_branch_options_are_refused_by_name(tmp_path: Path) -> None:
         cat.get_table("db.t").read()
     with pytest.raises(InvalidIdentifierError, match=r"configured as 'scan\.fallback-branch'"):
         cat.get_table("db.t").delete_branch("b")
-    with pytest.raises(InvalidIdentifierError, match=r"configured as 'scan\.primary-branch'"):
+    with pytest.raises(UnsupportedError, match=r"'scan\.primary-branch'='p'.*cannot delete branches of it"):
         cat.get_table("db.t").delete_branch("p")
     assert cat.get_table("db.t").branches() == ["b", "p"]
 

@@ -18,7 +18,7 @@ reclaims (it reads every branch's snapshots, tags and changelogs).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from stratalake.exceptions import (
     BranchAlreadyExistsError,
@@ -151,24 +151,28 @@ class BranchManager:
     def _copy(self, src: str, dst: str) -> None:
         self.file_io.write_bytes(dst, self.file_io.read_bytes(src))
 
-    def delete(self, branch: str, options: Mapping[str, str] | None = None) -> None:
+    def delete(
+        self, branch: str, options: Mapping[str, str] | None = None, guard: Callable[[], None] | None = None
+    ) -> None:
         """Delete ``branch``'s directory (its data files stay until ``remove_orphan_files``).
-        ``options``: the table's, whose ``scan.fallback-branch`` / ``scan.primary-branch`` may
-        not be deleted (Paimon's ``AbstractFileStoreTable.deleteBranch``)."""
+        ``options``: the table's, whose ``scan.fallback-branch`` may not be deleted (Paimon's
+        ``AbstractFileStoreTable.deleteBranch``). ``guard`` runs once the arguments are checked,
+        right before the delete (the table's own refusals)."""
         if normalize_branch(branch) == MAIN_BRANCH:
             raise InvalidIdentifierError(
                 f"table {self.table_name}: cannot delete the main branch (drop the table instead)"
             )
         check_branch_name(branch, self.table_name)
         self._check_not_current(branch, "delete")
-        for key in ("scan.fallback-branch", "scan.primary-branch"):
-            configured = (options or {}).get(key)
-            if configured is not None and configured.strip() and branch == configured:
-                raise InvalidIdentifierError(
-                    f"table {self.table_name}: cannot delete branch '{branch}' because it is configured "
-                    f"as '{key}'; unset '{key}' first"
-                )
+        fallback = (options or {}).get("scan.fallback-branch")
+        if fallback is not None and fallback.strip() and branch == fallback:
+            raise InvalidIdentifierError(
+                f"table {self.table_name}: cannot delete branch '{branch}' because it is configured "
+                "as 'scan.fallback-branch'; unset 'scan.fallback-branch' first"
+            )
         self.check_exists(branch)
+        if guard is not None:
+            guard()
         self.file_io.delete_dir(self.path(branch))
 
     def rename(self, source: str, target: str) -> None:

@@ -260,10 +260,10 @@ class Table(TableStore):
         return self.branch_manager.create(name, tag, ignore_if_exists)
 
     def delete_branch(self, name: str) -> None:
-        """Delete branch ``name`` (not the one this handle is on, nor the table's
-        'scan.fallback-branch' or 'scan.primary-branch'); its data files stay until
-        ``remove_orphan_files``."""
-        self.branch_manager.delete(name, self.options())
+        """Delete branch ``name`` (not the one this handle is on, nor the table's fallback
+        branch); its data files stay until ``remove_orphan_files``. A table with options stratalake
+        does not implement (a primary branch, say) is refused, as other maintenance is."""
+        self.branch_manager.delete(name, self.options(), lambda: self.check_supported("delete branches of"))
 
     def rename_branch(self, name: str, target: str) -> None:
         """Rename branch ``name`` to ``target``."""

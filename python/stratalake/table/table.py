@@ -273,6 +273,7 @@ class Table(TableStore):
         """Make this branch (usually ``main``) branch ``name``'s state: its snapshots, schemas and
         tags from the branch's earliest snapshot on replace this branch's (Paimon's
         ``fast_forward``). Reopen handles afterwards (``refresh()``)."""
+        self.check_supported("fast-forward")  # it deletes snapshots, as a rollback does
         self.branch_manager.fast_forward(name)
         self.snapshot_manager.forget_all()
         self.schema_manager.forget_all()

@@ -762,11 +762,7 @@ RESET_CONSUMER = Procedure(
 CLEAR_CONSUMERS = Procedure(
     "clear_consumers",
     "Delete the consumers whose id matches 'includingConsumers' (default: all) and not 'excludingConsumers'",
-    (
-        Param("table", "STRING", True),
-        Param("includingConsumers", "STRING"),
-        Param("excludingConsumers", "STRING"),
-    ),
+    (Param("table", "STRING", True), Param("includingConsumers", "STRING"), Param("excludingConsumers", "STRING")),
     (("result", "boolean"),),
     _clear_consumers,
 )

@@ -132,9 +132,7 @@ class GlobalSystemTableReader(DataSourceReader):
         return [InputPartition(b"")]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        cat = Catalog(
-            self.options[keys.WAREHOUSE], json.loads(self.options.get(keys.CATALOG_OPTIONS) or "{}")
-        )
+        cat = Catalog(self.options[keys.WAREHOUSE], json.loads(self.options.get(keys.CATALOG_OPTIONS) or "{}"))
         rows = catalog_system_tables.global_table(cat, self.options[keys.GLOBAL_SYSTEM_TABLE])
         target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
         for batch in rows.to_batches():

@@ -46,6 +46,9 @@ def test_stratalake_branches_read_and_written_by_pypaimon(tmp_path: Path) -> Non
     assert theirs(wh, "db.t$branch_b") == ours(wh, "db.t$branch_b") == [(1, "a1"), (2, "b2"), (4, "b4")]
     assert theirs(wh, "db.t") == [(1, "a1"), (2, "a2"), (3, "a3")]
     assert paimon_read(wh, "db.t$branch_e").num_rows == 0
+    # $branches as pypaimon's BranchesTable shows it (its order is the listing's; ours is sorted).
+    theirs_branches = sorted(paimon_read(wh, "db.t$branches").to_pylist(), key=lambda r: r["branch_name"])
+    assert t.system_table("branches").to_pylist() == theirs_branches
     # pypaimon writes on top of stratalake's branch snapshot; both read the merge.
     paimon_write(wh, "db.t$branch_b", batch([4, 5], "p"))
     assert (

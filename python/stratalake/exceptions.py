@@ -54,6 +54,14 @@ class TagAlreadyExistsError(StrataLakeError):
     """A tag with that name already exists."""
 
 
+class BranchNotFoundError(TableNotFoundError):
+    """The requested branch of a table does not exist."""
+
+
+class BranchAlreadyExistsError(StrataLakeError):
+    """A branch with that name already exists."""
+
+
 class CorruptFileError(StrataLakeError):
     """A metadata or data file cannot be decoded."""
 

@@ -153,6 +153,69 @@ def check_new_name(name: object, kind: str = TABLE) -> str:
     return name
 
 
+# ---- branches -------------------------------------------------------------------------------------
+
+MAIN_BRANCH = "main"
+#: ``t$branch_b`` names branch ``b`` of table ``t`` (Paimon's ``Identifier.SYSTEM_BRANCH_PREFIX``).
+SYSTEM_BRANCH_PREFIX = "branch_"
+
+
+def split_object_name(name: str) -> tuple[str, str | None, str | None]:
+    """``(table, branch, system table)`` of an object name, as Paimon's ``Identifier``:
+    ``t``, ``t$snapshots``, ``t$branch_b``, ``t$branch_b$snapshots``. Branch ``main`` is None.
+
+    Raises :class:`InvalidIdentifierError` for more than two ``$`` or a system table after ``$``
+    that is not a branch (``t$files$x``)."""
+    parts = name.split(SYSTEM_TABLE_SEPARATOR)
+    if len(parts) == 1:
+        return name, None, None
+    if len(parts) == 2:
+        if parts[1].startswith(SYSTEM_BRANCH_PREFIX):
+            return parts[0], _branch_or_none(parts[1][len(SYSTEM_BRANCH_PREFIX) :]), None
+        return parts[0], None, parts[1]
+    if len(parts) == 3 and parts[1].startswith(SYSTEM_BRANCH_PREFIX):
+        return parts[0], _branch_or_none(parts[1][len(SYSTEM_BRANCH_PREFIX) :]), parts[2]
+    raise InvalidIdentifierError(
+        f"{_show(name)} is not a table name: a system table can only contain one '$' separator "
+        "('t$snapshots'), or two after a branch ('t$branch_b$snapshots')"
+    )
+
+
+def _branch_or_none(branch: str) -> str | None:
+    # Paimon's BranchManager.normalizeBranch: a blank branch is main.
+    return None if not branch.strip() or branch == MAIN_BRANCH else branch
+
+
+def check_branch_name(name: object, table: str, creating: bool = False) -> str:
+    """``name`` if it can name a branch of ``table`` (one directory ``branch/branch-<name>``).
+
+    Every use: a string, not blank, no ``/``, ``\\`` or NUL. Creating (create, rename target) also
+    Paimon's ``BranchManager.validateBranch``: not ``main``, not only digits (those name snapshots
+    in time travel); and, so that ``t$branch_<name>`` and ``db.t$branch_<name>`` parse back, no ``$``
+    or ``.``. Raises :class:`InvalidIdentifierError` naming the table, the branch and the rule.
+    """
+
+    def fail(rule: str) -> InvalidIdentifierError:
+        return InvalidIdentifierError(f"table {table}: {name!r} is not a valid branch name: {rule}")
+
+    if not isinstance(name, str) or not name.strip():
+        raise fail("a branch name must be a non-blank string")
+    if any(c in name for c in "/\\\x00") or name in (".", ".."):
+        raise fail("it must not contain '/', '\\' or NUL, nor be '.' or '..' (it names one directory)")
+    if creating:
+        if name == MAIN_BRANCH:
+            raise fail(f"'{MAIN_BRANCH}' is the default branch and cannot be used; choose another name")
+        if name.isdecimal():  # Java's Character.isDigit: decimal digits of any script
+            raise fail("a branch name cannot be only digits (those name snapshots); add a letter")
+        for ch, why in (
+            (SYSTEM_TABLE_SEPARATOR, "t$branch_<name>$<system table>"),
+            (".", "'db.t$branch_<name>'"),
+        ):
+            if ch in name:
+                raise fail(f"{ch!r} would make {why} ambiguous; choose a name without it")
+    return name
+
+
 def split_table_identifier(identifier: object) -> tuple[str, str]:
     """``"db.table"`` as ``(db, table)``; a bare name means database ``default``. Names are
     checked with :func:`check_name` (reading rules)."""
@@ -268,6 +331,13 @@ PATH_OPTIONS = frozenset(
         "data-file.path-directory",
     }
 )
+# Of PATH_OPTIONS, those naming a branch: refused with what to do instead.
+_BRANCH_OPTIONS = {
+    "branch": "selects the branch Paimon reads and writes; stratalake opens a branch by name instead "
+    "(the table 't$branch_<name>', or Table.branch(name))",
+    "scan.fallback-branch": "makes Paimon read the partitions a branch lacks from another branch, "
+    "which stratalake does not implement yet; read that branch as 't$branch_<name>'",
+}
 # Any other key that reads like a path setting (".path", "-dir", ".location"...).
 _PATH_LIKE_KEY = re.compile(r"(^|[.-])(path|paths|dir|dirs|directory|location|external-paths?)$")
 # Credentials (s3.secret-key, fs.s3a.secret.key, fs.s3a.access.key, tokens, passwords): a table's
@@ -307,6 +377,10 @@ def check_options(options: Mapping[str, str], table: str) -> None:
                 "options are stored in the table's schema files and shown by t$options, readable by "
                 "anyone who may read the table); give it to the catalog instead (Catalog(warehouse, "
                 "options={...}) or spark.sql.catalog.<name>.<key> in the Spark session)"
+            )
+        if k in _BRANCH_OPTIONS:
+            raise InvalidOptionError(
+                f"table {table}: option {key!r} {_BRANCH_OPTIONS[k]}, so it cannot be set"
             )
         if k in PATH_OPTIONS or _PATH_LIKE_KEY.search(k):
             raise InvalidOptionError(

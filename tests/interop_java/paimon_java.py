@@ -61,7 +61,7 @@ def class_path(release: str) -> str:
     if not services.exists():
         services.parent.mkdir(parents=True, exist_ok=True)
         services.write_text("HookedFileIO$Loader\n")
-    names = ["PaimonRead", "PaimonWrite", "PaimonTag", "PaimonConsumer", "HookedFileIO"]
+    names = ["PaimonRead", "PaimonWrite", "PaimonTag", "PaimonConsumer", "PaimonBranch", "HookedFileIO"]
     if release not in STATS_UNSUPPORTED:
         names.append("PaimonStats")
     for name in names:
@@ -143,6 +143,20 @@ def statistics(release: str, warehouse: str, identifier: str, action: str) -> st
     )
     if proc.returncode != 0:
         raise RuntimeError(f"Paimon {release}'s statistics {action} failed: {proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def branch(release: str, warehouse: str, identifier: str, action: str, *args: str) -> str:
+    """Run ``PaimonBranch.java`` (``create NAME [TAG]``, ``delete NAME``, ``fastforward NAME``,
+    ``list``, or ``write ID V`` on ``db.t$branch_b``) with Paimon ``release``; returns what it printed."""
+    proc = subprocess.run(
+        ["java", "-cp", class_path(release), "PaimonBranch", warehouse, identifier, action, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"Paimon {release}'s branch {action} failed: {proc.stderr[-3000:]}")
     return proc.stdout
 
 

@@ -17,6 +17,7 @@ from stratalake.exceptions import (
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
+    InvalidIdentifierError,
     InvalidOptionError,
     SchemaError,
     TableAlreadyExistsError,
@@ -140,12 +141,35 @@ class Catalog:
         return sorted(out)
 
     def table_exists(self, identifier: str) -> bool:
+        db, name = parse_identifier(identifier)
+        try:
+            base, branch, system = identifiers.split_object_name(name)
+        except InvalidIdentifierError:
+            return False  # no table or branch has such a name
+        if system is None and base != name:  # t$branch_b: the table and its branch
+            if not self.table_exists(f"{db}.{base}"):
+                return False
+            return branch is None or self.get_table(f"{db}.{base}").branch_manager.exists(branch)
         return self.file_io.exists(f"{self.table_path(identifier)}/schema/schema-0") or bool(
             self.file_io.list_status(f"{self.table_path(identifier)}/schema")
         )
 
+    def open_branch(self, identifier: str) -> Table | None:
+        """The handle of ``db.t$branch_b`` (from the table's own handle, so a metastore catalog's
+        commit lock comes with it); None when ``identifier`` names no branch."""
+        db, name = parse_identifier(identifier)
+        base, branch, system = identifiers.split_object_name(name)
+        if system is not None or base == name:
+            return None
+        table = self.get_table(f"{db}.{base}")
+        return table if branch is None else table.branch(branch)
+
     def get_table(self, identifier: str) -> Table:
-        """Open a table; :class:`TableNotFoundError` if it does not exist."""
+        """Open a table, or a branch of it (``db.t$branch_b``); :class:`TableNotFoundError` if it
+        does not exist (:class:`~stratalake.exceptions.BranchNotFoundError` for a branch)."""
+        branch = self.open_branch(identifier)
+        if branch is not None:
+            return branch
         db, name = parse_identifier(identifier)
         if not self.table_exists(identifier):
             raise TableNotFoundError(f"table {db}.{name} does not exist in warehouse {self.warehouse}")
@@ -211,6 +235,8 @@ class Catalog:
             _validate(table.identifier, new_schema)
             if table.schema_manager.try_commit(new_schema):
                 identifiers.warn_unknown_options(set_options, table.identifier)
+                if table.current_branch != identifiers.MAIN_BRANCH:  # a branch's own schema changed
+                    return table.refresh()
                 return self.open_table(table.identifier, table.location, new_schema)
         raise CommitConflictError(
             f"table {identifier}: schema change kept conflicting with concurrent changes"

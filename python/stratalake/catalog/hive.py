@@ -603,7 +603,10 @@ class HiveCatalog(Catalog):
 
     def get_table(self, identifier: str) -> Table:
         """Open a table registered in the metastore; :class:`TableNotFoundError` if it is not (or is
-        not a Paimon table, or its schema is missing on storage)."""
+        not a Paimon table, or its schema is missing on storage); ``db.t$branch_b`` opens a branch."""
+        branch = self.open_branch(identifier)
+        if branch is not None:
+            return branch
         db, name = self._split(identifier)
         hms_table = self._hms_table(db, name)
         if hms_table is None:

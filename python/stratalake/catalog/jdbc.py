@@ -641,6 +641,9 @@ class JdbcCatalog(Catalog):
         return self._registered(db, name)
 
     def get_table(self, identifier: str) -> Table:
+        branch = self.open_branch(identifier)
+        if branch is not None:
+            return branch
         db, name = parse_identifier(identifier)
         if not self._registered(db, name):
             raise TableNotFoundError(f"table {db}.{name} does not exist in JDBC catalog '{self.catalog_key}'")

@@ -39,6 +39,7 @@ from stratalake.exceptions import (
     InvalidOptionError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    UnsupportedError,
 )
 from stratalake.identifiers import DATABASE, TABLE, check_new_name
 from stratalake.io import FileIO, WriteOutcomeUnknownError
@@ -213,6 +214,8 @@ class RestCatalog(Catalog):
     def get_table(self, identifier: str) -> Table:
         """Open a table at the location the server returns; :class:`TableNotFoundError` if absent."""
         db, name = parse_identifier(identifier)
+        if identifiers.split_object_name(name)[1] is not None:
+            raise UnsupportedError(f"table {db}.{name}: {_NO_BRANCHES}")
         resp = self._get_table(f"{db}.{name}")
         self._table_ids[str(resp["path"])] = resp.get("id")
         return self.open_table(f"{db}.{name}", str(resp["path"]))
@@ -224,7 +227,9 @@ class RestCatalog(Catalog):
             inner = self._file_ios[path] = FileIO.get(path, self.options)
         table_id = self._table_ids.get(path)
         file_io = _catalog_commit_io(inner, path, lambda data: self._commit(identifier, table_id, data))
-        return Table(file_io, path, identifier, schema)
+        table = Table(file_io, path, identifier, schema)
+        table.branches_refused = _NO_BRANCHES
+        return table
 
     def _commit(self, identifier: str, table_id: str | None, snapshot_json: bytes) -> bool:
         # As Paimon's clients, the commit names the table id it loaded, so a server refuses a
@@ -293,6 +298,13 @@ class _Unreachable(proto.RestError):
 
 
 _SNAPSHOT_FILE = re.compile(r"/snapshot/snapshot-\d+$")
+
+
+# A branch's commits would reach the server as the table's (its commit endpoint names the table).
+_NO_BRANCHES = (
+    "branches of a table in a REST catalog are managed by the server, which stratalake's REST "
+    "client does not support yet; use a filesystem, JDBC or Hive catalog on the same warehouse"
+)
 
 
 def _catalog_commit_io(inner: FileIO, location: str, commit: Callable[[bytes], bool]) -> FileIO:

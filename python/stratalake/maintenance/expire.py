@@ -39,11 +39,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from stratalake.exceptions import InvalidOptionError, StrataLakeError
+from stratalake.exceptions import CorruptFileError, InvalidOptionError, StrataLakeError
+from stratalake.identifiers import MAIN_BRANCH
 from stratalake.options import CoreOptions
 from stratalake.spec.snapshot import Snapshot
+from stratalake.store.branch_manager import BranchManager, branch_path
+from stratalake.store.changelog_manager import ChangelogManager
 from stratalake.store.files import delete_in_table
 from stratalake.store.references import FileSet, ReferenceCollector
+from stratalake.store.snapshot_manager import SnapshotManager
+from stratalake.store.tag_manager import TagManager
 
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
@@ -297,7 +302,58 @@ def retained_references(
     out.update(collector.snapshots(table.tag_manager.tagged_snapshots(), strict=True))
     cls = table.changelog_manager.changelogs() if changelogs is None else changelogs
     out.update(collector.changelogs(cls, strict=True))
+    out.update(other_branches_references(table, collector))
     return out
+
+
+def other_branches_references(table: TableStore, collector: ReferenceCollector) -> FileSet:
+    """Files the table's other branches use (main's, seen from a branch): kept whatever this
+    branch deletes. Paimon's expiration and tag deletion do not look at other branches, so they
+    may delete files a branch created from a tag still reads; stratalake keeps them (orphan
+    removal reclaims them once no branch uses them)."""
+    out = FileSet()
+    manager = BranchManager(table.file_io, table.location, table.identifier, MAIN_BRANCH)
+    for branch in [MAIN_BRANCH, *manager.branches()]:
+        if branch != table.current_branch:
+            out.update(branch_references(table, collector, branch))
+    return out
+
+
+def branch_references(table: TableStore, collector: ReferenceCollector, branch: str) -> FileSet:
+    """Files any snapshot, tag or long-lived changelog of ``branch`` of ``table`` names. Snapshots
+    are re-listed until none appears, and one expired while being read is skipped (what it shared
+    with later snapshots, they name too)."""
+    root = branch_path(table.location, branch)
+    sm = SnapshotManager(table.file_io, root, table.identifier)
+    cm = ChangelogManager(table.file_io, root, table.identifier)
+    tm = TagManager(table.file_io, root, table.identifier)
+    used = FileSet()
+    seen: set[int] = set()
+    while True:  # until no snapshot appeared while reading (see orphan's module docstring)
+        new = [s for s in sm.snapshots() if s.id not in seen]
+        if not new:
+            break
+        for snap in new:
+            seen.add(snap.id)
+            try:
+                used.update(collector.mentioned(snap, strict=True))
+            except CorruptFileError:
+                if table.file_io.exists(sm.snapshot_path(snap.id)):
+                    raise
+                # expired while being read: what it shared with later snapshots, they name too
+    for c in cm.changelogs():
+        try:
+            used.update(collector.mentioned(c, strict=True, long_lived_changelog=True))
+        except CorruptFileError:
+            if table.file_io.exists(cm.changelog_path(c.id)):
+                raise
+    for name, tag in tm.tags().items():
+        try:
+            used.update(collector.mentioned(tag, strict=True))
+        except CorruptFileError:
+            if tm.exists(name):
+                raise
+    return used
 
 
 def delete_files(table: TableStore, files: FileSet) -> list[str]:

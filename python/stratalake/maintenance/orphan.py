@@ -11,7 +11,8 @@ snapshot files were deleted. Safety rests on two rules (as in Paimon's ``OrphanF
   expiration writes a changelog copy, and ``create_tag`` checks its snapshot, before a snapshot
   file disappears.
 
-Used means named by any manifest a snapshot, tag or long-lived changelog reaches (ADD or DELETE).
+Used means named by any manifest a snapshot, tag or long-lived changelog of any branch reaches
+(ADD or DELETE): branches share the table's data and manifest files.
 
 Symbolic links inside the table are neither followed nor deleted (a ``bucket-7 -> /elsewhere``
 planted by whoever may write the table must not make this job delete files there), and every
@@ -25,9 +26,13 @@ import time
 from typing import TYPE_CHECKING
 
 from stratalake.exceptions import CorruptFileError
+from stratalake.identifiers import MAIN_BRANCH
 from stratalake.io import FileStatus
+from stratalake.maintenance.expire import branch_references
+from stratalake.store.branch_manager import BranchManager, branch_path
 from stratalake.store.files import delete_in_table
 from stratalake.store.references import FileSet, ReferenceCollector
+from stratalake.store.schema_manager import SchemaManager
 
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
@@ -102,34 +107,24 @@ def _data_files(table: TableStore, directory: str, partition_depth: int) -> list
 
 
 def _used_files(table: TableStore) -> FileSet:
-    collector = ReferenceCollector(table)
-    sm = table.snapshot_manager
+    """The files any branch uses: ``main`` and every branch share the data and manifest files
+    (as Paimon's ``OrphanFilesClean``, which reads the snapshots, tags and changelogs of each
+    branch), so a file only a branch uses is never an orphan."""
     used = FileSet()
-    seen: set[int] = set()
-    while True:  # until no snapshot appeared while reading (see the module docstring)
-        new = [s for s in sm.snapshots() if s.id not in seen]
-        if not new:
-            break
-        for snap in new:
-            seen.add(snap.id)
-            try:
-                used.update(collector.mentioned(snap, strict=True))
-            except CorruptFileError:
-                if table.file_io.exists(sm.snapshot_path(snap.id)):
-                    raise
-                # expired while being read: what it shared with later snapshots, they name too
-    cm = table.changelog_manager
-    for c in cm.changelogs():
-        try:
-            used.update(collector.mentioned(c, strict=True, long_lived_changelog=True))
-        except CorruptFileError:
-            if table.file_io.exists(cm.changelog_path(c.id)):
-                raise
-    tm = table.tag_manager
-    for name, tag in tm.tags().items():
-        try:
-            used.update(collector.mentioned(tag, strict=True))
-        except CorruptFileError:
-            if tm.exists(name):
-                raise
+    collector = ReferenceCollector(table)
+    manager = BranchManager(table.file_io, table.location, table.identifier, MAIN_BRANCH)
+    branches = manager.branches()
+    # A branch without schemas is being created (Paimon copies its schemas last) or is damaged:
+    # what it uses cannot be told, so nothing is deleted (as Paimon's OrphanFilesClean).
+    abnormal = [
+        b for b in branches if not SchemaManager(table.file_io, branch_path(table.location, b)).list_ids()
+    ]
+    if abnormal:
+        raise CorruptFileError(
+            f"table {table.identifier}: branches {abnormal} have no schemas, so orphan files cleaning "
+            "was aborted and nothing was deleted; check these branches (a branch being created gets "
+            "its schemas last), then run it again"
+        )
+    for branch in [MAIN_BRANCH, *branches]:
+        used.update(branch_references(table, collector, branch))
     return used

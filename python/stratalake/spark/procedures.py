@@ -19,6 +19,8 @@ Example (SQL)::
     CALL lake.sys.rollback_to_timestamp(table => 'db.t', timestamp => 1718000000000)
     CALL lake.sys.reset_consumer(table => 'db.t', consumerId => 'job1', nextSnapshotId => 5)
     CALL lake.sys.clear_consumers(table => 'db.t', includingConsumers => 'job.*')
+    CALL lake.sys.create_branch(table => 'db.t', branch => 'b', tag => 'v1')
+    CALL lake.sys.fast_forward(table => 'db.t', branch => 'b')
 """
 
 from __future__ import annotations
@@ -36,7 +38,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from stratalake.exceptions import InvalidOptionError, StrataLakeError, TagNotFoundError, UnsupportedError
+from stratalake.exceptions import (
+    BranchNotFoundError,
+    InvalidOptionError,
+    StrataLakeError,
+    TagNotFoundError,
+    UnsupportedError,
+)
 from stratalake.identifiers import split_table_identifier
 from stratalake.maintenance.tags import expire_tags
 from stratalake.operation.commit import partition_expire
@@ -97,9 +105,43 @@ class Procedure:
 
 def table_identifier(text: object, current_database: str) -> tuple[str, str]:
     """``(database, table)`` of a procedure's ``table`` argument: ``'db.t'``, or a bare ``'t'`` in
-    the session's current database (Paimon resolves procedure arguments against it)."""
+    the session's current database (Paimon resolves procedure arguments against it). Parts may be
+    quoted as in SQL (``'db.`t$branch_b`'``), since Paimon parses the argument as an identifier."""
     ident = str(text).strip()
+    if "`" in ident:
+        parts = _identifier_parts(ident)
+        if len(parts) == 1:
+            return split_table_identifier(f"{current_database}.{parts[0]}")
+        if len(parts) == 2 and "." not in parts[0] + parts[1]:
+            return split_table_identifier(".".join(parts))
+        raise InvalidOptionError(f"procedure argument table = {ident!r} is not 'database.table' or 'table'")
     return split_table_identifier(ident if "." in ident else f"{current_database}.{ident}")
+
+
+def _identifier_parts(text: str) -> list[str]:
+    """The parts of a dotted identifier whose parts may be quoted with backticks (``` `` ``` is one)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "`":
+            if quoted and text[i + 1 : i + 2] == "`":
+                current.append("`")
+                i += 2
+                continue
+            quoted = not quoted
+        elif ch == "." and not quoted:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    if quoted:
+        raise InvalidOptionError(f"procedure argument table = {text!r} has an unclosed backtick")
+    parts.append("".join(current))
+    return parts
 
 
 def _table(cat: Catalog, args: Mapping[str, Any]) -> Table:
@@ -449,6 +491,46 @@ def _rollback_to_watermark(cat: Catalog, args: Mapping[str, Any], _state: Mappin
     return ROLLBACK_TO_WATERMARK.rows([[f"Success roll back to snapshot: {snap.id} ."]])  # Paimon's text
 
 
+def _create_branch(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    flag = args.get("ignoreIfExists")
+    text = "false" if flag is None else str(flag).strip().lower()
+    if text not in ("true", "false"):
+        raise InvalidOptionError(
+            f"create_branch of table {table.identifier}: 'ignoreIfExists' must be 'true' or 'false', "
+            f"got {flag!r}"
+        )
+    tag = args.get("tag")
+    table.create_branch(str(args["branch"]), None if tag is None else str(tag), text == "true")
+    return CREATE_BRANCH.rows([[True]])
+
+
+def _delete_branch(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    table = _table(cat, args)
+    names = [name.strip() for name in str(args["branch"]).split(",")]  # Paimon accepts a list
+    # Every branch must exist, checked before any is deleted, so a typo deletes nothing.
+    existing = set(table.branches())
+    missing = [n for n in names if n not in existing]
+    if missing:
+        raise BranchNotFoundError(
+            f"table {table.identifier}: branch(es) {', '.join(repr(n) for n in missing)} do not exist, "
+            f"so nothing was deleted; branches are {sorted(existing)}"
+        )
+    for name in names:
+        table.delete_branch(name)
+    return DELETE_BRANCH.rows([[True]])
+
+
+def _rename_branch(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    _table(cat, args).rename_branch(str(args["from_branch"]), str(args["to_branch"]))
+    return RENAME_BRANCH.rows([[True]])
+
+
+def _fast_forward(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    _table(cat, args).fast_forward(str(args["branch"]))
+    return FAST_FORWARD.rows([[True]])
+
+
 def _reset_consumer(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
     consumer_id = args.get("consumerId")
@@ -666,6 +748,43 @@ ROLLBACK_TO_WATERMARK = Procedure(
     (("result", "string"),),
     _rollback_to_watermark,
 )
+CREATE_BRANCH = Procedure(
+    "create_branch",
+    "Create a branch: from 'tag', or empty with the latest schema; 'ignoreIfExists' ('true') skips an existing one",
+    (
+        Param("table", "STRING", True),
+        Param("branch", "STRING", True),
+        Param("tag", "STRING"),
+        Param("ignoreIfExists", "STRING"),
+    ),
+    (("result", "boolean"),),
+    _create_branch,
+)
+DELETE_BRANCH = Procedure(
+    "delete_branch",
+    "Delete branches (comma-separated); their data files stay until remove_orphan_files",
+    (Param("table", "STRING", True), Param("branch", "STRING", True)),
+    (("result", "boolean"),),
+    _delete_branch,
+)
+RENAME_BRANCH = Procedure(
+    "rename_branch",
+    "Rename a branch",
+    (
+        Param("table", "STRING", True),
+        Param("from_branch", "STRING", True),
+        Param("to_branch", "STRING", True),
+    ),
+    (("result", "boolean"),),
+    _rename_branch,
+)
+FAST_FORWARD = Procedure(
+    "fast_forward",
+    "Make the table's main branch the state of 'branch' (its snapshots, schemas and tags replace main's newer ones)",
+    (Param("table", "STRING", True), Param("branch", "STRING", True)),
+    (("result", "boolean"),),
+    _fast_forward,
+)
 RESET_CONSUMER = Procedure(
     "reset_consumer",
     "Set a consumer's next snapshot ('nextSnapshotId', which must exist); without it, delete the consumer",
@@ -757,6 +876,10 @@ PROCEDURES: dict[str, Procedure] = {
         ROLLBACK_TO_WATERMARK,
         RESET_CONSUMER,
         CLEAR_CONSUMERS,
+        CREATE_BRANCH,
+        DELETE_BRANCH,
+        RENAME_BRANCH,
+        FAST_FORWARD,
         TRIGGER_TAG_AUTOMATIC_CREATION,
         PURGE_FILES,
         REMOVE_UNEXISTING_FILES,

@@ -61,7 +61,10 @@ CONSUMER_OPTIONS = (CONSUMER_ID, CONSUMER_IGNORE_PROGRESS, CONSUMER_MODE)
 #: before the scan; ``path`` comes with ``load(path)``), and the data source's own locators.
 _SPARK_GENERIC = ("path", "paths", "versionAsOf", "timestampAsOf", "warehouse", "table")
 #: Paimon read options stratalake knows but does not implement yet: refused with that reason.
-_NOT_YET: dict[str, str] = {}
+_NOT_YET: dict[str, str] = {
+    "branch": "Paimon's option to read a branch; stratalake reads a branch as its own table: "
+    "SELECT * FROM db.`t$branch_<name>`",
+}
 _STREAM_ONLY = {
     k: "consumers are for streaming reads (spark.readStream); a batch read ignores them in Paimon, "
     "so stratalake refuses them: drop the option, or read the table as a stream"

@@ -538,7 +538,7 @@ def stream_commit_user(options: Mapping[str, str], table: Table) -> str:
             "write through the catalog (df.writeStream.toTable('lake.db.t')), or pass "
             ".option('checkpointLocation', ...) to the writer (or an explicit 'commit.user')"
         )
-    return f"stream-{uuid.uuid5(uuid.NAMESPACE_URL, f'{table.location}|{anchor}')}"
+    return f"stream-{uuid.uuid5(uuid.NAMESPACE_URL, f'{table.metadata_path}|{anchor}')}"
 
 
 class StrataLakeStreamWriter(DataSourceStreamArrowWriter):

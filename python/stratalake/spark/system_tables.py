@@ -18,6 +18,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from stratalake import identifiers
 from stratalake.catalog import Catalog
 from stratalake.catalog import system_tables as catalog_system_tables
 from stratalake.exceptions import InvalidOptionError
@@ -37,11 +38,13 @@ SEPARATOR = "$"
 
 
 def split_name(name: str) -> tuple[str, str | None]:
-    """``t$snapshots`` -> (``t``, ``snapshots``); a plain name -> (name, None)."""
-    if SEPARATOR in name:
-        base, system = name.split(SEPARATOR, 1)
-        return base, system.lower()
-    return name, None
+    """``t$snapshots`` -> (``t``, ``snapshots``); a plain name -> (name, None). A branch stays
+    with the table (Paimon's ``Identifier``): ``t$branch_b`` -> (``t$branch_b``, None),
+    ``t$branch_b$snapshots`` -> (``t$branch_b``, ``snapshots``)."""
+    base, branch, system = identifiers.split_object_name(name)
+    if branch is not None:
+        base = f"{base}{SEPARATOR}{identifiers.SYSTEM_BRANCH_PREFIX}{branch}"
+    return base, None if system is None else system.lower()
 
 
 def spark_fields(table: Table, name: str) -> list[dict[str, Any]]:

@@ -53,6 +53,10 @@ class SchemaManager:
         self._cache[schema_id] = schema
         return schema
 
+    def forget_all(self) -> None:
+        """Drop every cached schema (after a fast-forward replaced schema files)."""
+        self._cache.clear()
+
     def try_commit(self, schema: TableSchema) -> bool:
         """Atomically create ``schema-<id>``; False when a concurrent change took that id."""
         ok = self.file_io.try_create_atomic(self.schema_path(schema.id), schema.to_json().encode())

@@ -357,6 +357,14 @@ class SnapshotManager:
     def forget(self, snapshot_id: int) -> None:
         self._cache.pop(snapshot_id, None)
 
+    def forget_all(self) -> None:
+        """Drop every cached snapshot (after a fast-forward replaced snapshot files)."""
+        self._cache.clear()
+
+    def list_ids(self) -> list[int]:
+        """The ids of the snapshot files in the directory, sorted (no file is read)."""
+        return self._list_ids()
+
 
 def _same_commit(found: bytes, data: bytes, snapshot: Snapshot) -> bool:
     """Whether a snapshot file holding ``found`` is the commit of ``snapshot`` (written as ``data``).

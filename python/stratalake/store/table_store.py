@@ -16,6 +16,7 @@ from typing import Protocol, Self
 import pyarrow as pa
 
 from stratalake import option_support
+from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Predicate
 from stratalake.identifiers import check_options
 from stratalake.io import FileIO
@@ -24,6 +25,7 @@ from stratalake.options import CoreOptions
 from stratalake.spec.manifest import ManifestEntry
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.snapshot import Snapshot
+from stratalake.store.branch_manager import BranchManager, branch_path, normalize_branch
 from stratalake.store.changelog_manager import ChangelogManager
 from stratalake.store.consumer_manager import ConsumerManager
 from stratalake.store.manifest_filter import ManifestFilter
@@ -48,25 +50,49 @@ class PartitionHandler(Protocol):
 
 
 class TableStore:
-    """A table at ``location`` on storage, bound to the schema that was current when loaded."""
+    """A table at ``location`` on storage, bound to the schema that was current when loaded.
+
+    ``branch`` (default ``main``) picks the metadata root: a branch's schemas, snapshots, tags,
+    changelogs and consumers live under ``<location>/branch/branch-<name>``, its data files and
+    manifests under ``location`` (see :mod:`~stratalake.store.branch_manager`).
+    """
 
     #: Set by a metastore catalog whose metastore lists partitions (Hive's
     #: ``metastore.partitioned-table``): commits report the partitions they write, partition drops
     #: the ones they drop. Handles derived from this one (refresh, time travel) keep it.
     partition_handler: PartitionHandler | None = None
+    #: Set by a catalog whose branches stratalake cannot manage (Paimon's REST catalog manages them
+    #: on the server): why branch operations are refused. Derived handles keep it.
+    branches_refused: str | None = None
 
     def __init__(
-        self, file_io: FileIO, location: str, identifier: str, schema: TableSchema | None = None
+        self,
+        file_io: FileIO,
+        location: str,
+        identifier: str,
+        schema: TableSchema | None = None,
+        branch: str | None = None,
     ) -> None:
         self.file_io = file_io
         self.location = location.rstrip("/")
         self.identifier = identifier
-        self.schema_manager = SchemaManager(file_io, self.location, identifier)
-        self.snapshot_manager = SnapshotManager(file_io, self.location, identifier)
-        self.tag_manager = TagManager(file_io, self.location, identifier)
-        self.changelog_manager = ChangelogManager(file_io, self.location, identifier)
-        self.consumer_manager = ConsumerManager(file_io, self.location, identifier)
+        self.current_branch = normalize_branch(branch)
+        #: Where this branch's schemas, snapshots, tags, changelogs and consumers live.
+        self.metadata_path = branch_path(self.location, self.current_branch)
+        root = self.metadata_path
+        self.schema_manager = SchemaManager(file_io, root, identifier)
+        self.snapshot_manager = SnapshotManager(file_io, root, identifier)
+        self.tag_manager = TagManager(file_io, root, identifier)
+        self.changelog_manager = ChangelogManager(file_io, root, identifier)
+        self.consumer_manager = ConsumerManager(file_io, root, identifier)
         self._schema = schema if schema is not None else self.schema_manager.latest()
+
+    @property
+    def branch_manager(self) -> BranchManager:
+        """The table's branches, seen from this handle's branch."""
+        if self.branches_refused is not None:
+            raise UnsupportedError(f"table {self.identifier}: {self.branches_refused}")
+        return BranchManager(self.file_io, self.location, self.identifier, self.current_branch)
 
     # -- metadata ---------------------------------------------------------------------------------
     def schema(self) -> TableSchema:
@@ -104,7 +130,9 @@ class TableStore:
 
     def refresh(self) -> Self:
         """A handle bound to the latest schema."""
-        return self._derived(type(self)(self.file_io, self.location, self.identifier))
+        return self._derived(
+            type(self)(self.file_io, self.location, self.identifier, branch=self.current_branch)
+        )
 
     def as_of(self, snapshot: Snapshot) -> Self:
         """A handle for reading ``snapshot``: bound to the columns it was written with (a column
@@ -123,6 +151,7 @@ class TableStore:
                 self.location,
                 self.identifier,
                 dataclasses.replace(old, options=self._schema.options),
+                branch=self.current_branch,
             )
         )
 
@@ -146,6 +175,7 @@ class TableStore:
                 self.location,
                 self.identifier,
                 dataclasses.replace(self._schema, options=options),
+                branch=self.current_branch,
             )
         )
         handle.core_options.validate()
@@ -153,6 +183,7 @@ class TableStore:
 
     def _derived(self, handle: Self) -> Self:
         handle.partition_handler = self.partition_handler
+        handle.branches_refused = self.branches_refused
         return handle
 
     # -- snapshots ------------------------------------------------------------------------------

@@ -172,6 +172,10 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("mergedRecordSize", "BIGINT"),
         ("colstat", "STRING"),
     ),
+    "branches": (
+        ("branch_name", "STRING NOT NULL"),
+        ("create_time", "TIMESTAMP(3) NOT NULL"),
+    ),
 }
 
 AUDIT_LOG = "audit_log"
@@ -541,6 +545,12 @@ def _statistics(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
     ]
 
 
+def _branches(table: Table, _snapshot_id: int | None) -> list[dict[str, Any]]:
+    # Paimon's BranchesTable: the branch directory's modification time, as local time.
+    created = table.branch_manager.created()
+    return [{"branch_name": b, "create_time": _local_time(created[b])} for b in sorted(created)]
+
+
 def _java_list(values: Sequence[str]) -> str:
     return "[" + ", ".join(values) + "]"  # as Java's List.toString() shows it
 
@@ -613,6 +623,7 @@ _BUILDERS: dict[str, Callable[[Table, int | None], list[dict[str, Any]]]] = {
     "buckets": _buckets,
     "tags": _tags,
     "consumers": _consumers,
+    "branches": _branches,
     "aggregation_fields": _aggregation_fields,
     "table_indexes": _table_indexes,
     "file_key_ranges": _file_key_ranges,

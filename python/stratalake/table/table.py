@@ -12,6 +12,7 @@ import pyarrow as pa
 from stratalake import read as reads
 from stratalake.append.write import AppendTableWrite
 from stratalake.expressions import FilterLike
+from stratalake.identifiers import MAIN_BRANCH, SYSTEM_TABLE_SEPARATOR
 from stratalake.maintenance import auto_tags, expire, orphan, tags
 from stratalake.maintenance.rollback import rollback_to
 from stratalake.operation.commit import CommitMessage, TableCommit, delete_uncommitted, new_commit
@@ -21,6 +22,7 @@ from stratalake.read.merge_read import TableRead
 from stratalake.read.scan import TableScan
 from stratalake.spec.snapshot import Snapshot
 from stratalake.spec.statistics import Statistics
+from stratalake.store.branch_manager import normalize_branch
 from stratalake.store.stats_file import snapshot_stats
 from stratalake.store.table_store import TableStore
 from stratalake.table import lifecycle
@@ -244,6 +246,53 @@ class Table(TableStore):
         """Run ``partition.mark-done-action`` (``success-file``: a ``_SUCCESS`` file) for each
         partition; returns the partition paths."""
         return lifecycle.mark_partitions_done(self, specs)
+
+    # -- branches ---------------------------------------------------------------------------------
+    def branch(self, name: str) -> Table:
+        """A handle on branch ``name`` of this table (``main``: the main branch); reads, writes,
+        tags and system tables of it see the branch alone. Also ``catalog.get_table("db.t$branch_b")``.
+
+        Raises :class:`~stratalake.exceptions.BranchNotFoundError` naming the branches."""
+        base = self.identifier.split(SYSTEM_TABLE_SEPARATOR, 1)[0]
+        branch = normalize_branch(name)
+        if branch == self.current_branch:
+            return self
+        if branch == MAIN_BRANCH:
+            return self._derived(type(self)(self.file_io, self.location, base))
+        self.branch_manager.check_exists(branch)
+        handle = type(self)(self.file_io, self.location, f"{base}$branch_{branch}", branch=branch)
+        # A metastore's partitions are the main branch's; a branch's commits do not report theirs.
+        return handle
+
+    def branches(self) -> list[str]:
+        """The names of the table's branches (``main`` not included), sorted."""
+        return self.branch_manager.branches()
+
+    def create_branch(self, name: str, tag: str | None = None, ignore_if_exists: bool = False) -> bool:
+        """Create branch ``name``: from ``tag`` (the tagged snapshot becomes the branch's first),
+        or empty with this branch's latest schema. Returns False if it existed and
+        ``ignore_if_exists``; otherwise an existing branch, an unknown tag or a name Paimon
+        refuses (``main``, blank, only digits) raises, leaving the table unchanged."""
+        return self.branch_manager.create(name, tag, ignore_if_exists)
+
+    def delete_branch(self, name: str) -> None:
+        """Delete branch ``name`` (not the one this handle is on, nor the table's fallback
+        branch); its data files stay until ``remove_orphan_files``. A table with options stratalake
+        does not implement (a primary branch, say) is refused, as other maintenance is."""
+        self.branch_manager.delete(name, self.options(), lambda: self.check_supported("delete branches of"))
+
+    def rename_branch(self, name: str, target: str) -> None:
+        """Rename branch ``name`` to ``target``."""
+        self.branch_manager.rename(name, target)
+
+    def fast_forward(self, name: str) -> None:
+        """Make this branch (usually ``main``) branch ``name``'s state: its snapshots, schemas and
+        tags from the branch's earliest snapshot on replace this branch's (Paimon's
+        ``fast_forward``). Reopen handles afterwards (``refresh()``)."""
+        self.check_supported("fast-forward")  # it deletes snapshots, as a rollback does
+        self.branch_manager.fast_forward(name)
+        self.snapshot_manager.forget_all()
+        self.schema_manager.forget_all()
 
     # -- partitions -------------------------------------------------------------------------------
     def partitions(self) -> list[dict[str, Any]]:

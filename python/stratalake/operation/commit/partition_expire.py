@@ -180,17 +180,17 @@ def expire_after_commit(table: TableStore, commit_identifier: int, drop: Drop) -
             milliseconds=parse_duration_ms(opts.get("partition.expiration-check-interval") or "1 h")
         )
         now = dt.datetime.now()
-        last = _LAST_CHECK.get(table.location)
+        last = _LAST_CHECK.get(table.metadata_path)  # per branch: each has its own partitions
         if last is None:
             seconds = int(interval.total_seconds())
             last = now - dt.timedelta(seconds=random.randrange(seconds) if seconds > 0 else 0)
-            _LAST_CHECK[table.location] = last
+            _LAST_CHECK[table.metadata_path] = last
         end_input = (
             opts.get_bool("end-input.check-partition-expire") and commit_identifier == BATCH_COMMIT_IDENTIFIER
         )
         if not (interval == dt.timedelta(0) or now > last + interval or end_input):
             return []
-        _LAST_CHECK[table.location] = now  # before dropping: the drop's own commit comes back here
+        _LAST_CHECK[table.metadata_path] = now  # before dropping: the drop's own commit comes back here
         return expire_partitions(table, drop, expiration)
     except Exception as failure:
         _LOG.warning(

@@ -218,6 +218,8 @@ def test_system_tables_and_streaming(spark: Any, db: str, tmp_path: Any) -> None
     Spark's row path. Same rows either way."""
     two_runs(spark, f"{db}.s", "")
     spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.s')")  # $ro reads the top level
+    # One task per split (2 partitions x 2 buckets), not the whole table in one task.
+    assert spark.table(f"{db}.`s$audit_log`").rdd.getNumPartitions() == 4
     for sql, batches in (
         (f"SELECT snapshot_id, commit_kind FROM {db}.`s$snapshots`", False),
         (f"SELECT rowkind, k, a FROM {db}.`s$audit_log`", True),

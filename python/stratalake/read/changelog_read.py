@@ -35,6 +35,8 @@ from stratalake.store.append_file import iter_append_file, with_kv_columns
 from stratalake.store.references import ReferenceCollector
 
 if TYPE_CHECKING:
+    from stratalake.expressions import Predicate
+    from stratalake.read.scan import Split
     from stratalake.store.table_store import TableStore
 
 CHANGELOG_KIND_COLUMN = "_row_kind"
@@ -154,19 +156,29 @@ def read_audit_log(
     ``forceKeepDelete`` read. ``filter`` applies to the merged rows.
     """
     predicate = to_predicate(filter)
-    # Planning prunes by partition, bucket and key statistics only: safe before the merge.
-    splits = new_scan(table, filter=predicate, snapshot_id=snapshot_id).plan()
-    read = new_read(table)
-    parts = []
-    for split in splits:
-        kv = read.read_kv_split(split)
-        if predicate is not None:
-            kv = kv.filter(predicate.to_arrow())
-        parts.append(_with_kind_column(table, kv, AUDIT_KIND_COLUMN))
+    splits = audit_log_splits(table, snapshot_id, predicate)
+    parts = [read_audit_log_split(table, split, predicate) for split in splits]
     out = pa.concat_tables(parts) if parts else _empty(table, AUDIT_KIND_COLUMN)
     if columns is not None:
         out = out.select([AUDIT_KIND_COLUMN, *columns])
     return out
+
+
+def audit_log_splits(
+    table: TableStore, snapshot_id: int | None = None, predicate: Predicate | None = None
+) -> list[Split]:
+    """The splits of a ``$audit_log`` batch read, each read on its own by
+    :func:`read_audit_log_split` (a Spark task each)."""
+    # Planning prunes by partition, bucket and key statistics only: safe before the merge.
+    return new_scan(table, filter=predicate, snapshot_id=snapshot_id).plan()
+
+
+def read_audit_log_split(table: TableStore, split: Split, predicate: Predicate | None = None) -> pa.Table:
+    """One split's rows of ``$audit_log`` (see :func:`read_audit_log`)."""
+    kv = new_read(table).read_kv_split(split)
+    if predicate is not None:
+        kv = kv.filter(predicate.to_arrow())
+    return _with_kind_column(table, kv, AUDIT_KIND_COLUMN)
 
 
 # -- per-file access, for incremental (streaming) readers ---------------------------------------

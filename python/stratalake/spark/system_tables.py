@@ -22,7 +22,7 @@ from stratalake import identifiers
 from stratalake.catalog import Catalog
 from stratalake.catalog import system_tables as catalog_system_tables
 from stratalake.exceptions import InvalidOptionError
-from stratalake.read import incremental
+from stratalake.read import changelog_read, incremental
 from stratalake.spark import planning, read_options
 from stratalake.spark import source_options as keys
 from stratalake.spark.source import conform, load_table
@@ -98,6 +98,10 @@ class SystemTableReader(DataSourceReader):
         if self.name == system_tables.READ_OPTIMIZED:
             splits = system_tables.read_optimized_splits(self._table(), self._snapshot_id())
             return [InputPartition(pickle.dumps(s)) for s in splits]
+        if self.name in (system_tables.AUDIT_LOG, system_tables.BINLOG):
+            # One task per split, each holding only its own rows (not the whole table on one).
+            splits = changelog_read.audit_log_splits(self._table(), self._snapshot_id())
+            return [InputPartition(pickle.dumps(s)) for s in splits] or [InputPartition(b"")]
         return [InputPartition(b"")]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -115,6 +119,11 @@ class SystemTableReader(DataSourceReader):
             batches = iter(records.to_batches())
         elif self.name == system_tables.READ_OPTIMIZED:
             batches = table.new_read().read_split(unit)
+        elif unit is not None and self.name in (system_tables.AUDIT_LOG, system_tables.BINLOG):
+            records = changelog_read.read_audit_log_split(table, unit)
+            if self.name == system_tables.BINLOG:
+                records = system_tables.binlog(records).cast(system_tables.arrow_schema(table, system_tables.BINLOG))
+            batches = iter(records.to_batches())
         else:
             batches = iter(system_tables.system_table(table, self.name, self._snapshot_id()).to_batches())
         for batch in batches:

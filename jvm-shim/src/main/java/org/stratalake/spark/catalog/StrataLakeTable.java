@@ -264,9 +264,12 @@ public class StrataLakeTable
     if (systemTable != null) {
       // System tables (t$files...) are small or computed: the plain Python scan reads them.
       CaseInsensitiveStringMap merged = new CaseInsensitiveStringMap(withSourceOptions(readOptions));
-      ScanBuilder python = ((SupportsRead) LakeSource.pythonTable(schema)).newScanBuilder(merged);
-      // Those holding the table's rows can be millions of rows: handed over columnar.
-      return ROW_SYSTEM_TABLES.contains(systemTable) ? ColumnarPythonScans.wrap(python) : python;
+      if (ROW_SYSTEM_TABLES.contains(systemTable)) {
+        // Those holding the table's rows can be millions of rows: columnar, the used columns only.
+        return ColumnarPythonScans.wrap(
+            schema, read -> ((SupportsRead) LakeSource.pythonTable(read)).newScanBuilder(merged));
+      }
+      return ((SupportsRead) LakeSource.pythonTable(schema)).newScanBuilder(merged);
     }
     return new StrataLakeScanBuilder(this, withSourceOptions(readOptions));
   }

@@ -1,5 +1,6 @@
 package org.stratalake.spark.scan;
 
+import java.util.function.Function;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
@@ -8,6 +9,7 @@ import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonPartitionReaderFactory;
@@ -24,21 +26,36 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 public final class ColumnarPythonScans {
   private ColumnarPythonScans() {}
 
-  /** {@code python}, read columnar unless the session turned the columnar merged path off. */
-  public static ScanBuilder wrap(ScanBuilder python) {
-    return MergedBatchReader.enabled() ? new Builder(python) : python;
+  /**
+   * The scan of {@code python} (Spark's Python scan builder of a read schema), read columnar and
+   * pruned to the columns the query uses, unless the session turned the columnar merged path off.
+   */
+  public static ScanBuilder wrap(StructType schema, Function<StructType, ScanBuilder> python) {
+    return MergedBatchReader.enabled() ? new Builder(schema, python) : python.apply(schema);
   }
 
-  private static final class Builder implements ScanBuilder {
-    private final ScanBuilder delegate;
+  private static final class Builder implements ScanBuilder, SupportsPushDownRequiredColumns {
+    private final Function<StructType, ScanBuilder> python;
+    private StructType schema;
 
-    Builder(ScanBuilder delegate) {
-      this.delegate = delegate;
+    Builder(StructType schema, Function<StructType, ScanBuilder> python) {
+      this.schema = schema;
+      this.python = python;
+    }
+
+    @Override
+    public void pruneColumns(StructType required) {
+      // The Python reader returns the columns of the schema it is given, by name; only those are
+      // handed over. A query that uses no column (count(*)) keeps them all: a batch without
+      // columns would carry no row count.
+      if (required.fields().length > 0) {
+        schema = required;
+      }
     }
 
     @Override
     public Scan build() {
-      return new ColumnarScan(delegate.build());
+      return new ColumnarScan(python.apply(schema).build());
     }
   }
 

@@ -47,6 +47,14 @@ class PartitionHandler(Protocol):
     def partitions_dropped(self, table: TableStore, partitions: list[dict[str, str]]) -> None: ...
 
 
+class MetastorePartitions(PartitionHandler, Protocol):
+    """A metastore that can record a table's partitions, whatever the table's options: what
+    Paimon's ``done-partition`` and ``mark-event`` mark-done actions act on (its
+    ``PartitionModification`` and ``PartitionMarkDone``)."""
+
+    def mark_done_events(self, table: TableStore, partitions: list[dict[str, str]]) -> None: ...
+
+
 class TableStore:
     """A table at ``location`` on storage, bound to the schema that was current when loaded."""
 
@@ -54,6 +62,8 @@ class TableStore:
     #: ``metastore.partitioned-table``): commits report the partitions they write, partition drops
     #: the ones they drop. Handles derived from this one (refresh, time travel) keep it.
     partition_handler: PartitionHandler | None = None
+    #: Set by a catalog with a metastore that records partitions (Hive), on every table it opens.
+    metastore_partitions: MetastorePartitions | None = None
 
     def __init__(
         self, file_io: FileIO, location: str, identifier: str, schema: TableSchema | None = None
@@ -153,6 +163,7 @@ class TableStore:
 
     def _derived(self, handle: Self) -> Self:
         handle.partition_handler = self.partition_handler
+        handle.metastore_partitions = self.metastore_partitions
         return handle
 
     # -- snapshots ------------------------------------------------------------------------------

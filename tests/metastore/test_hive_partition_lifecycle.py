@@ -69,6 +69,12 @@ def test_done_partition_and_mark_event_act_on_the_metastore(
     t.mark_partitions_done([{"dt": "2024-01-01", "hr": 10}])
     assert len(cat.client.call("get_partition_names", db, "t", -1)) == 5
 
+    # A table the metastore lost is named, with how to register it again; nothing is marked.
+    cat.client.call("drop_table", db, "t", False)
+    with pytest.raises(TableNotFoundError, match=rf"CALL sys\.repair\('{db}\.t'\)"):
+        t.mark_partitions_done([{"dt": "2024-01-01", "hr": 11}])
+    assert not (Path(t.location) / "dt=2024-01-01" / "hr=11" / "_SUCCESS").exists()
+
 
 @pytest.mark.parametrize("action", ["done-partition", "mark-event"])
 def test_metastore_actions_need_the_partitioned_table_option(

@@ -172,3 +172,9 @@ def test_repair_is_refused_by_catalogs_without_a_metastore(cat: stratalake.Catal
 def test_repair_names_an_argument_that_is_no_database_or_table(cat: stratalake.Catalog) -> None:
     with pytest.raises(InvalidIdentifierError, match=r"cannot get a database and table from 'a\.b\.c'"):
         cat.repair("db, a.b.c")
+
+
+def test_repair_is_refused_by_the_jdbc_catalog(tmp_path: Path) -> None:
+    jdbc = stratalake.Catalog(str(tmp_path / "wh"), {"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path}/c.db"})
+    with pytest.raises(UnsupportedError, match=r"'jdbc' catalog.*Paimon's JdbcCatalog does"):
+        jdbc.repair("db")

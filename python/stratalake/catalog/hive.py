@@ -350,7 +350,10 @@ class _HivePartitions:
 
     def partitions_created(self, table: TableStore, partitions: list[dict[str, str]]) -> None:
         client = self.catalog.client
-        hms_table = client.call("get_table", self.database, self.table)
+        try:
+            hms_table = client.call("get_table", self.database, self.table)
+        except client.types.NoSuchObjectException as e:
+            raise self._lost() from e
         sd = hms_table.sd
         now = int(time.time())
         parts = []
@@ -380,6 +383,18 @@ class _HivePartitions:
             with contextlib.suppress(client.types.NoSuchObjectException):
                 client.call("drop_partition", self.database, self.table, list(spec.values()), False)
 
+    def check_registered(self, table: TableStore) -> None:
+        """Before a mark-done action: the metastore must still hold the table."""
+        if self.catalog._hms_table(self.database, self.table) is None:
+            raise self._lost()
+
+    def _lost(self) -> TableNotFoundError:
+        full = f"{self.database}.{self.table}"
+        return TableNotFoundError(
+            f"table {full} is not in the Hive Metastore (its data is on storage); "
+            f"CALL sys.repair('{full}') registers it again"
+        )
+
     def mark_done_events(self, table: TableStore, partitions: list[dict[str, str]]) -> None:
         """The metastore's LOAD_DONE event for each partition (Paimon's
         ``HiveCatalog.markDonePartitions``: ``markPartitionForEvent``)."""
@@ -388,11 +403,12 @@ class _HivePartitions:
         full = f"{self.database}.{self.table}"
         for spec in partitions:
             try:
+                # The metastore records the event for a partition it does not list too, as for Paimon.
                 client.call("markPartitionForEvent", self.database, self.table, spec, t.PartitionEventType.LOAD_DONE)
             except t.NoSuchObjectException:
                 pass  # as Paimon: nothing to mark
             except t.UnknownTableException as e:
-                raise TableNotFoundError(f"table {full} does not exist in the Hive Metastore") from e
+                raise self._lost() from e
             except (t.UnknownPartitionException, t.InvalidPartitionException, t.UnknownDBException) as e:
                 raise StrataLakeError(
                     f"table {full}: the Hive Metastore refused to mark partition {spec} done: {e.message}"

@@ -54,6 +54,9 @@ class MetastorePartitions(PartitionHandler, Protocol):
 
     def mark_done_events(self, table: TableStore, partitions: list[dict[str, str]]) -> None: ...
 
+    def check_registered(self, table: TableStore) -> None:
+        """Raise :class:`TableNotFoundError` when the metastore does not hold the table."""
+
 
 class TableStore:
     """A table at ``location`` on storage, bound to the schema that was current when loaded."""

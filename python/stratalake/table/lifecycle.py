@@ -140,6 +140,8 @@ def mark_done_actions(table: Table) -> list[str]:
                 f"table option '{PARTITIONED_TABLE}' = 'true' (partitions listed in the metastore), "
                 "as Paimon requires; set it with ALTER TABLE ... SET TBLPROPERTIES"
             )
+        # Checked once before any partition is marked, so a lost entry leaves every mark undone.
+        table.metastore_partitions.check_registered(table)
     return actions
 
 

@@ -62,6 +62,9 @@ def test_done_partition_and_mark_event_act_on_the_metastore(
     assert _marked(cat, db, "t", {"dt": "2024-01-01", "hr": "10"})
     assert _marked(cat, db, "t", {"dt": "a/b", "hr": "1"})
     assert not _marked(cat, db, "t", {"dt": "2024-01-01", "hr": "11"})
+    # t$partitions reports the events as Paimon's HiveCatalog.listPartitions does ('done').
+    done_column = {r["partition"]: r["done"] for r in t.system_table("partitions").to_pylist()}
+    assert done_column == {"dt=2024-01-01/hr=10": True, "dt=2024-01-01/hr=11": False, "dt=a/b/hr=1": True}
     # success-file ran too, and the table's data is untouched.
     assert (Path(t.location) / "dt=2024-01-01" / "hr=10" / "_SUCCESS").is_file()
     assert t.read().num_rows == 3

@@ -93,6 +93,9 @@ def test_mark_partition_done_and_repair_procedures(
     load_done = cat.client.types.PartitionEventType.LOAD_DONE
     assert cat.client.call("isPartitionMarkedForEvent", "ops", "events", {"dt": "d1"}, load_done)
 
+    done_column = spark.sql("SELECT partition, done FROM hmsp.ops.`events$partitions` ORDER BY partition")
+    assert [tuple(r) for r in done_column.collect()] == [("dt=d1", True), ("dt=d2", False)]
+
     cat.client.call("drop_table", "ops", "events", False)  # the metastore loses the table
     repaired = spark.sql("CALL hmsp.sys.repair(database_or_table => 'ops.events')")
     assert repaired.columns == ["result"] and [tuple(r) for r in repaired.collect()] == [(True,)]

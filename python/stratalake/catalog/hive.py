@@ -383,6 +383,20 @@ class _HivePartitions:
             with contextlib.suppress(client.types.NoSuchObjectException):
                 client.call("drop_partition", self.database, self.table, list(spec.values()), False)
 
+    def marked_done(self, table: TableStore, partitions: list[dict[str, str]]) -> list[bool]:
+        """Paimon's ``HiveCatalog.withDoneStatus``: ``isPartitionMarkedForEvent`` per partition."""
+        client = self.catalog.client
+        t = client.types
+        try:
+            return [
+                bool(client.call("isPartitionMarkedForEvent", self.database, self.table, spec, t.PartitionEventType.LOAD_DONE))
+                for spec in partitions
+            ]
+        except (t.UnknownTableException, t.NoSuchObjectException) as e:
+            raise self._lost() from e
+        except (t.UnknownPartitionException, t.InvalidPartitionException, t.UnknownDBException) as e:
+            raise StrataLakeError(f"table {self.database}.{self.table}: {e.message}") from e
+
     def check_registered(self, table: TableStore) -> None:
         """Before a mark-done action: the metastore must still hold the table."""
         if self.catalog._hms_table(self.database, self.table) is None:

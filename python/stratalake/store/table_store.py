@@ -54,6 +54,10 @@ class MetastorePartitions(PartitionHandler, Protocol):
 
     def mark_done_events(self, table: TableStore, partitions: list[dict[str, str]]) -> None: ...
 
+    def marked_done(self, table: TableStore, partitions: list[dict[str, str]]) -> list[bool]:
+        """Whether each partition has the LOAD_DONE event (``t$partitions``' ``done``)."""
+        ...
+
     def check_registered(self, table: TableStore) -> None:
         """Raise :class:`TableNotFoundError` when the metastore does not hold the table."""
 

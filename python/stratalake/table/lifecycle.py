@@ -112,6 +112,8 @@ def mark_done_actions(table: Table) -> list[str]:
     actions: list[str] = []
     for part in raw.split(","):
         action = part.strip().lower()
+        if not action:  # 'success-file,' (Java's split drops the trailing empty entry)
+            continue
         if action in _REFUSED_ACTIONS:
             raise UnsupportedError(
                 f"table {table.identifier}: '{MARK_DONE_ACTION}' = '{raw}': action '{action}' is not "
@@ -126,6 +128,11 @@ def mark_done_actions(table: Table) -> list[str]:
             )
         if action not in actions:
             actions.append(action)
+    if not actions:
+        raise InvalidOptionError(
+            f"table {table.identifier}: '{MARK_DONE_ACTION}' = '{raw}' names no action; use "
+            f"{', '.join(repr(a) for a in _ACTIONS)}, separated by commas"
+        )
     metastore_actions = [a for a in actions if a in (DONE_PARTITION_ACTION, MARK_EVENT_ACTION)]
     if metastore_actions:
         if table.metastore_partitions is None:

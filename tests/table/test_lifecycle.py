@@ -11,6 +11,7 @@ import pytest
 import stratalake
 from stratalake.exceptions import (
     CorruptFileError,
+    InvalidIdentifierError,
     InvalidOptionError,
     SchemaError,
     SnapshotNotFoundError,
@@ -132,3 +133,48 @@ def test_remove_unexisting_files(cat: stratalake.Catalog, tmp_path: Path) -> Non
     assert rows == [(1, "x"), (2, "y")]  # the lost file's row is gone, the others read again
     assert sorted(r["id"] for r in paimon_read(str(tmp_path), "db.t").to_pylist()) == [r[0] for r in rows]
     assert t.remove_unexisting_files() == []
+
+
+def _with_actions(cat: stratalake.Catalog, actions: str, name: str = "db.t") -> stratalake.Table:
+    cat.alter_table(name, [stratalake.SchemaChange.set_option("partition.mark-done-action", actions)])
+    return cat.get_table(name)
+
+
+@pytest.mark.parametrize(
+    ("actions", "error", "named"),
+    [
+        # Paimon's metastore actions without a metastore (its createActions: "without metastore").
+        ("success-file,done-partition", UnsupportedError, "'done-partition' needs a metastore"),
+        ("mark-event", UnsupportedError, "'mark-event' needs a metastore"),
+        # Paimon's other actions: refused by name, with what to do instead.
+        ("http-report", UnsupportedError, "'http-report' is not supported.*http.url"),
+        ("success-file,custom", UnsupportedError, "'custom' is not supported.*custom.class"),
+        ("success-file,nosuch", InvalidOptionError, "unknown action 'nosuch'"),
+    ],
+)
+def test_mark_done_actions_a_catalog_cannot_run_are_refused_before_any_mark(
+    cat: stratalake.Catalog, actions: str, error: type[Exception], named: str
+) -> None:
+    t = _with_actions(cat, actions, _table(cat).identifier)
+    with pytest.raises(error, match=named):
+        t.mark_partitions_done([{"dt": "a"}, {"dt": "b"}])
+    # Nothing is marked, not even by an action that could run ('success-file' comes first).
+    assert list(Path(t.location).rglob("_SUCCESS")) == []
+
+
+@pytest.mark.parametrize("arg", [None, "", "db", "db.t", "db,db.t"])
+def test_repair_is_refused_by_catalogs_without_a_metastore(cat: stratalake.Catalog, arg: str | None) -> None:
+    _table(cat)
+    with pytest.raises(UnsupportedError, match="repair is not supported by the 'filesystem' catalog"):
+        cat.repair(arg)
+
+
+def test_repair_names_an_argument_that_is_no_database_or_table(cat: stratalake.Catalog) -> None:
+    with pytest.raises(InvalidIdentifierError, match=r"cannot get a database and table from 'a\.b\.c'"):
+        cat.repair("db, a.b.c")
+
+
+def test_repair_is_refused_by_the_jdbc_catalog(tmp_path: Path) -> None:
+    jdbc = stratalake.Catalog(str(tmp_path / "wh"), {"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path}/c.db"})
+    with pytest.raises(UnsupportedError, match=r"'jdbc' catalog.*Paimon's JdbcCatalog does"):
+        jdbc.repair("db")

@@ -22,6 +22,7 @@ from stratalake.exceptions import (
     SchemaError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    UnsupportedError,
 )
 from stratalake.identifiers import DATABASE, TABLE, check_new_name
 from stratalake.io import FileIO
@@ -241,6 +242,63 @@ class Catalog:
         raise CommitConflictError(
             f"table {identifier}: schema change kept conflicting with concurrent changes"
         )
+
+
+    # -- repair -----------------------------------------------------------------------------------
+    def repair(self, database_or_table: str | None = None) -> None:
+        """Paimon's ``repair`` procedure: bring the catalog's metastore in step with storage.
+
+        None or blank repairs every database of the warehouse; otherwise a comma-separated list of
+        ``db`` (a database and its tables) and ``db.table`` names. Only catalogs with a metastore
+        (Hive) repair; the others refuse, as Paimon's ``Catalog.repair*`` does.
+        """
+        if database_or_table is None or not database_or_table.strip():
+            self.repair_catalog()
+            return
+        targets = []
+        for part in database_or_table.split(","):
+            names = part.strip().split(".")
+            if len(names) not in (1, 2):
+                raise InvalidIdentifierError(
+                    f"repair: cannot get a database and table from '{part.strip()}'; give 'db' or "
+                    "'db.table' names separated by commas (blank: the whole catalog)"
+                )
+            targets.append(names)
+        for names in targets:  # every name is checked before anything is repaired
+            if len(names) == 1:
+                self.repair_database(names[0])
+            else:
+                self.repair_table(f"{names[0]}.{names[1]}")
+
+    def repair_catalog(self) -> None:
+        """Re-register every database of the warehouse and its tables (Hive catalog only)."""
+        raise self._no_repair()
+
+    def repair_database(self, name: str) -> None:
+        """Re-register database ``name`` and the tables under its directory (Hive catalog only)."""
+        raise self._no_repair()
+
+    def repair_table(self, identifier: str) -> None:
+        """Re-register table ``identifier`` and its partitions from storage (Hive catalog only)."""
+        raise self._no_repair()
+
+    def _no_repair(self) -> UnsupportedError:
+        kind = str(self.options.get("metastore", "filesystem")).strip().lower() or "filesystem"
+        why = _NO_REPAIR.get(kind, "it has no metastore that stratalake re-registers from storage")
+        return UnsupportedError(
+            f"repair is not supported by the '{kind}' catalog (metastore = '{kind}'): {why}; repair "
+            "re-registers tables in a Hive Metastore (metastore = 'hive')"
+        )
+
+
+#: Why a catalog kind does not repair.
+_NO_REPAIR = {
+    "filesystem": "its databases and tables are the warehouse's directories, so there is nothing to "
+    "bring in step (Paimon's filesystem catalog refuses repair too)",
+    "jdbc": "stratalake's JDBC catalog does not re-register tables from storage yet (Paimon's "
+    "JdbcCatalog does); register a lost table with Paimon's own repair procedure",
+    "rest": "the REST server owns its registry (Paimon's REST catalog refuses repair too)",
+}
 
 
 #: Catalog options only a metastore catalog honours; the filesystem catalog refuses them rather than

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from stratalake import identifiers
 from stratalake.catalog import registry
-from stratalake.catalog.filesystem import Catalog, SchemaLike, build_schema, parse_identifier
+from stratalake.catalog.filesystem import DB_SUFFIX, Catalog, SchemaLike, build_schema, parse_identifier
 from stratalake.catalog.lock import LockedFileIO
 from stratalake.catalog.schema_change import SchemaChange
 from stratalake.exceptions import (
@@ -48,6 +48,7 @@ from stratalake.io import FileIO
 from stratalake.spec.schema import TableSchema
 from stratalake.store.partition import escape_path_name
 from stratalake.store.table_store import TableStore
+from stratalake.table.partitions import list_partitions
 from stratalake.table.table import Table
 from stratalake.types import (
     ArrayType,
@@ -349,7 +350,10 @@ class _HivePartitions:
 
     def partitions_created(self, table: TableStore, partitions: list[dict[str, str]]) -> None:
         client = self.catalog.client
-        hms_table = client.call("get_table", self.database, self.table)
+        try:
+            hms_table = client.call("get_table", self.database, self.table)
+        except client.types.NoSuchObjectException as e:
+            raise self._lost() from e
         sd = hms_table.sd
         now = int(time.time())
         parts = []
@@ -378,6 +382,51 @@ class _HivePartitions:
             # A partition the metastore does not list (written before partition sync was on) is fine.
             with contextlib.suppress(client.types.NoSuchObjectException):
                 client.call("drop_partition", self.database, self.table, list(spec.values()), False)
+
+    def marked_done(self, table: TableStore, partitions: list[dict[str, str]]) -> list[bool]:
+        """Paimon's ``HiveCatalog.withDoneStatus``: ``isPartitionMarkedForEvent`` per partition."""
+        client = self.catalog.client
+        t = client.types
+        try:
+            return [
+                bool(client.call("isPartitionMarkedForEvent", self.database, self.table, spec, t.PartitionEventType.LOAD_DONE))
+                for spec in partitions
+            ]
+        except (t.UnknownTableException, t.NoSuchObjectException) as e:
+            raise self._lost() from e
+        except (t.UnknownPartitionException, t.InvalidPartitionException, t.UnknownDBException) as e:
+            raise StrataLakeError(f"table {self.database}.{self.table}: {e.message}") from e
+
+    def check_registered(self, table: TableStore) -> None:
+        """Before a mark-done action: the metastore must still hold the table."""
+        if self.catalog._hms_table(self.database, self.table) is None:
+            raise self._lost()
+
+    def _lost(self) -> TableNotFoundError:
+        full = f"{self.database}.{self.table}"
+        return TableNotFoundError(
+            f"table {full} is not in the Hive Metastore (its data is on storage); "
+            f"CALL sys.repair('{full}') registers it again"
+        )
+
+    def mark_done_events(self, table: TableStore, partitions: list[dict[str, str]]) -> None:
+        """The metastore's LOAD_DONE event for each partition (Paimon's
+        ``HiveCatalog.markDonePartitions``: ``markPartitionForEvent``)."""
+        client = self.catalog.client
+        t = client.types
+        full = f"{self.database}.{self.table}"
+        for spec in partitions:
+            try:
+                # The metastore records the event for a partition it does not list too, as for Paimon.
+                client.call("markPartitionForEvent", self.database, self.table, spec, t.PartitionEventType.LOAD_DONE)
+            except t.NoSuchObjectException:
+                pass  # as Paimon: nothing to mark
+            except t.UnknownTableException as e:
+                raise self._lost() from e
+            except (t.UnknownPartitionException, t.InvalidPartitionException, t.UnknownDBException) as e:
+                raise StrataLakeError(
+                    f"table {full}: the Hive Metastore refused to mark partition {spec} done: {e.message}"
+                ) from e
 
 
 def _check_lower(kind: str, names: Sequence[str]) -> None:
@@ -469,8 +518,10 @@ class HiveCatalog(Catalog):
         if self.lock_enabled:
             io = LockedFileIO(io, self.lock, db, name)
         table = Table(io, path, identifier, schema)
+        partitions = _HivePartitions(self, db, name)
+        table.metastore_partitions = partitions  # mark-done actions reach the metastore through it
         if table.partition_codec.is_partitioned and table.options().get(PARTITIONED_TABLE, "").lower() == "true":
-            table.partition_handler = _HivePartitions(self, db, name)
+            table.partition_handler = partitions
         return table
 
     # -- databases ----------------------------------------------------------------------------------
@@ -748,6 +799,69 @@ class HiveCatalog(Catalog):
                 table.file_io.delete_quietly(f"{table.location}/schema/schema-{new_schema.id}")
             raise
         return table
+
+    # -- repair -------------------------------------------------------------------------------------
+    def repair_catalog(self) -> None:
+        """Paimon's ``HiveCatalog.repairCatalog``: every ``<name>.db`` directory of the warehouse."""
+        for status in self.file_io.list_status(self.warehouse):
+            if status.is_dir and status.name.endswith(DB_SUFFIX):
+                self.repair_database(status.name[: -len(DB_SUFFIX)])
+
+    def repair_database(self, name: str) -> None:
+        """Paimon's ``HiveCatalog.repairDatabase``: the database is created in the metastore when
+        missing, then every directory under its location that holds a table schema is repaired."""
+        check_new_name(name, DATABASE)  # refuses the system database, as Paimon
+        _check_lower("Database", [name])
+        if not self.database_exists(name):
+            self.create_database(name, ignore_if_exists=True)
+        location = self.database_path(name)
+        io = self._io(location)
+        for status in io.list_status(location):
+            if status.is_dir and io.list_status(f"{location}/{status.name}/schema"):
+                with contextlib.suppress(TableNotFoundError):  # dropped meanwhile, as Paimon
+                    self.repair_table(f"{name}.{status.name}")
+
+    def repair_table(self, identifier: str) -> None:
+        """Paimon's ``HiveCatalog.repairTable``: the metastore entry is created from the latest
+        schema on storage when missing, or updated when its columns or parameters differ; with
+        ``metastore.partitioned-table`` the partitions of the latest snapshot are added."""
+        db, name = parse_identifier(identifier)
+        _check_lower("Database", [db])
+        _check_lower("Table", [name])
+        full = f"{db}.{name}"
+        if not self.database_exists(db):
+            raise DatabaseNotFoundError(
+                f"repair of table {full}: database '{db}' is not in the Hive Metastore; repair the "
+                f"database instead (CALL sys.repair('{db}')), which registers it and its tables"
+            )
+        hms_table = self._hms_table(db, name)
+        if hms_table is not None and hms_table.sd is not None and hms_table.sd.location:
+            path = local_path(hms_table.sd.location).rstrip("/")
+        else:
+            path = f"{self.database_path(db)}/{name}"
+        io = self._io(path)
+        if not io.exists(f"{path}/schema") or not io.list_status(f"{path}/schema"):
+            raise TableNotFoundError(f"repair of table {full}: there is no table schema at {path}")
+        table = Table(io, path, full)
+        schema = table.schema()
+        fresh = self._new_hms_table(db, name, schema, path)
+        if hms_table is None:
+            self.client.call("create_table", fresh)
+        else:
+            if not self.is_paimon_table(hms_table):
+                raise TableAlreadyExistsError(
+                    f"repair of table {full}: the Hive Metastore holds a table of that name that is not "
+                    "a Paimon table; drop it from the metastore first"
+                )
+            if fresh.sd.cols != hms_table.sd.cols or fresh.parameters != hms_table.parameters:
+                hms_table.parameters.update(self._parameters(schema))  # Paimon's alterTableToHms
+                self._update_hms_table(hms_table, schema)
+                self.client.call("alter_table", db, name, hms_table)
+        if schema.partition_keys and fresh.partitionKeys:
+            codec = table.partition_codec
+            specs = [codec.strings(values) for values in list_partitions(table)]
+            if specs:
+                _HivePartitions(self, db, name).partitions_created(table, specs)
 
     # -- the metastore's table entry ------------------------------------------------------------------
     def _parameters(self, schema: TableSchema) -> dict[str, str]:

@@ -574,6 +574,13 @@ def _mark_partition_done(cat: Catalog, args: Mapping[str, Any], _state: Mapping[
     return MARK_PARTITION_DONE.rows([[True]])
 
 
+def _repair(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
+    """Paimon's ``repair``: blank repairs the whole catalog, else 'db' / 'db.table' names."""
+    value = args.get("database_or_table")
+    cat.repair(None if value is None else str(value))
+    return REPAIR.rows([[True]])
+
+
 def _remove_orphan_files(cat: Catalog, args: Mapping[str, Any], _state: Mapping[str, Any]) -> Answer:
     table = _table(cat, args)
     older = args.get("older_than")
@@ -822,7 +829,7 @@ REMOVE_UNEXISTING_FILES = Procedure(
 )
 MARK_PARTITION_DONE = Procedure(
     "mark_partition_done",
-    "Run 'partition.mark-done-action' (success-file: a _SUCCESS file) for 'k1=v1,k2=v2;...' partitions",
+    "Run 'partition.mark-done-action' (success-file, done-partition, mark-event) for 'k1=v1,k2=v2;...' partitions",
     (Param("table", "STRING", True), Param("partitions", "STRING", True)),
     (("result", "boolean"),),
     _mark_partition_done,
@@ -833,6 +840,13 @@ REMOVE_ORPHAN_FILES = Procedure(
     (Param("table", "STRING", True), Param("older_than", "STRING"), Param("dry_run", "BOOLEAN")),
     (("deletedFileCount", "long"), ("deletedFileTotalLenInBytes", "long")),
     _remove_orphan_files,
+)
+REPAIR = Procedure(
+    "repair",
+    "Re-register in the Hive Metastore the tables and partitions storage holds ('db', 'db.t'; '': all)",
+    (Param("database_or_table", "STRING", True),),
+    (("result", "boolean"),),
+    _repair,
 )
 EXPIRE_PARTITIONS = Procedure(
     "expire_partitions",
@@ -886,6 +900,7 @@ PROCEDURES: dict[str, Procedure] = {
         MARK_PARTITION_DONE,
         REMOVE_ORPHAN_FILES,
         EXPIRE_PARTITIONS,
+        REPAIR,
     )
 }
 

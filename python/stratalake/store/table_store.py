@@ -49,6 +49,21 @@ class PartitionHandler(Protocol):
     def partitions_dropped(self, table: TableStore, partitions: list[dict[str, str]]) -> None: ...
 
 
+class MetastorePartitions(PartitionHandler, Protocol):
+    """A metastore that can record a table's partitions, whatever the table's options: what
+    Paimon's ``done-partition`` and ``mark-event`` mark-done actions act on (its
+    ``PartitionModification`` and ``PartitionMarkDone``)."""
+
+    def mark_done_events(self, table: TableStore, partitions: list[dict[str, str]]) -> None: ...
+
+    def marked_done(self, table: TableStore, partitions: list[dict[str, str]]) -> list[bool]:
+        """Whether each partition has the LOAD_DONE event (``t$partitions``' ``done``)."""
+        ...
+
+    def check_registered(self, table: TableStore) -> None:
+        """Raise :class:`TableNotFoundError` when the metastore does not hold the table."""
+
+
 class TableStore:
     """A table at ``location`` on storage, bound to the schema that was current when loaded.
 
@@ -64,6 +79,8 @@ class TableStore:
     #: Set by a catalog whose branches stratalake cannot manage (Paimon's REST catalog manages them
     #: on the server): why branch operations are refused. Derived handles keep it.
     branches_refused: str | None = None
+    #: Set by a catalog with a metastore that records partitions (Hive), on every table it opens.
+    metastore_partitions: MetastorePartitions | None = None
 
     def __init__(
         self,
@@ -184,6 +201,7 @@ class TableStore:
     def _derived(self, handle: Self) -> Self:
         handle.partition_handler = self.partition_handler
         handle.branches_refused = self.branches_refused
+        handle.metastore_partitions = self.metastore_partitions
         return handle
 
     # -- snapshots ------------------------------------------------------------------------------

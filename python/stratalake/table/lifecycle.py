@@ -7,7 +7,8 @@ same names call these).
   last one, and files no snapshot uses are removed. The schema stays.
 - :func:`mark_partitions_done` runs the table's ``partition.mark-done-action``; ``success-file``
   (the default) writes Paimon's ``_SUCCESS`` file in the partition directory (JSON
-  ``creationTime``/``modificationTime``; a second mark keeps the creation time).
+  ``creationTime``/``modificationTime``; a second mark keeps the creation time);
+  ``done-partition`` and ``mark-event`` act on the metastore of a Hive catalog.
 - :func:`remove_unexisting_files` drops from the table the data files its latest snapshot lists
   but storage no longer holds (lost to a mistaken delete or a bad copy), so that reads work again
   without the rows those files held: one commit deleting their entries, as Paimon's procedure.
@@ -38,6 +39,18 @@ if TYPE_CHECKING:
 
 SUCCESS_FILE = "_SUCCESS"
 MARK_DONE_ACTION = "partition.mark-done-action"
+PARTITIONED_TABLE = "metastore.partitioned-table"
+SUCCESS_FILE_ACTION = "success-file"
+DONE_PARTITION_ACTION = "done-partition"
+MARK_EVENT_ACTION = "mark-event"
+DONE_SUFFIX = ".done"  # AddDonePartitionAction: appended to the last partition value
+_ACTIONS = (SUCCESS_FILE_ACTION, DONE_PARTITION_ACTION, MARK_EVENT_ACTION)
+# Paimon's other actions, refused by name with why.
+_REFUSED_ACTIONS = {
+    "http-report": "it posts to 'partition.mark-done-action.http.url'; notify that server from your job",
+    "custom": "it loads the Java class 'partition.mark-done-action.custom.class', which a Python engine "
+    "cannot run; run that class from a Paimon Java engine",
+}
 _INT_MAX = 2**31 - 1
 
 
@@ -91,31 +104,95 @@ def clear_consumers(table: Table, including: str | None = None, excluding: str |
     return table.consumer_manager.clear_consumers(including, excluding)
 
 
+def mark_done_actions(table: Table) -> list[str]:
+    """The actions of the table's ``partition.mark-done-action`` in order, each once (Paimon's
+    ``CoreOptions.partitionMarkDoneActions`` is a set), after checking every one can run here
+    (Paimon's ``PartitionMarkDoneAction.createActions`` checks before any partition is marked)."""
+    raw = table.options().get(MARK_DONE_ACTION, SUCCESS_FILE_ACTION)
+    actions: list[str] = []
+    for part in raw.split(","):
+        action = part.strip().lower()
+        if not action:  # 'success-file,' (Java's split drops the trailing empty entry)
+            continue
+        if action in _REFUSED_ACTIONS:
+            raise UnsupportedError(
+                f"table {table.identifier}: '{MARK_DONE_ACTION}' = '{raw}': action '{action}' is not "
+                f"supported by stratalake ({_REFUSED_ACTIONS[action]}); use "
+                f"{', '.join(repr(a) for a in _ACTIONS)}"
+            )
+        if action not in _ACTIONS:
+            raise InvalidOptionError(
+                f"table {table.identifier}: '{MARK_DONE_ACTION}' = '{raw}' names an unknown action "
+                f"{part.strip()!r}; actions are {', '.join(repr(a) for a in (*_ACTIONS, *_REFUSED_ACTIONS))}, "
+                "separated by commas"
+            )
+        if action not in actions:
+            actions.append(action)
+    if not actions:
+        raise InvalidOptionError(
+            f"table {table.identifier}: '{MARK_DONE_ACTION}' = '{raw}' names no action; use "
+            f"{', '.join(repr(a) for a in _ACTIONS)}, separated by commas"
+        )
+    metastore_actions = [a for a in actions if a in (DONE_PARTITION_ACTION, MARK_EVENT_ACTION)]
+    if metastore_actions:
+        if table.metastore_partitions is None:
+            raise UnsupportedError(
+                f"table {table.identifier}: '{MARK_DONE_ACTION}' action '{metastore_actions[0]}' needs a "
+                "metastore that records partitions, and this table's catalog has none; open the table "
+                "through a catalog with 'metastore' = 'hive', or use 'success-file'"
+            )
+        if table.options().get(PARTITIONED_TABLE, "false").strip().lower() != "true":
+            raise InvalidOptionError(
+                f"table {table.identifier}: '{MARK_DONE_ACTION}' action '{metastore_actions[0]}' needs the "
+                f"table option '{PARTITIONED_TABLE}' = 'true' (partitions listed in the metastore), "
+                "as Paimon requires; set it with ALTER TABLE ... SET TBLPROPERTIES"
+            )
+        # Checked once before any partition is marked, so a lost entry leaves every mark undone.
+        table.metastore_partitions.check_registered(table)
+    return actions
+
+
 def mark_partitions_done(table: Table, specs: Sequence[Mapping[str, Any]]) -> list[str]:
     """Run ``partition.mark-done-action`` for each partition of ``specs`` (every partition column
-    named); returns the partition paths marked."""
+    named); returns the partition paths marked. Actions: ``success-file`` (a ``_SUCCESS`` file in
+    the partition directory), ``done-partition`` (a metastore partition whose last value ends in
+    ``.done``), ``mark-event`` (the metastore's LOAD_DONE event for the partition); several may be
+    combined, separated by commas."""
     codec = table.partition_codec
     if not codec.is_partitioned:
         raise InvalidOptionError(f"table {table.identifier} is not partitioned; there is no partition to mark done")
     if not specs:
         raise InvalidOptionError(f"table {table.identifier}: mark_partition_done needs at least one partition")
-    actions = [a.strip().lower() for a in table.options().get(MARK_DONE_ACTION, "success-file").split(",") if a.strip()]
-    for action in actions:
-        if action != "success-file":
-            raise UnsupportedError(
-                f"table {table.identifier}: '{MARK_DONE_ACTION}' = '{action}' is not supported by stratalake "
-                "(only 'success-file'); 'done-partition' and 'mark-event' need a metastore that records partitions"
-            )
-    paths = [codec.path(codec.spec_to_values(spec, table.identifier)) for spec in specs]
-    now = int(time.time() * 1000)
-    for path in paths:
-        target = f"{table.location}/{path}/{SUCCESS_FILE}"
-        created = now
-        if table.file_io.exists(target):
-            created = int(json.loads(table.file_io.read_text(target)).get("creationTime", now))
-        body = json.dumps({"creationTime": created, "modificationTime": now}, indent=2)
-        table.file_io.write_bytes(target, body.encode())
+    actions = mark_done_actions(table)
+    values = [codec.spec_to_values(spec, table.identifier) for spec in specs]
+    paths = [codec.path(v) for v in values]
+    metastore = table.metastore_partitions
+    # Partition by partition, every action on each (Paimon's MarkPartitionDoneProcedure.markDone).
+    for value, path in zip(values, paths, strict=True):
+        for action in actions:
+            if action == SUCCESS_FILE_ACTION:
+                _write_success_file(table, path)
+                continue
+            assert metastore is not None  # mark_done_actions refused the action without one
+            # The partition's unescaped values, as Paimon's extractPartitionSpecFromPath gives them.
+            spec = codec.strings(value)
+            if action == DONE_PARTITION_ACTION:
+                last = codec.keys[-1]
+                metastore.partitions_created(table, [{**spec, last: spec[last] + DONE_SUFFIX}])
+            else:
+                metastore.mark_done_events(table, [spec])
     return paths
+
+
+def _write_success_file(table: Table, path: str) -> None:
+    """Paimon's ``SuccessFileMarkDoneAction``: a second mark keeps the creation time."""
+    now = int(time.time() * 1000)
+    target = f"{table.location}/{path}/{SUCCESS_FILE}"
+    created = now
+    if table.file_io.exists(target):
+        created = int(json.loads(table.file_io.read_text(target)).get("creationTime", now))
+    body = json.dumps({"creationTime": created, "modificationTime": now}, indent=2)
+    table.file_io.write_bytes(target, body.encode())
 
 
 def snapshot_at_watermark(table: Table, watermark: int) -> Snapshot:

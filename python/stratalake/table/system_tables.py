@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from stratalake.exceptions import TableNotFoundError
+from stratalake.exceptions import StrataLakeError, TableNotFoundError
 from stratalake.identifiers import redact_options
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
@@ -31,7 +32,10 @@ from stratalake.spec.snapshot import Snapshot
 from stratalake.store.files import data_file_path
 from stratalake.store.index_manifest import live_index_entries
 from stratalake.store.stats_file import snapshot_stats
+from stratalake.table import lifecycle
 from stratalake.types import DataType, to_arrow
+
+_LOG = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -471,6 +475,8 @@ def _partitions(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
     # filesystem table doesn't have (Paimon shows null there too); ``done`` is false without it.
     # deleted_record_count totals the partition's deletion-vector cardinalities (0 without them).
     deleted = _deleted_counts(table, snapshot_id)
+    groups = _grouped(table, snapshot_id, by_bucket=False)
+    done = _done_status(table, snapshot_id, [p for p, _ in groups])
     rows = [
         {
             "partition": _partition_path_string(table, p),
@@ -483,12 +489,36 @@ def _partitions(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
             "updated_by": None,
             "options": None,
             "total_buckets": g["total_buckets"],
-            "done": False,
+            "done": done.get(p, False),
             "deleted_record_count": deleted.get(p, 0),
         }
-        for (p, _), g in _grouped(table, snapshot_id, by_bucket=False).items()
+        for (p, _), g in groups.items()
     ]
     return sorted(rows, key=lambda r: r["partition"] or "")
+
+
+def _done_status(table: Table, snapshot_id: int | None, partitions: Sequence[bytes]) -> dict[bytes, bool]:
+    """Each partition's LOAD_DONE event in the metastore, as Paimon's ``HiveCatalog.listPartitions``
+    reports it: only for the latest snapshot (time travel lists storage alone), with
+    ``metastore.partitioned-table`` and a ``mark-event`` action; a metastore that fails the
+    lookup leaves every partition not done (Paimon falls back to storage's partitions)."""
+    metastore = table.metastore_partitions
+    options = table.options()
+    actions = {a.strip().lower() for a in options.get(lifecycle.MARK_DONE_ACTION, "").split(",")}
+    if (
+        metastore is None
+        or snapshot_id is not None
+        or options.get(lifecycle.PARTITIONED_TABLE, "").strip().lower() != "true"
+        or lifecycle.MARK_EVENT_ACTION not in actions
+    ):
+        return {}
+    codec = table.partition_codec
+    try:
+        marked = metastore.marked_done(table, [codec.strings(codec.from_bytes(p)) for p in partitions])
+    except StrataLakeError as e:
+        _LOG.warning("table %s: the metastore did not say which partitions are done (%s)", table.identifier, e)
+        return {}
+    return dict(zip(partitions, marked, strict=True))
 
 
 def _buckets(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:

@@ -136,3 +136,42 @@ def test_owner_consistent_assigners_reads_each_hash_file_once_per_process(
     assert set(io.index_files_read) == new
     monkeypatch.setattr(dynamic, "_FILE_GCDS", {}, raising=False)
     assert owner_consistent_assigners(table, 4) == 2  # the same answer from every file
+
+
+def test_partition_met_after_the_first_snapshot_expired_is_read_at_the_newest(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = _dynamic_table(tmp_path)
+    table.write(_rows("p00", list(range(6))))
+    table.write(_rows("p01", list(range(6))))
+    real = table.live_entries
+    filters: list[Any] = []
+    gone: set[int] = set()
+
+    def recording(snapshot: Any, where: Any = None) -> Any:
+        filters.append(where)
+        if snapshot.id in gone:
+            raise FileNotFoundError("manifest of an expired snapshot")
+        return real(snapshot, where)
+
+    monkeypatch.setattr(table, "live_entries", recording)
+    w = table.new_write()
+    try:
+        w.write(_rows("p00", [50]))
+        first = table.latest_snapshot()
+        assert first is not None
+        table.write(_rows("p01", list(range(6, 12))))  # another writer: p01 gets a third bucket
+        gone.add(first.id)
+        w.write(_rows("p01", [11, 99], "new"))  # no spurious "no HASH index" for bucket 2
+        assert filters and all(f is not None for f in filters)  # a partition's manifests, never the table's
+        messages = w.prepare_commit()
+    except BaseException:
+        w.abort()
+        raise
+    monkeypatch.undo()
+    table.new_commit().commit(messages)
+    rows = {(r["dt"], r["id"]): r["v"] for r in table.read().to_pylist()}
+    assert len(rows) == 20 and rows[("p01", 11)] == rows[("p01", 99)] == "new"
+    p01 = table.partition_codec.to_bytes(["p01"])
+    index = [e for e in live_index_entries(table, table.latest_snapshot()) if e.partition == p01]
+    assert sorted(e.row_count for e in index) == [1, 4, 4, 4]  # key 11 kept its bucket; 99 opened bucket 3

@@ -256,14 +256,25 @@ class BucketAssigner:
             return
         self._index_entries = hash_index_entries_by_partition(live_index_entries(table, snap))
 
-    def _partition_data_buckets(self, partition: bytes) -> set[int]:
-        """Buckets of ``partition`` holding live data files at the loaded snapshot: only the
-        manifests whose partition statistics admit the partition are opened."""
+    def _partition_state(self, partition: bytes) -> tuple[dict[int, IndexManifestEntry], set[int]]:
+        """The partition's HASH entries and the buckets holding its live data files, of one
+        snapshot: the loaded one, where only the manifests whose partition statistics admit the
+        partition are opened. A writer meeting a partition after that snapshot expired reads the
+        partition at the newest snapshot instead (the commit's index check compares against it)."""
         snap = self._snapshot
         if snap is None:
-            return set()
+            return {}, set()
         where = self.table.manifest_filter(partitions={partition})
-        return {e.bucket for e in self.table.live_entries(snap, where) if e.bucket >= 0}
+        try:
+            data = self.table.live_entries(snap, where)
+        except (OSError, CorruptFileError):
+            newest = self.table.snapshot_manager.latest_snapshot(fresh=True)
+            if newest is None or newest.id == snap.id:
+                raise
+            data = self.table.live_entries(newest, where)
+            entries = hash_index_entries_by_partition(live_index_entries(self.table, newest))
+            return entries.get(partition, {}), {e.bucket for e in data if e.bucket >= 0}
+        return self._index_entries.get(partition, {}), {e.bucket for e in data if e.bucket >= 0}
 
     def _partition(self, partition: bytes) -> _PartitionIndex:
         """The partition's index with no slice loaded yet (bucket counts from the index entries)."""
@@ -277,8 +288,8 @@ class BucketAssigner:
             index = _PartitionIndex(empty, empty, {}, {}, base_names=None, start=start)
             self._partitions[partition] = index
             return index
-        entries = self._index_entries.get(partition, {})
-        unindexed = sorted(self._partition_data_buckets(partition) - set(entries))
+        entries, data_buckets = self._partition_state(partition)
+        unindexed = sorted(data_buckets - set(entries))
         if unindexed:
             where = self._where(partition)
             raise CorruptFileError(

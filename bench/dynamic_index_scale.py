@@ -7,6 +7,10 @@ Builds, through the Python API, a dynamic-bucket table (``bucket = -1``, partiti
 partitions each (so the data manifests grow with P, and its minor compaction merges them). Then, in a fresh interpreter (no manifest decoded in advance), a writer writes one
 row (a new key) into one existing partition and prepares its commit (not committed): the time, and
 how many manifests, HASH index files and bytes its FileIO read.
+
+``--cross``: the same table keyed by ``id`` alone (a cross-partition upsert table, ids unique over
+the table): its writer bootstraps the key index from every live row (``bucket/cross_partition.py``),
+so ``data_reads`` grows with the table.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ ROWS = 20
 PER_COMMIT = 10
 
 
-def build(location: str, partitions: int) -> None:
+def build(location: str, partitions: int, cross: bool = False) -> None:
     import pyarrow as pa
 
     import stratalake
@@ -36,14 +40,14 @@ def build(location: str, partitions: int) -> None:
     table = cat.create_table(
         "db.t",
         schema=schema,
-        primary_key=["id", "dt"],
+        primary_key=["id"] if cross else ["id", "dt"],
         partition_keys=["dt"],
         options={"bucket": "-1", "write-only": "true"},
     )
     per = PER_COMMIT
     for start in range(0, partitions, per):
         parts = range(start, min(start + per, partitions))
-        ids = [i for _ in parts for i in range(ROWS)]
+        ids = [p * ROWS + i if cross else i for p in parts for i in range(ROWS)]
         dts = [f"p{p:05d}" for p in parts for _ in range(ROWS)]
         table.write(pa.table({"id": pa.array(ids, pa.int64()), "dt": dts, "v": ["x"] * len(ids)}))
 
@@ -58,15 +62,22 @@ def probe(location: str, partitions: int) -> dict[str, Any]:
     class Counting(LocalFileIO):
         def __init__(self) -> None:
             super().__init__()
-            self.reads: dict[str, int] = {"manifest": 0, "index": 0, "other": 0}
+            self.reads: dict[str, int] = {"manifest": 0, "index": 0, "data": 0, "other": 0}
             self.nbytes = 0
 
         def read_bytes(self, path: str) -> bytes:
             data = super().read_bytes(path)
             kind = "manifest" if "/manifest/" in path else "index" if "/index/" in path else "other"
+            kind = "data" if "/bucket-" in path else kind
             self.reads[kind] += 1
             self.nbytes += len(data)
             return data
+
+        def open_input_file(self, path: str) -> Any:
+            f = super().open_input_file(path)
+            self.reads["data" if "/bucket-" in path else "other"] += 1
+            self.nbytes += f.size()
+            return f
 
     io = Counting()
     table = Table(io, f"{location}/db.db/t", "db.t")
@@ -83,6 +94,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--partitions", default="10,100,1000")
     ap.add_argument("--json")
+    ap.add_argument("--cross", action="store_true", help="a cross-partition upsert table")
     ap.add_argument("--probe", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.probe:
@@ -93,7 +105,7 @@ def main() -> None:
         d = tempfile.mkdtemp(prefix="dynidx-")
         try:
             t0 = time.perf_counter()
-            build(d, p)
+            build(d, p, args.cross)
             built = time.perf_counter() - t0
             out = subprocess.run(
                 [sys.executable, "-m", "bench.dynamic_index_scale", "--probe", d, str(p)],

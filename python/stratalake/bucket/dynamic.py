@@ -26,7 +26,10 @@ slice, but only its owner adds keys to it (and rewrites its index file) or compa
 
 Assignment is vectorized: per partition a sorted array of the loaded slices' hashes with their
 buckets, ``np.searchsorted`` for known keys, ``np.repeat`` over bucket capacities for new ones. A
-slice of a partition is loaded once per writer, at the snapshot of the writer's first assignment.
+slice of a partition is loaded once per writer, at the snapshot of the writer's first assignment;
+as Paimon's ``PartitionIndex.loadIndex``, only the partitions the writer meets are read (their
+HASH files, and the data manifests whose partition statistics admit them, to refuse a bucket with
+data but no index), never the whole table.
 
 Paimon allows one writing job at a time on such a table. :func:`check_hash_index_conflicts` makes a
 commit that changes a partition's hash index fail with :class:`CommitConflictError` when another

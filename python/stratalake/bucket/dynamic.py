@@ -26,7 +26,10 @@ slice, but only its owner adds keys to it (and rewrites its index file) or compa
 
 Assignment is vectorized: per partition a sorted array of the loaded slices' hashes with their
 buckets, ``np.searchsorted`` for known keys, ``np.repeat`` over bucket capacities for new ones. A
-slice of a partition is loaded once per writer, at the snapshot of the writer's first assignment.
+slice of a partition is loaded once per writer, at the snapshot of the writer's first assignment;
+as Paimon's ``PartitionIndex.loadIndex``, only the partitions the writer meets are read (their
+HASH files, and the data manifests whose partition statistics admit them, to refuse a bucket with
+data but no index), never the whole table.
 
 Paimon allows one writing job at a time on such a table. :func:`check_hash_index_conflicts` makes a
 commit that changes a partition's hash index fail with :class:`CommitConflictError` when another
@@ -236,13 +239,14 @@ class BucketAssigner:
         self._snapshot: Snapshot | None = None
         self._loaded = False
         self._index_entries: dict[bytes, dict[int, IndexManifestEntry]] = {}
-        self._data_buckets: dict[bytes, set[int]] = {}
         self._partitions: dict[bytes, _PartitionIndex] = {}
         self._lock = threading.Lock()
         self._token = uuid.uuid4().hex
 
     # -- loading ---------------------------------------------------------------------------------
     def _load_snapshot(self) -> None:
+        """The snapshot of the first assignment and its HASH entries (one index manifest, the
+        full index state); data manifests are read per partition, when it is first written."""
         if self._loaded:
             return
         self._loaded = True
@@ -254,9 +258,26 @@ class BucketAssigner:
         if snap is None:
             return
         self._index_entries = hash_index_entries_by_partition(live_index_entries(table, snap))
-        for e in table.live_entries(snap):
-            if e.bucket >= 0:
-                self._data_buckets.setdefault(e.partition, set()).add(e.bucket)
+
+    def _partition_state(self, partition: bytes) -> tuple[dict[int, IndexManifestEntry], set[int]]:
+        """The partition's HASH entries and the buckets holding its live data files, of one
+        snapshot: the loaded one, where only the manifests whose partition statistics admit the
+        partition are opened. A writer meeting a partition after that snapshot expired reads the
+        partition at the newest snapshot instead (the commit's index check compares against it)."""
+        snap = self._snapshot
+        if snap is None:
+            return {}, set()
+        where = self.table.manifest_filter(partitions={partition})
+        try:
+            data = self.table.live_entries(snap, where)
+        except (OSError, CorruptFileError):
+            newest = self.table.snapshot_manager.latest_snapshot(fresh=True)
+            if newest is None or newest.id == snap.id:
+                raise
+            data = self.table.live_entries(newest, where)
+            entries = hash_index_entries_by_partition(live_index_entries(self.table, newest))
+            return entries.get(partition, {}), {e.bucket for e in data if e.bucket >= 0}
+        return self._index_entries.get(partition, {}), {e.bucket for e in data if e.bucket >= 0}
 
     def _partition(self, partition: bytes) -> _PartitionIndex:
         """The partition's index with no slice loaded yet (bucket counts from the index entries)."""
@@ -270,8 +291,8 @@ class BucketAssigner:
             index = _PartitionIndex(empty, empty, {}, {}, base_names=None, start=start)
             self._partitions[partition] = index
             return index
-        entries = self._index_entries.get(partition, {})
-        unindexed = sorted(self._data_buckets.get(partition, set()) - set(entries))
+        entries, data_buckets = self._partition_state(partition)
+        unindexed = sorted(data_buckets - set(entries))
         if unindexed:
             where = self._where(partition)
             raise CorruptFileError(
@@ -525,15 +546,33 @@ def owner_consistent_assigners(table: TableStore, requested: int) -> int:
     g = 0
     for partition, by_bucket in hash_index_entries_by_partition(live_index_entries(table, snap)).items():
         offset = abs(int(hash_bytes(partition[4:]))) if len(partition) > 4 else 0
-        for bucket, e in by_bucket.items():
-            path = index_file_path(table, e)
-            hashes = np.abs(decode_hash_index(table.file_io.read_bytes(path), path).astype(np.int64))
-            if not len(hashes):
-                continue
-            g = int(np.gcd.reduce(np.append(hashes + (offset - bucket), g)))
+        for e in by_bucket.values():
+            g = int(np.gcd(g, _file_gcd(table, e, offset)))
             if g == 1:
                 return 1
     return largest_divisor(g, requested)
+
+
+# Index files are immutable (a new key set is a new file), so the gcd of one is computed once per
+# process: the driver's bridge worker then reads only the HASH files written since its last write
+# planning, not every one of the table (entries: a path and an int; cleared when it grows large).
+_FILE_GCDS: dict[tuple[str, int, int], int] = {}
+_FILE_GCDS_LIMIT = 200_000
+
+
+def _file_gcd(table: TableStore, entry: IndexManifestEntry, offset: int) -> int:
+    """gcd of ``|key hash| + offset - bucket`` over one HASH file (0 for an empty one)."""
+    path = index_file_path(table, entry)
+    key = (path, offset, entry.bucket)
+    cached = _FILE_GCDS.get(key)
+    if cached is not None:
+        return cached
+    hashes = np.abs(decode_hash_index(table.file_io.read_bytes(path), path).astype(np.int64))
+    g = int(np.gcd.reduce(hashes + (offset - entry.bucket))) if len(hashes) else 0
+    if len(_FILE_GCDS) >= _FILE_GCDS_LIMIT:
+        _FILE_GCDS.clear()
+    _FILE_GCDS[key] = g
+    return g
 
 
 def largest_divisor(g: int, requested: int) -> int:

@@ -87,14 +87,10 @@ def delete_error(table: Table) -> str | None:
             f"table {table.identifier} ignores deletes ('ignore-delete'='true'), so DELETE would change "
             "nothing; delete whole partitions instead or unset the option"
         )
-    if engine is MergeEngine.PARTIAL_UPDATE and not opts.get_bool("partial-update.remove-record-on-delete"):
-        # Left by deletes_by_rewrite: 'partial-update.remove-record-on-sequence-group' is set,
-        # where Paimon writes -D records that only remove their sequence groups' rows.
-        return (
-            f"table {table.identifier}: DELETE on a partial-update table with "
-            "'partial-update.remove-record-on-sequence-group' is not supported; set "
-            "'partial-update.remove-record-on-delete'='true' or delete whole partitions"
-        )
+    # Left: deduplicate, and partial-update / aggregation tables whose -D records remove rows
+    # ('*.remove-record-on-delete', or 'partial-update.remove-record-on-sequence-group': a -D
+    # carrying the stored row's sequence values retracts its groups and so removes the row, as
+    # Paimon's DELETE writes it).
     return None
 
 
@@ -325,11 +321,13 @@ def _delete_keys(table: Table, keys: Sequence[tuple[Any, ...]]) -> int | None:
 def needs_stored_values(table: Table) -> bool:
     """Whether a ``-D`` record of ``table`` must carry the stored row's values: to take effect
     (``sequence.field``), or to be written at all (a NOT NULL value column, which a key-only
-    record would leave null; Paimon's DELETE writes the stored row too)."""
+    record would leave null; Paimon's DELETE writes the stored row too). A partial-update table's
+    sequence groups take a -D by their sequence fields, so it carries the stored ones."""
     schema = table.schema()
     if not schema.primary_keys:
         return False
-    return bool(table.core_options.sequence_fields) or _has_not_null_values(table)
+    sequence_groups = any(k.endswith(".sequence-group") for k in schema.options)
+    return bool(table.core_options.sequence_fields) or sequence_groups or _has_not_null_values(table)
 
 
 def _has_not_null_values(table: Table) -> bool:

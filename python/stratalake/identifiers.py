@@ -402,6 +402,19 @@ def check_options(options: Mapping[str, str], table: str) -> None:
                 )
 
 
+def unknown_keys(options: Mapping[str, str]) -> dict[str, str | None]:
+    """The keys of ``options`` that neither Paimon nor stratalake knows, each with the closest
+    known key (None when nothing is close)."""
+    known = sorted({*KNOWN_OPTIONS, *paimon_options.CORE_OPTIONS, *paimon_options.CONNECTOR_OPTIONS})
+    out: dict[str, str | None] = {}
+    for key in options:
+        if key in known or key.startswith(paimon_options.PREFIXES):
+            continue
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        out[key] = close[0] if close else None
+    return out
+
+
 def unknown_option_warnings(options: Mapping[str, str], table: str) -> list[str]:
     """A warning for each option key that neither Paimon (:mod:`stratalake.paimon_options`) nor
     stratalake (:data:`stratalake.options.KNOWN_OPTIONS`) knows, naming the closest known key.
@@ -409,13 +422,9 @@ def unknown_option_warnings(options: Mapping[str, str], table: str) -> list[str]
     Paimon keeps unknown keys (a newer version's options stay readable), so they are stored, not
     refused; but a misspelt key ('bucket-keys', 'changelog-prodcuer') silently does nothing, so
     the user hears of it where the option is set."""
-    known = sorted({*KNOWN_OPTIONS, *paimon_options.CORE_OPTIONS, *paimon_options.CONNECTOR_OPTIONS})
     out = []
-    for key in options:
-        if key in known or key.startswith(paimon_options.PREFIXES):
-            continue
-        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'? " if close else ""
+    for key, close in unknown_keys(options).items():
+        hint = f"did you mean '{close}'? " if close else ""
         out.append(
             f"table {table}: option '{key}' is neither a Paimon nor a stratalake option; it is kept "
             f"but has no effect ({hint}unset it with ALTER TABLE ... UNSET TBLPROPERTIES if it is a typo)"

@@ -11,7 +11,7 @@ import pytest
 import stratalake
 from stratalake import option_support
 from stratalake.catalog import SchemaChange
-from stratalake.exceptions import SchemaError, UnsupportedError
+from stratalake.exceptions import InvalidOptionError, SchemaError, UnsupportedError
 from stratalake.operation.commit import partition_expire
 from stratalake.paimon_options import CORE_OPTIONS
 from stratalake.spec.schema import TableSchema
@@ -173,6 +173,9 @@ def test_options_fixed_after_creation_and_the_deletion_vector_mode(cat: stratala
         ],
     )
     assert cat.get_table("db.t").options()["deletion-vectors.enabled"] == "true"
+    # Nothing of a copy is stored, so an unknown key could only do nothing: refused by name.
+    with pytest.raises(InvalidOptionError, match=r"option 'target-file-sise' .*did you mean 'target-file-size'"):
+        t.copy({"target-file-sise": "1 mb"})
     # A copy's options are its own: nothing is stored, the table keeps reading as before.
     copied = t.copy({"target-file-size": "1 mb"})
     assert copied.core_options.target_file_size == 1 << 20

@@ -16,9 +16,9 @@ from typing import Protocol, Self
 import pyarrow as pa
 
 from stratalake import option_support
-from stratalake.exceptions import UnsupportedError
+from stratalake.exceptions import InvalidOptionError, UnsupportedError
 from stratalake.expressions import Predicate
-from stratalake.identifiers import check_options
+from stratalake.identifiers import check_options, unknown_keys
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext
 from stratalake.options import CoreOptions
@@ -182,6 +182,12 @@ class TableStore:
         if not dynamic_options:
             return self
         options = dict(self._schema.options)
+        for key, close in unknown_keys(dynamic_options).items():
+            # Nothing is stored, so an unknown key (a typo) could only be silently ignored.
+            hint = f" (did you mean '{close}'?)" if close else ""
+            raise InvalidOptionError(
+                f"table {self.identifier}: option '{key}' is neither a Paimon nor a stratalake option{hint}"
+            )
         for key, value in dynamic_options.items():
             option_support.check_option_change(options, key, value, self.identifier)
         check_options(dynamic_options, self.identifier)

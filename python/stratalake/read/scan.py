@@ -40,6 +40,7 @@ class Split:
 
     Deletion-vector tables split a bucket into groups of level>=1 files read one by one, without
     a merge (``merge=False``), each with its deletion vector applied.
+    ``snapshot_id`` is a snapshot of ``branch`` when that is set.
     """
 
     snapshot_id: int
@@ -50,6 +51,9 @@ class Split:
     files: tuple[DataFileMeta, ...]
     deletion_files: tuple[tuple[str, DeletionFile], ...] = ()  # (data file name, its vector)
     merge: bool = True
+    #: The branch whose files (and schemas) this split reads when it is not the reading table's:
+    #: a partition read from the table's ``scan.fallback-branch`` (:mod:`~stratalake.read.fallback`).
+    branch: str | None = None
 
     @property
     def row_count(self) -> int:

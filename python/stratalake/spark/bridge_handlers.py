@@ -140,6 +140,7 @@ def load_table(req: bc.LoadTable) -> bc.TableDescription:
     # system tables too (t$files VERSION AS OF 1 lists snapshot 1's files).
     snapshot_id: int | None = None
     tag: str | None = None
+    timestamp_ms: int | None = None
     if req.version is not None:
         version = req.version
         if version.isdigit():
@@ -157,14 +158,19 @@ def load_table(req: bc.LoadTable) -> bc.TableDescription:
                 f"table {_ident(req)} has no snapshot at or before timestamp {millis} ms"
             )
         snapshot_id = snap.id
+        timestamp_ms = millis
         table = table.as_of(snap)
     if system is not None:
         return describe_system_table(req.catalog, table, system, snapshot_id, tag)
-    return describe(req.catalog, table, snapshot_id, tag)
+    return describe(req.catalog, table, snapshot_id, tag, timestamp_ms)
 
 
 def describe(
-    conf: bc.CatalogConf, table: Any, snapshot_id: int | None = None, tag: str | None = None
+    conf: bc.CatalogConf,
+    table: Any,
+    snapshot_id: int | None = None,
+    tag: str | None = None,
+    timestamp_ms: int | None = None,
 ) -> bc.TableDescription:
     """Everything the JVM table needs: Spark schema, keys, properties, data source options."""
     schema = table.schema()
@@ -210,6 +216,8 @@ def describe(
     }
     if snapshot_id is not None:
         options[source_options.SNAPSHOT_ID] = str(snapshot_id)
+        if timestamp_ms is not None:  # what a fallback branch is read at (read/fallback.py)
+            options[source_options.TIMESTAMP_MS] = str(timestamp_ms)
     if tag is not None:
         options[source_options.TAG] = tag
     if snapshot_id is None and tag is None:

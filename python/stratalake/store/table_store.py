@@ -18,7 +18,7 @@ import pyarrow as pa
 from stratalake import option_support
 from stratalake.exceptions import InvalidOptionError, UnsupportedError
 from stratalake.expressions import Predicate
-from stratalake.identifiers import check_options, unknown_keys
+from stratalake.identifiers import MAIN_BRANCH, SYSTEM_TABLE_SEPARATOR, check_options, unknown_keys
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext
 from stratalake.options import CoreOptions
@@ -110,6 +110,16 @@ class TableStore:
         if self.branches_refused is not None:
             raise UnsupportedError(f"table {self.identifier}: {self.branches_refused}")
         return BranchManager(self.file_io, self.location, self.identifier, self.current_branch)
+
+    def open_branch(self, branch: str) -> Self:
+        """A handle on branch ``branch`` of this table, bound to its latest schema (no check that
+        it exists beyond that schema: :class:`TableNotFoundError` when it has none)."""
+        base = self.identifier.split(SYSTEM_TABLE_SEPARATOR, 1)[0]
+        branch = normalize_branch(branch)
+        if branch == self.current_branch:
+            return self
+        name = base if branch == MAIN_BRANCH else f"{base}$branch_{branch}"
+        return self._derived(type(self)(self.file_io, self.location, name, branch=branch))
 
     # -- metadata ---------------------------------------------------------------------------------
     def schema(self) -> TableSchema:

@@ -26,6 +26,7 @@ from stratalake.exceptions import StrataLakeError, TableNotFoundError
 from stratalake.identifiers import redact_options
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
+from stratalake.read.fallback import refuse_fallback
 from stratalake.spec.binary_row import decode_row
 from stratalake.spec.manifest import FileSource
 from stratalake.spec.snapshot import Snapshot
@@ -681,6 +682,7 @@ def binlog(audit: pa.Table) -> pa.Table:
 def read_optimized_splits(table: Table, snapshot_id: int | None = None) -> list[Any]:
     """Bucket splits holding only top-level files: readable without merging older levels. Append
     tables never merge: every file (as Paimon's read-optimized table of an append table)."""
+    refuse_fallback(table, "a read of $ro")
     splits = table.new_scan(snapshot_id=snapshot_id).plan()
     if not table.schema().primary_keys:
         return splits

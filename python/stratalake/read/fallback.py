@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
 
 FALLBACK_BRANCH = "scan.fallback-branch"
-READ_FAIL_FAST = "scan.fallback-branch.read-fail-fast"
 
 
 def fallback_branch(table: TableStore) -> str | None:

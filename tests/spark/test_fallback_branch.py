@@ -57,6 +57,12 @@ def test_docs_example_through_sql(spark: Any, db: str, keyed: bool) -> None:
         ("cherry",),
         ("pear",),
     ]
+    assert _rows(spark, f"SHOW PARTITIONS {t}") == [("dt=20240725",), ("dt=20240726",)]
+    # (record_count counts the stored records: the keyed branch holds pear twice)
+    assert _rows(spark, f"SELECT partition, record_count FROM {db}.`T$partitions` ORDER BY partition") == [
+        ("dt=20240725", 2),
+        ("dt=20240726", 3 if keyed else 2),
+    ]
     # Main's partition is complete even where the data filter leaves nothing of it.
     assert _rows(spark, f"SELECT name FROM {t} WHERE amount > 8") == []
     assert _rows(spark, f"SELECT count(*) FROM {t}") == [(4,)]

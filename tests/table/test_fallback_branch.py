@@ -104,10 +104,16 @@ def test_paimon_docs_example(tmp_path: Path) -> None:
         ("20240726", "cherry", 3),
         ("20240726", "pear", 6),
     ]
-    assert t.partitions() == [{"dt": "20240725"}]
+    # Partitions as a read sees them (Paimon's listPartitionEntries of the fallback scan).
+    assert t.partitions() == [{"dt": "20240725"}, {"dt": "20240726"}]
+    listed = t.system_table("partitions").to_pylist()
+    assert [(r["partition"], r["record_count"]) for r in listed] == [("dt=20240725", 2), ("dt=20240726", 2)]
+    assert t.drop_partitions([{"dt": "20240726"}]) is None  # main has no such partition to drop
     # Unset: main alone again.
     t = set_fallback(cat, None)
     assert result(t.read()) == expected[:2]
+    assert t.partitions() == [{"dt": "20240725"}]
+    assert [r["partition"] for r in t.system_table("partitions").to_pylist()] == ["dt=20240725"]
 
 
 def test_primary_key_tables_merge_within_their_branch(tmp_path: Path) -> None:

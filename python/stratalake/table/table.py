@@ -325,9 +325,11 @@ class Table(TableStore):
 
     # -- partitions -------------------------------------------------------------------------------
     def partitions(self) -> list[dict[str, Any]]:
-        """The partitions holding data in the latest snapshot, each as ``{column: value}``."""
+        """The partitions holding data in the latest snapshot, each as ``{column: value}`` (with
+        ``scan.fallback-branch``, also the fallback branch's partitions this branch lacks, as a
+        read sees them)."""
         keys = self.partition_codec.keys
-        return [dict(zip(keys, v, strict=True)) for v in partition_ops.list_partitions(self)]
+        return [dict(zip(keys, v, strict=True)) for v in partition_ops.scanned_partitions(self)]
 
     def drop_partitions(self, specs: Sequence[dict[str, Any]], commit_user: str | None = None) -> int | None:
         """Drop every partition matching one of ``specs`` (some or all partition columns) in one

@@ -27,7 +27,7 @@ from stratalake.exceptions import (
     UnsupportedError,
 )
 from stratalake.expressions import field
-from stratalake.read import new_branch_scan
+from stratalake.read.scan import TableScan
 from stratalake.table import Table
 
 SCHEMA = pa.schema(
@@ -281,7 +281,7 @@ def test_reads_not_built_for_fallback_are_refused_by_name(tmp_path: Path) -> Non
     # Compaction and writes act on main alone.
     t.write(rows("d1", ("a", 2)))
     t.compact(full=True)
-    assert result(t.new_read().read_splits(new_branch_scan(t).plan())) == [("d1", "a", 2)]
+    assert result(t.new_read().read_splits(TableScan(t).plan())) == [("d1", "a", 2)]
     assert result(t.read()) == [("d1", "a", 2), ("d2", "b", 1)]
 
 

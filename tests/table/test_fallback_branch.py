@@ -273,6 +273,13 @@ def test_reads_not_built_for_fallback_are_refused_by_name(tmp_path: Path) -> Non
     ):
         with pytest.raises(UnsupportedError, match=f"{what} of a table with 'scan\\.fallback-branch'='s'"):
             call()
+    # Scan options stored as table options pin main only in Paimon (the fallback branch reads its
+    # own options): not built, refused rather than applied to both or to one.
+    t = cat.alter_table("db.t", [SchemaChange.set_option("scan.snapshot-id", "1")])
+    with pytest.raises(UnsupportedError, match=r"stored scan options scan\.snapshot-id of a table"):
+        t.read()
+    assert result(t.read(snapshot_id=1)) == [("d1", "a", 1), ("d2", "b", 1)]
+    t = cat.alter_table("db.t", [SchemaChange.remove_option("scan.snapshot-id")])
     # Paimon's default read-fail-fast (false) would hide fallback read errors: refused by name.
     with pytest.raises(UnsupportedError, match=r"'scan\.fallback-branch\.read-fail-fast'='false'"):
         cat.alter_table("db.t", [SchemaChange.set_option("scan.fallback-branch.read-fail-fast", "false")])

@@ -7,9 +7,15 @@ from the fallback branch; DML that would rewrite fallback rows into main is refu
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
+
+import stratalake
+from stratalake.spark.source import infer_schema
+from stratalake.spark.streaming import StrataLakeStreamReader
 
 pytestmark = pytest.mark.spark
 
@@ -114,3 +120,22 @@ def test_create_with_fallback_and_time_travel(spark: Any, db: str) -> None:
     assert "a read of a tag of a table with 'scan.fallback-branch'='b'" in _error(
         spark, f"SELECT * FROM {t} VERSION AS OF 'v1'"
     )
+
+
+def test_streaming_reads_the_branch_alone(tmp_path: Path) -> None:
+    """Paimon's docs: streaming reads do not fall back; they produce the current branch's rows."""
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([("dt", pa.string()), ("v", pa.int64())])
+    t = cat.create_table("db.t", schema, partition_keys=["dt"])
+    t.create_branch("b")
+    t.branch("b").write(pa.table({"dt": ["d2"], "v": [20]}, schema=schema))
+    t = cat.alter_table("db.t", [stratalake.SchemaChange.set_option("scan.fallback-branch", "b")])
+    t.write(pa.table({"dt": ["d1"], "v": [1]}, schema=schema))
+    assert sorted(t.read().column("v").to_pylist()) == [1, 20]  # a batch read falls back
+    options = {"warehouse": str(tmp_path / "wh"), "table": "db.t"}
+    reader = StrataLakeStreamReader(options, infer_schema(options))
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    got = [r["v"] for p in reader.partitions(start, end) for x in reader.read(p) for r in x.to_pylist()]
+    assert got == [1]

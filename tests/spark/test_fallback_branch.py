@@ -114,12 +114,14 @@ def test_create_with_fallback_and_time_travel(spark: Any, db: str) -> None:
     assert _rows(spark, f"SELECT * FROM {t} ORDER BY dt, v") == [("d1", 1), ("d1", 2), ("d2", 20), ("d3", 30)]
     assert _rows(spark, f"SELECT * FROM {t} VERSION AS OF 1 ORDER BY dt, v") == [("d1", 1), ("d2", 20)]
     assert _rows(spark, f"SELECT * FROM {t} TIMESTAMP AS OF '{at}' ORDER BY dt, v") == [("d1", 1), ("d2", 20)]
-    # The branch alone, and tags refused by name rather than read without the fallback.
+    # The branch alone; a tag reads the fallback branch at its tag of the same name.
     assert _rows(spark, f"SELECT * FROM {db}.`T$branch_b` ORDER BY dt") == [("d2", 20), ("d3", 30)]
     spark.sql(f"CALL lake.sys.create_tag(table => '{name}.T', tag => 'v1', snapshot => 1)")
-    assert "a read of a tag of a table with 'scan.fallback-branch'='b'" in _error(
+    assert "tag 'v1' does not exist in its 'scan.fallback-branch' 'b'" in _error(
         spark, f"SELECT * FROM {t} VERSION AS OF 'v1'"
     )
+    spark.sql(f"CALL lake.sys.create_tag(table => '{name}.`T$branch_b`', tag => 'v1', snapshot => 1)")
+    assert _rows(spark, f"SELECT * FROM {t} VERSION AS OF 'v1' ORDER BY dt") == [("d1", 1), ("d2", 20)]
 
 
 def test_streaming_reads_the_branch_alone(tmp_path: Path) -> None:

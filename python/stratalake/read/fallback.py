@@ -11,7 +11,8 @@ reader reads their files with that branch's schemas.
 
 Time travel by snapshot id reads the fallback branch at its newest snapshot committed at or before
 the chosen snapshot (snapshot 1 when there is none, as Paimon's ``rewriteOtherOptions``); by time,
-at its newest snapshot at or before that time (nothing when there is none). Writes, streaming
+at its newest snapshot at or before that time (nothing when there is none); by tag, at its tag of
+the same name (an error when it has none). Writes, streaming
 reads, compaction and the other maintenance act on the current branch alone, as in Paimon.
 """
 
@@ -26,6 +27,7 @@ from stratalake.exceptions import (
     SchemaError,
     SnapshotNotFoundError,
     TableNotFoundError,
+    TagNotFoundError,
     UnsupportedError,
 )
 from stratalake.expressions import FilterLike, Predicate, conjunction, split_conjuncts, to_predicate
@@ -133,13 +135,19 @@ class FallbackScan:
         filter: FilterLike = None,
         snapshot_id: int | None = None,
         timestamp_ms: int | None = None,
+        tag: str | None = None,
     ) -> None:
         self.table = table
         self.predicate: Predicate | None = to_predicate(filter)
         self.snapshot_id = snapshot_id
         self.timestamp_ms = timestamp_ms
-        self._main = TableScan(table, self.predicate, snapshot_id, timestamp_ms)
+        self.tag = tag
         self.other = fallback_table(table)
+        self._main = (
+            TableScan(table, self.predicate, snapshot_id, timestamp_ms)
+            if tag is None
+            else _SnapshotScan(table, table.tag_manager.tag(tag), self.predicate)
+        )
 
     def snapshot(self) -> Snapshot | None:
         """The current branch's snapshot this scan reads."""
@@ -148,6 +156,16 @@ class FallbackScan:
     def fallback_snapshot(self, main: Snapshot | None) -> Snapshot | None:
         """The fallback branch's snapshot read alongside ``main`` (see the module docstring)."""
         sm = self.other.snapshot_manager
+        if self.tag is not None:
+            try:
+                return self.other.tag_manager.tag(self.tag)
+            except SnapshotNotFoundError:  # (TagNotFoundError)
+                raise TagNotFoundError(
+                    f"table {self.table.identifier}: tag '{self.tag}' does not exist in its "
+                    f"'{FALLBACK_BRANCH}' '{self.other.current_branch}'; Paimon reads the fallback "
+                    "branch at the tag of the same name, so create it there too, or read the "
+                    "branches on their own"
+                ) from None
         if self.snapshot_id is not None and main is not None:
             found = _at_or_before(self.other, main.time_millis)
             if found is not None:
@@ -177,10 +195,21 @@ class FallbackScan:
             return splits
         complete = listed_partitions(self.table, main, _partition_conjuncts(self.table, self.predicate))
         branch = other.current_branch
-        for s in TableScan(other, self.predicate, other_snapshot.id).plan():
+        for s in _SnapshotScan(other, other_snapshot, self.predicate).plan():
             if s.partition_values not in complete:
-                splits.append(replace(s, branch=branch))
+                splits.append(replace(s, branch=branch, branch_schema_id=other_snapshot.schema_id))
         return splits
+
+
+class _SnapshotScan(TableScan):
+    """A scan of a given snapshot (a tag's own copy: planned even after the snapshot expired)."""
+
+    def __init__(self, table: TableStore, snapshot: Snapshot, predicate: Predicate | None) -> None:
+        super().__init__(table, predicate)
+        self._fixed = snapshot
+
+    def snapshot(self) -> Snapshot | None:
+        return self._fixed
 
 
 def _at_or_before(table: TableStore, millis: int) -> Snapshot | None:
@@ -225,13 +254,16 @@ class BranchReaders:
         ``TableRead`` or ``AppendTableRead``, which the readers' module cannot name here)."""
         if split.branch is None or normalize_branch(split.branch) == self.table.current_branch:
             return None
-        key = (split.branch, split.snapshot_id)
+        branch = self.table.open_branch(split.branch) if split.branch_schema_id is None else None
+        schema_id = split.branch_schema_id
+        if schema_id is None:
+            assert branch is not None
+            schema_id = branch.snapshot(split.snapshot_id).schema_id
+        key = (split.branch, schema_id)
         found = self._readers.get(key)
         if found is None:
-            branch = self.table.open_branch(split.branch)
-            found = _factory[0](
-                branch.as_of(branch.snapshot(split.snapshot_id)), self.columns, self.predicate
-            )
+            branch = branch or self.table.open_branch(split.branch)
+            found = _factory[0](branch.as_of_schema(schema_id), self.columns, self.predicate)
             found.batch_rows = batch_rows
             self._readers[key] = found
         return found

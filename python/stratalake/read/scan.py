@@ -52,8 +52,10 @@ class Split:
     deletion_files: tuple[tuple[str, DeletionFile], ...] = ()  # (data file name, its vector)
     merge: bool = True
     #: The branch whose files (and schemas) this split reads when it is not the reading table's:
-    #: a partition read from the table's ``scan.fallback-branch`` (:mod:`~stratalake.read.fallback`).
+    #: a partition read from the table's ``scan.fallback-branch`` (:mod:`~stratalake.read.fallback`),
+    #: and the id of the schema its snapshot has (the columns it is read with).
     branch: str | None = None
+    branch_schema_id: int | None = None
 
     @property
     def row_count(self) -> int:

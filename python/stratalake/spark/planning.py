@@ -581,8 +581,10 @@ def new_scan(
     too, and tags are refused (:mod:`stratalake.read.fallback`)."""
     snapshot, tag = read_options.scan_snapshot(table, options)
     if fallback.fallback_branch(table) is not None:
-        if options.get(keys.TAG) or tag is not None:
-            fallback.refuse_fallback(table, "a read of a tag")
+        if options.get(keys.TAG) and snapshot is None:  # VERSION AS OF '<tag>'
+            return FallbackScan(table, predicate, tag=options[keys.TAG])
+        if tag is not None and not options.get(keys.TAG) and _snapshot_id(options) is None:
+            return FallbackScan(table, predicate, tag=tag)  # read option scan.tag-name
         if options.get(keys.TIMESTAMP_MS) and snapshot is None:  # TIMESTAMP AS OF
             return table.new_scan(filter=predicate, timestamp_ms=int(options[keys.TIMESTAMP_MS]))
         millis = None if _snapshot_id(options) is not None else _timestamp_option(options)

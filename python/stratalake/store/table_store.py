@@ -169,9 +169,13 @@ class TableStore:
         schema, copied with the current options); reading a past snapshot with the latest columns
         would show columns that did not exist then.
         """
-        if snapshot.schema_id == self._schema.id:
+        return self.as_of_schema(snapshot.schema_id)
+
+    def as_of_schema(self, schema_id: int) -> Self:
+        """:meth:`as_of` a snapshot written with schema ``schema_id``."""
+        if schema_id == self._schema.id:
             return self
-        old = self.schema_manager.schema(snapshot.schema_id)
+        old = self.schema_manager.schema(schema_id)
         return self._derived(
             type(self)(
                 self.file_io,

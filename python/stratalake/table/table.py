@@ -128,7 +128,13 @@ class Table(TableStore):
     ) -> pa.Table:
         """:meth:`read` of a table with ``scan.fallback-branch`` (:mod:`stratalake.read.fallback`)."""
         if tag is not None:
-            fallback.refuse_fallback(self, "a read of a tag")
+            if snapshot_id is not None or timestamp_ms is not None:
+                raise ValueError(
+                    f"table {self.identifier}: give a tag or a snapshot_id/timestamp_ms, not both"
+                )
+            at = self.as_of(self.tag_manager.tag(tag))
+            tagged = FallbackScan(at, filter, tag=tag)
+            return at.new_read(columns, filter).read_splits(tagged.plan())
         if snapshot_id is None and timestamp_ms is None and stored:
             fallback.refuse_fallback(self, f"a read with the stored scan options {', '.join(sorted(stored))}")
         if snapshot_id is not None and timestamp_ms is not None:

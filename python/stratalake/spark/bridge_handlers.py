@@ -41,7 +41,15 @@ from stratalake.exceptions import (
     UnsupportedError,
 )
 from stratalake.spark import bridge_contract as bc
-from stratalake.spark import dml, native_changes, native_write, partition_ddl, planning, procedures, source_options
+from stratalake.spark import (
+    dml,
+    native_changes,
+    native_write,
+    partition_ddl,
+    planning,
+    procedures,
+    source_options,
+)
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
 from stratalake.types import ATOMIC_TYPES, LocalZonedTimestampType, TimestampType, TimeType

@@ -41,7 +41,15 @@ from stratalake.exceptions import (
     UnsupportedError,
 )
 from stratalake.spark import bridge_contract as bc
-from stratalake.spark import dml, native_write, partition_ddl, planning, procedures, source_options
+from stratalake.spark import (
+    dml,
+    native_changes,
+    native_write,
+    partition_ddl,
+    planning,
+    procedures,
+    source_options,
+)
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
 from stratalake.types import ATOMIC_TYPES, LocalZonedTimestampType, TimestampType, TimeType
@@ -686,6 +694,12 @@ def plan_scan(req: bc.PlanScan) -> Any:
     return planning.plan(table, options, bc.encode(req))
 
 
+def plan_changes(req: bc.PlanChanges) -> Any:
+    """The change files of a native ``$audit_log`` read, or null; see
+    :func:`stratalake.spark.native_changes.plan`."""
+    return native_changes.plan(req.source_options, req.columns, req.parallelism)
+
+
 def classify_filters(req: bc.ClassifyFilters) -> list[bool]:
     """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
     table, _options = _scan_table(req.source_options)
@@ -724,6 +738,7 @@ HANDLERS: dict[str, Handler] = {
     "describe_procedure": describe_procedure,
     "call_procedure": call_procedure,
     "plan_scan": plan_scan,
+    "plan_changes": plan_changes,
     "count_rows": count_rows,
     "classify_filters": classify_filters,
     "aggregate_partitions": aggregate_partitions,

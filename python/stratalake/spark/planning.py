@@ -259,7 +259,7 @@ def native_columns(table: Table, columns: Sequence[str] | None) -> list[dict[str
     return out
 
 
-def _local_uri(location: str) -> str | None:
+def local_uri(location: str) -> str | None:
     """``location`` as a ``file:`` URI for Hadoop's local filesystem, or None when not local."""
     head, sep, rest = location.partition(":")
     if sep and len(head) >= 2 and head.isalpha():
@@ -347,7 +347,7 @@ def native_files(
         values = table.partition_codec.to_dict(split.partition)
         if not all(p.eval_values(values) is True for p in partition_exact):
             return None
-    base = _local_uri(table.location)
+    base = local_uri(table.location)
     if base is None:
         return None
     directory = bucket_dir(base, table.partition_codec.path(split.partition_values), split.bucket)
@@ -361,7 +361,7 @@ def native_files(
         }
         dv = split.deletion_file(f.file_name)
         if dv is not None:
-            uri = _local_uri(dv.path)
+            uri = local_uri(dv.path)
             if uri is None:
                 return None
             entry["deletion"] = {"path": uri, "offset": dv.offset, "length": dv.length}

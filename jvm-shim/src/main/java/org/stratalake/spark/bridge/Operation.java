@@ -27,6 +27,7 @@ import org.stratalake.spark.bridge.Messages.ListProcedures;
 import org.stratalake.spark.bridge.Messages.ListTables;
 import org.stratalake.spark.bridge.Messages.LoadDatabase;
 import org.stratalake.spark.bridge.Messages.LoadTable;
+import org.stratalake.spark.bridge.Messages.MergeSchema;
 import org.stratalake.spark.bridge.Messages.PlanScan;
 import org.stratalake.spark.bridge.Messages.ProcedureAnswer;
 import org.stratalake.spark.bridge.Messages.ProcedureSpec;
@@ -99,6 +100,8 @@ public final class Operation<Q extends Record, R> {
       new Operation<>("list_partitions", ListPartitions.class, new TypeReference<>() {}, false);
   public static final Operation<DropPartitions, Long> DROP_PARTITIONS =
       new Operation<>("drop_partitions", DropPartitions.class, new TypeReference<>() {}, true);
+  public static final Operation<MergeSchema, JsonNode> MERGE_SCHEMA =
+      new Operation<>("merge_schema", MergeSchema.class, new TypeReference<>() {}, false);
 
   /** Every operation, in Python's order. */
   public static final List<Operation<?, ?>> ALL =
@@ -128,7 +131,8 @@ public final class Operation<Q extends Record, R> {
           DYNAMIC_ASSIGNERS,
           COMPACTION_DUE,
           LIST_PARTITIONS,
-          DROP_PARTITIONS);
+          DROP_PARTITIONS,
+          MERGE_SCHEMA);
 
   private final String name;
   private final Class<Q> request;

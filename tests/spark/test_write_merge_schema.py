@@ -4,11 +4,17 @@ evolved tables as pypaimon reads them."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import Any
 
 import pytest
 
+from stratalake import Catalog, SchemaChange
+from stratalake.exceptions import CommitConflictError, UnsupportedError
+from stratalake.spark import bridge_contract as bc
+from stratalake.spark import bridge_handlers
+from stratalake.spark.write_options import check_write_options
 from tests.interop.paimon_oracle import paimon_read
 
 pytestmark = [pytest.mark.spark, pytest.mark.interop]
@@ -164,3 +170,48 @@ def test_refusals_leave_the_table_unchanged(spark: Any, db: str) -> None:
             spark.sql(f"SELECT {select}").writeTo(t).options(**options).append()
     assert _versions(spark, t) == (1, 1)  # no schema file, no snapshot
     assert _rows(spark, f"SELECT k, p, v FROM {t}") == [(1, "x", 10)]
+
+
+# ---- without Spark: the bridge operation and the write options ----------------------------------
+
+
+def test_commit_refuses_a_schema_changed_since_planning(tmp_path: Any) -> None:
+    """The schema Python planned is committed only if the table still evolves to it: a column
+    added meanwhile fails the write with nothing committed (no schema on top of the other's)."""
+    conf = bc.CatalogConf(warehouse=str(tmp_path), options={})
+    cat = bridge_handlers.catalog(conf)
+    cat.create_database("db")
+    cat.create_table("db.t", [("k", "BIGINT NOT NULL"), ("v", "STRING")], primary_key=["k"])
+    data = {
+        "type": "struct",
+        "fields": [
+            {"name": "k", "type": "long", "nullable": False, "metadata": {}},
+            {"name": "n", "type": "integer", "nullable": True, "metadata": {}},
+        ],
+    }
+    request = bc.MergeSchema(conf, "db", "t", data, False, False, False, None)
+    planned = bridge_handlers.merge_schema(request)
+    assert [f["name"] for f in planned["fields"]] == ["k", "v", "n"]
+    assert cat.get_table("db.t").schema().id == 0  # planning commits nothing
+    cat.alter_table("db.t", [SchemaChange.add_column("w", "INT")])
+    with pytest.raises(
+        CommitConflictError, match=r"table db\.t: the schema changed while the write was planned"
+    ):
+        bridge_handlers.merge_schema(dataclasses.replace(request, expected=planned))
+    assert cat.get_table("db.t").schema().id == 1
+    replanned = bridge_handlers.merge_schema(request)
+    assert bridge_handlers.merge_schema(dataclasses.replace(request, expected=replanned)) == replanned
+    assert [f.name for f in cat.get_table("db.t").schema().fields] == ["k", "v", "w", "n"]
+
+
+def test_write_options_of_schema_evolution(tmp_path: Any) -> None:
+    cat = Catalog(str(tmp_path))
+    cat.create_database("db")
+    table = cat.create_table("db.t", [("k", "BIGINT NOT NULL")], primary_key=["k"])
+    check_write_options(table, {"write.merge-schema": "TRUE", "write.merge-schema.type-widening": "true"})
+    check_write_options(table, {"mergeschema": "false", "write.merge-schema.explicit-cast": "false"})
+    with pytest.raises(
+        UnsupportedError, match=r"'write\.merge-schema' .* is not supported on streaming writes"
+    ):
+        check_write_options(table, {"write.merge-schema": "true"}, streaming=True)
+    check_write_options(table, {"write.merge-schema": "false"}, streaming=True)

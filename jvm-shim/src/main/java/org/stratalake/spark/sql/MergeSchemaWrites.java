@@ -13,10 +13,15 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.AppendData;
 import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
+import org.apache.spark.sql.catalyst.plans.logical.InsertStarAction;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.MergeAction;
+import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
 import org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression;
 import org.apache.spark.sql.catalyst.plans.logical.OverwritePartitionsDynamic;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.UpdateStarAction;
 import org.apache.spark.sql.catalyst.plans.logical.V2WriteCommand;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
@@ -50,6 +55,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * in its order, NULL for the missing ones, cast by Spark's own resolver as any write is. The schema
  * is committed when the write starts ({@code StrataLakeWriteBuilder}), not here, so EXPLAIN or a
  * plan that never runs changes nothing. Other writes keep Spark's checks unchanged.
+ *
+ * <p>A MERGE's {@code *} clauses under the session setting are refused when the source has columns
+ * the table lacks (Targets.checkMerge): Paimon evolves the schema there too, stratalake does not.
  *
  * <p>The switches, as write options or session settings {@code spark.stratalake.<key>} (either
  * turns one on, as in Paimon): {@code write.merge-schema} (also Spark's {@code mergeSchema}),
@@ -104,6 +112,12 @@ public final class MergeSchemaWrites {
 
     @Override
     public LogicalPlan apply(LogicalPlan plan) {
+      if (plan instanceof MergeIntoTable m
+          && hasStar(m)
+          && requested(scala.collection.immutable.Map$.MODULE$.empty())) {
+        checkMerge(m);
+        return plan;
+      }
       scala.collection.immutable.Map<String, String> options = byNameWriteOptions(plan);
       if (options != null && requested(options)) {
         V2WriteCommand write = (V2WriteCommand) plan;
@@ -130,6 +144,49 @@ public final class MergeSchemaWrites {
                 i.withSchemaEvolution());
       }
       return plan;
+    }
+
+    /**
+     * A MERGE's {@code UPDATE SET *} / {@code INSERT *} under the session's merge-schema setting,
+     * whose source has columns the stratalake target lacks: Paimon would add them, stratalake's
+     * MERGE does not evolve the schema, so it is refused rather than dropping the columns. (Spark
+     * expands the stars while resolving the MERGE, so the source is analyzed here on its own.)
+     */
+    private void checkMerge(MergeIntoTable m) {
+      LogicalPlan table = m.targetTable();
+      while (table instanceof SubqueryAlias alias) {
+        table = alias.child();
+      }
+      NamedRelation target = target(table);
+      StructType source;
+      try {
+        source = org.apache.spark.sql.classic.Dataset.ofRows(session, m.sourceTable()).schema();
+      } catch (RuntimeException e) {
+        return; // Spark's own analysis of the MERGE reports it
+      }
+      if (target == null) {
+        return;
+      }
+      SQLConf conf = SQLConf.get();
+      List<String> extra = new ArrayList<>();
+      for (StructField f : source.fields()) {
+        boolean known = false;
+        for (StructField t : ((DataSourceV2Relation) target).schema().fields()) {
+          known |= (Boolean) conf.resolver().apply(f.name(), t.name());
+        }
+        if (!known) {
+          extra.add(f.name());
+        }
+      }
+      if (!extra.isEmpty()) {
+        throw new UnsupportedOperationException(
+            "table "
+                + target.name()
+                + ": MERGE INTO does not evolve the schema (spark.stratalake.write.merge-schema is"
+                + " set), and its UPDATE SET * / INSERT * source has columns the table lacks: "
+                + String.join(", ", extra)
+                + "; add them first (ALTER TABLE ... ADD COLUMNS), or name the columns to write");
+      }
     }
 
     /** The write's target as a relation that takes any columns; null when not a lake table. */
@@ -190,6 +247,17 @@ public final class MergeSchemaWrites {
       return lake.capabilities().contains(TableCapability.ACCEPT_ANY_SCHEMA)
           || !lake.capabilities().contains(TableCapability.BATCH_WRITE);
     }
+  }
+
+  private static boolean hasStar(MergeIntoTable m) {
+    List<MergeAction> actions = new ArrayList<>(CollectionConverters.asJava(m.matchedActions()));
+    actions.addAll(CollectionConverters.asJava(m.notMatchedActions()));
+    for (MergeAction a : actions) {
+      if (a instanceof InsertStarAction || a instanceof UpdateStarAction) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Once the query is resolved: the merged schema, and the query aligned to it by name. */

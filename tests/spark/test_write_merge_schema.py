@@ -9,6 +9,7 @@ import datetime
 from typing import Any
 
 import pytest
+from pyspark.sql.functions import col
 
 from stratalake import Catalog, SchemaChange
 from stratalake.exceptions import CommitConflictError, UnsupportedError
@@ -124,8 +125,19 @@ def test_append_table_and_save_as_table(spark: Any, db: str, warehouse: Any) -> 
     expected = [(1, "a", None), (2, "b", 2.5), (3, "c", None)]
     assert _rows(spark, f"SELECT * FROM {t}") == expected
     assert _versions(spark, t) == (2, 3)
+    # Overwrites evolve too: of the partitions written, and of those a condition names (its
+    # columns keep resolving against the evolved table).
+    spark.sql("SELECT 4 AS id, 'b' AS name, 4.5D AS score, 'q' AS note").writeTo(t).option(
+        "write.merge-schema", "true"
+    ).overwritePartitions()
+    spark.sql("SELECT 5 AS id, 'a' AS name").writeTo(t).option("write.merge-schema", "true").overwrite(
+        col("name") == "a"
+    )
+    expected = [(3, "c", None, None), (4, "b", 4.5, "q"), (5, "a", None, None)]
+    assert _rows(spark, f"SELECT * FROM {t}") == expected
+    assert _versions(spark, t) == (3, 5)
     got = paimon_read(str(warehouse), t.removeprefix("lake."))
-    assert sorted(tuple(r[c] for c in ("id", "name", "score")) for r in got.to_pylist()) == expected
+    assert sorted(tuple(r[c] for c in ("id", "name", "score", "note")) for r in got.to_pylist()) == expected
 
 
 def test_refusals_leave_the_table_unchanged(spark: Any, db: str) -> None:

@@ -81,6 +81,8 @@ def calls(spark: Any) -> dict[str, int]:
     # A native append write: compaction_due after its commit.
     spark.sql(f"CREATE TABLE {db}.log (id INT, s STRING)")
     spark.sql(f"INSERT INTO {db}.log VALUES (1, 'x')")
+    # A write that adds a column: merge_schema (planned, then committed when the write starts).
+    spark.sql("SELECT 2 AS id, 'y' AS s, 3 AS n").writeTo(f"{db}.log").option("write.merge-schema", "true").append()
     # A dynamic-bucket table whose writers compact every bucket they write: dynamic_assigners.
     spark.sql(
         f"CREATE TABLE {db}.dyn (id INT NOT NULL, v STRING, PRIMARY KEY (id)) "

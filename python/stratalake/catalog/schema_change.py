@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from stratalake import option_support
 from stratalake.exceptions import SchemaError
 from stratalake.spec.schema import TableSchema
-from stratalake.types import DataField, DataType, is_widening
+from stratalake.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType, is_widening
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,10 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange], table: s
                     f"table {table}: new column '{ch.name}' must be nullable (existing rows have no value)"
                 )
             highest += 1
-            fields.append(DataField(highest, ch.name, dt, ch.comment))
+            top = highest
+            # Fields inside a new ROW get fresh ids after the column's own (SchemaManager's AddColumn).
+            dt, highest = reassign_ids(dt, highest)
+            fields.append(DataField(top, ch.name, dt, ch.comment))
             if ch.move is not None:
                 _place(fields, len(fields) - 1, ch.move, index_of, table)
         elif ch.action == "rename_column":
@@ -195,3 +198,23 @@ def _place(
     field = fields.pop(i)
     target = 0 if kind == "first" else index_of(reference) + 1
     fields.insert(target, field)
+
+
+def reassign_ids(dt: DataType, highest: int) -> tuple[DataType, int]:
+    """``dt`` with every ROW field numbered on from ``highest`` (each field after the fields inside
+    it, as Paimon's ``ReassignFieldId`` numbers them), and the new highest id."""
+    if isinstance(dt, RowType):
+        fields = []
+        for f in dt.fields:
+            inner, highest = reassign_ids(f.type, highest)
+            highest += 1
+            fields.append(replace(f, id=highest, type=inner))
+        return replace(dt, fields=tuple(fields)), highest
+    if isinstance(dt, ArrayType | MultisetType):
+        element, highest = reassign_ids(dt.element, highest)
+        return replace(dt, element=element), highest
+    if isinstance(dt, MapType):
+        key, highest = reassign_ids(dt.key, highest)
+        value, highest = reassign_ids(dt.value, highest)
+        return replace(dt, key=key, value=value), highest
+    return dt, highest

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -496,6 +496,23 @@ class DropPartitions:
     partitions: list[list[Json]]
 
 
+@dataclass(frozen=True)
+class MergeSchema:
+    """A write that evolves the table's schema (``write.merge-schema``): ``data_schema`` is the
+    write's Spark schema. Reply: the table's Spark schema after the merge. With ``expected`` (the
+    schema planning answered) the merge is committed, unless the table changed since planning."""
+
+    OP: ClassVar[str] = "merge_schema"
+    catalog: CatalogConf
+    database: str
+    table: str
+    data_schema: Json
+    type_widening: bool
+    explicit_cast: bool
+    case_sensitive: bool
+    expected: Json | None
+
+
 # ---- the operations ---------------------------------------------------------------------------
 
 
@@ -540,6 +557,7 @@ OPERATIONS: dict[str, Operation] = _ops(
     (ListPartitions, list[list[Json]]),
     (DropPartitions, int | None),
     (PlanChanges, ChangesPlan | None),
+    (MergeSchema, Json),
 )
 
 

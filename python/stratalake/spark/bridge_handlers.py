@@ -30,7 +30,10 @@ from stratalake.bucket.dynamic import (
 )
 from stratalake.catalog import Catalog, SchemaChange
 from stratalake.catalog import system_tables as catalog_system_tables
+from stratalake.catalog.schema_change import apply_changes
+from stratalake.catalog.schema_merge import merge_changes
 from stratalake.exceptions import (
+    CommitConflictError,
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
     SchemaError,
@@ -52,7 +55,7 @@ from stratalake.spark import (
 )
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
-from stratalake.types import ATOMIC_TYPES, LocalZonedTimestampType, TimestampType, TimeType
+from stratalake.types import ATOMIC_TYPES, DataType, LocalZonedTimestampType, TimestampType, TimeType
 
 Handler = Callable[[Any], Any]
 
@@ -184,21 +187,7 @@ def describe(
     schema = table.schema()
     primary_keys = list(schema.primary_keys)
     partition_keys = list(schema.partition_keys)
-    fields = []
-    for f in schema.fields:
-        spark_type, nullable = paimon_to_spark_field(str(f.type))
-        metadata: dict[str, str] = {"comment": f.description} if getattr(f, "description", None) else {}
-        if f.default_value is not None:
-            # Spark's analyzer fills a column's CURRENT_DEFAULT into INSERTs and MERGE inserts.
-            metadata[CURRENT_DEFAULT] = f.default_value
-        fields.append(
-            {
-                "name": f.name,
-                "type": spark_type,
-                "nullable": nullable and f.name not in primary_keys,
-                "metadata": metadata,
-            }
-        )
+    fields = spark_fields(schema)
     properties = {str(k): str(v) for k, v in dict(schema.options).items()}
     if primary_keys:
         properties["primary-key"] = ",".join(primary_keys)
@@ -250,6 +239,68 @@ def describe(
         identity=bc.TableIdentity(catalog=conf, database=database, table=name),
         row_level=bc.decode(bc.RowLevelRules, dml.row_level_rules(table), "row_level"),
     )
+
+
+def spark_fields(schema: Any) -> list[dict[str, Any]]:
+    """A table schema's columns as Spark's JSON struct fields (comments, defaults as metadata)."""
+    fields = []
+    for f in schema.fields:
+        spark_type, nullable = paimon_to_spark_field(str(f.type))
+        metadata: dict[str, str] = {"comment": f.description} if getattr(f, "description", None) else {}
+        if f.default_value is not None:
+            # Spark's analyzer fills a column's CURRENT_DEFAULT into INSERTs and MERGE inserts.
+            metadata[CURRENT_DEFAULT] = f.default_value
+        fields.append(
+            {
+                "name": f.name,
+                "type": spark_type,
+                "nullable": nullable and f.name not in schema.primary_keys,
+                "metadata": metadata,
+            }
+        )
+    return fields
+
+
+def merge_schema(req: bc.MergeSchema) -> Any:
+    """The Spark schema a table has once it takes a write's columns (``write.merge-schema``,
+    :mod:`stratalake.catalog.schema_merge`); committed when ``expected`` (the planned schema) is
+    given, as Paimon commits the evolved schema when the write starts, before any data."""
+    ident = _ident(req)
+    cat = catalog(req.catalog)
+    table = cat.get_table(ident)
+    if req.explicit_cast:
+        raise UnsupportedError(
+            f"table {table.identifier}: 'write.merge-schema.explicit-cast' is not supported: stratalake changes "
+            "column types only by lossless widening; cast the data to the column's type instead"
+        )
+    data = []
+    for f in req.data_schema["fields"]:
+        try:
+            dt = DataType.parse(spark_to_paimon(f["type"], bool(f.get("nullable", True))))
+        except UnsupportedError as exc:
+            raise UnsupportedError(
+                f"table {table.identifier}: column '{f['name']}' of the data: {exc}"
+            ) from None
+        data.append((str(f["name"]), dt))
+    changes = merge_changes(
+        table.schema(),
+        data,
+        table.identifier,
+        type_widening=req.type_widening,
+        case_sensitive=req.case_sensitive,
+    )
+    merged = apply_changes(table.schema(), changes, table.identifier) if changes else table.schema()
+    planned = {"type": "struct", "fields": spark_fields(merged)}
+    if req.expected is None:
+        return planned
+    if planned != req.expected:
+        raise CommitConflictError(
+            f"table {table.identifier}: the schema changed while the write was planned (it would now "
+            "evolve differently); nothing was written: run the write again"
+        )
+    if changes:
+        cat.alter_table(ident, changes)
+    return planned
 
 
 def write_distribution(table: Any) -> dict[str, Any]:
@@ -746,6 +797,7 @@ HANDLERS: dict[str, Handler] = {
     "compaction_due": compaction_due,
     "list_partitions": list_partitions,
     "drop_partitions": drop_partitions,
+    "merge_schema": merge_schema,
 }
 
 

@@ -57,6 +57,13 @@ STREAMING_OPTIONS = ("read.stream.maxFilesPerTrigger", "read.stream.maxRowsPerTr
 #: them (``AbstractDataTableScan`` reads the consumer only when streaming), so a batch read
 #: refuses them rather than silently reading the whole table.
 CONSUMER_OPTIONS = (CONSUMER_ID, CONSUMER_IGNORE_PROGRESS, CONSUMER_MODE)
+#: Write switches a session may set (``SET spark.stratalake.write.merge-schema = true``), which the
+#: shim hands every scan of the session as well: they change nothing in a read.
+WRITE_SESSION_OPTIONS = (
+    "write.merge-schema",
+    "write.merge-schema.type-widening",
+    "write.merge-schema.explicit-cast",
+)
 #: Options Spark itself gives every source (time travel by option becomes VERSION/TIMESTAMP AS OF
 #: before the scan; ``path`` comes with ``load(path)``), and the data source's own locators.
 _SPARK_GENERIC = ("path", "paths", "versionAsOf", "timestampAsOf", "warehouse", "table")
@@ -80,7 +87,7 @@ def check_read_options(table: str, options: Mapping[str, str]) -> None:
     """Refuses, by name, a read option of a batch read that is neither one of
     :data:`BATCH_SCAN_OPTIONS`, a streaming option, one of Spark's generic options nor
     stratalake's internal ``stratalake.*``; consumer options are refused (streaming only)."""
-    accepted = {k.lower() for k in (*_known(), *_SPARK_GENERIC)}
+    accepted = {k.lower() for k in (*_known(), *_SPARK_GENERIC, *WRITE_SESSION_OPTIONS)}
     not_yet = {k.lower(): why for k, why in (*_NOT_YET.items(), *_STREAM_ONLY.items())}
     for key in options:
         lowered = key.lower()

@@ -11,9 +11,12 @@ ignored option looks like an answer and is not the one asked for. So a write acc
 - the table's own options with the values it stores: ``CREATE TABLE ... AS SELECT`` and
   ``df.write.option("bucket", "2").saveAsTable(...)`` hand their table options to the write too.
 
-Schema evolution on write (Paimon's ``write.merge-schema``, Spark's ``mergeSchema``) is refused
-with what to do instead; a table option with another value than the table's is refused (a write
-cannot change a table option; ``ALTER TABLE ... SET TBLPROPERTIES`` does).
+Schema evolution on write (Paimon's ``write.merge-schema`` and ``write.merge-schema.type-widening``,
+Spark's ``mergeSchema`` as a synonym) is accepted on batch writes: the shim's analyzer rule
+(``sql/MergeSchemaWrites.scala``) evolves the table before the write. ``explicit-cast`` is refused
+(stratalake only widens types losslessly), and so is merge-schema on streaming writes. A table
+option with another value than the table's is refused (a write cannot change a table option;
+``ALTER TABLE ... SET TBLPROPERTIES`` does).
 """
 
 from __future__ import annotations
@@ -41,14 +44,11 @@ _GENERIC = (
     "path.checkpointLocation",
     "partitionOverwriteMode",
 )
-#: Schema evolution on write: not supported yet (needs evolving the table's schema in the write).
-_MERGE_SCHEMA = (
-    "write.merge-schema",
-    "write.merge-schema.type-widening",
-    "write.merge-schema.explicit-cast",
-    "mergeSchema",
-)
-_TRUE = ("true", "1", "yes")
+#: Schema evolution on write (booleans): the switches batch writes honour.
+MERGE_SCHEMA = ("write.merge-schema", "mergeSchema")
+TYPE_WIDENING = "write.merge-schema.type-widening"
+EXPLICIT_CAST = "write.merge-schema.explicit-cast"
+_MERGE_SCHEMA = (*MERGE_SCHEMA, TYPE_WIDENING, EXPLICIT_CAST)
 
 
 def _known(streaming: bool) -> list[str]:
@@ -84,12 +84,8 @@ def check_write_options(table: Table, options: Mapping[str, str], streaming: boo
             continue
         text = str(value).strip()
         if lowered in {k.lower() for k in _MERGE_SCHEMA}:
-            if text.lower() not in _TRUE:
-                continue  # off, as by default
-            raise UnsupportedError(
-                f"table {table.identifier}: write option '{key}' (schema evolution on write) is not supported "
-                "yet; add the new columns first (ALTER TABLE ... ADD COLUMNS) and write again"
-            )
+            _check_merge_schema(table, key, text, streaming)
+            continue
         if lowered == COMMIT_USER:
             raise InvalidOptionError(
                 f"table {table.identifier}: write option '{key}' is for streaming writes; a batch write "
@@ -110,4 +106,24 @@ def check_write_options(table: Table, options: Mapping[str, str], streaming: boo
         raise InvalidOptionError(
             f"table {table.identifier}: unknown write option '{key}'{hint}; stratalake writes take "
             f"{', '.join(_known(streaming))} and the table's own options"
+        )
+
+
+def _check_merge_schema(table: Table, key: str, text: str, streaming: bool) -> None:
+    """A schema-evolution switch: a boolean; on, it is refused where stratalake cannot honour it."""
+    if text.lower() not in ("true", "false"):
+        raise InvalidOptionError(
+            f"table {table.identifier}: write option '{key}'='{text}' must be 'true' or 'false'"
+        )
+    if text.lower() == "false":
+        return  # off, as by default
+    if key.lower() == EXPLICIT_CAST:
+        raise UnsupportedError(
+            f"table {table.identifier}: write option '{key}' is not supported: stratalake changes column "
+            "types only by lossless widening; cast the data to the column's type instead"
+        )
+    if streaming:
+        raise UnsupportedError(
+            f"table {table.identifier}: write option '{key}' (schema evolution on write) is not supported "
+            "on streaming writes; add the new columns first (ALTER TABLE ... ADD COLUMNS)"
         )

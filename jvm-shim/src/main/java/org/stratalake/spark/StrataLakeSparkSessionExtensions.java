@@ -9,6 +9,7 @@ import org.stratalake.spark.catalog.SessionTableNames;
 import org.stratalake.spark.scan.TypedScans;
 import org.stratalake.spark.sql.AnalyzeStatements;
 import org.stratalake.spark.sql.IncrementalQueryFunctions;
+import org.stratalake.spark.sql.MergeSchemaWrites;
 import org.stratalake.spark.sql.RowLevelRewrite;
 import org.stratalake.spark.sql.StrataLakeSqlParser;
 import scala.runtime.AbstractFunction1;
@@ -21,8 +22,9 @@ import scala.runtime.BoxedUnit;
  * the parser that accepts Flink/Paimon style {@code WITH (...)} table options, and the rewrite of
  * row-level DML into change records ({@link RowLevelRewrite}), and the scan node that names its
  * column-vector class to Spark's code generator ({@link TypedScans}), Paimon's incremental-query
- * table functions ({@link IncrementalQueryFunctions}), and the name check of stratalake's session
- * catalog ({@link SessionTableNames}).
+ * table functions ({@link IncrementalQueryFunctions}), the name check of stratalake's session
+ * catalog ({@link SessionTableNames}), and write-time schema evolution ({@link
+ * MergeSchemaWrites}).
  */
 public class StrataLakeSparkSessionExtensions
     extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -33,6 +35,10 @@ public class StrataLakeSparkSessionExtensions
     extensions.injectPreCBORule(new RuleBuilder());
     extensions.injectResolutionRule(new SessionNamesBuilder());
     extensions.injectResolutionRule(new AnalyzeBuilder());
+    // Write-time schema evolution: the target before Spark's column check, then the merge.
+    extensions.injectHintResolutionRule(
+        new Builder(session -> new MergeSchemaWrites.Targets(session)));
+    extensions.injectResolutionRule(new Builder(session -> new MergeSchemaWrites.Evolve(session)));
     extensions.injectColumnar(new ColumnarBuilder());
     IncrementalQueryFunctions.all().forEach(extensions::injectTableFunction);
     return BoxedUnit.UNIT;
@@ -59,6 +65,20 @@ public class StrataLakeSparkSessionExtensions
     @Override
     public Rule<LogicalPlan> apply(SparkSession session) {
       return new AnalyzeStatements(session);
+    }
+  }
+
+  /** A rule built from the session by {@code factory}. */
+  private static final class Builder extends AbstractFunction1<SparkSession, Rule<LogicalPlan>> {
+    private final java.util.function.Function<SparkSession, Rule<LogicalPlan>> factory;
+
+    Builder(java.util.function.Function<SparkSession, Rule<LogicalPlan>> factory) {
+      this.factory = factory;
+    }
+
+    @Override
+    public Rule<LogicalPlan> apply(SparkSession session) {
+      return factory.apply(session);
     }
   }
 

@@ -228,4 +228,14 @@ public final class Messages {
 
   public record DropPartitions(
       CatalogConf catalog, String database, String table, List<List<JsonNode>> partitions) {}
+
+  public record MergeSchema(
+      CatalogConf catalog,
+      String database,
+      String table,
+      JsonNode dataSchema,
+      boolean typeWidening,
+      boolean explicitCast,
+      boolean caseSensitive,
+      @Nullable JsonNode expected) {}
 }

@@ -29,6 +29,7 @@ import org.stratalake.spark.bridge.Messages.ListTables;
 import org.stratalake.spark.bridge.Messages.LoadDatabase;
 import org.stratalake.spark.bridge.Messages.LoadTable;
 import org.stratalake.spark.bridge.Messages.PlanChanges;
+import org.stratalake.spark.bridge.Messages.MergeSchema;
 import org.stratalake.spark.bridge.Messages.PlanScan;
 import org.stratalake.spark.bridge.Messages.ProcedureAnswer;
 import org.stratalake.spark.bridge.Messages.ProcedureSpec;
@@ -103,6 +104,8 @@ public final class Operation<Q extends Record, R> {
       new Operation<>("drop_partitions", DropPartitions.class, new TypeReference<>() {}, true);
   public static final Operation<PlanChanges, ChangesPlan> PLAN_CHANGES =
       new Operation<>("plan_changes", PlanChanges.class, new TypeReference<>() {}, true);
+  public static final Operation<MergeSchema, JsonNode> MERGE_SCHEMA =
+      new Operation<>("merge_schema", MergeSchema.class, new TypeReference<>() {}, false);
 
   /** Every operation, in Python's order. */
   public static final List<Operation<?, ?>> ALL =
@@ -133,7 +136,8 @@ public final class Operation<Q extends Record, R> {
           COMPACTION_DUE,
           LIST_PARTITIONS,
           DROP_PARTITIONS,
-          PLAN_CHANGES);
+          PLAN_CHANGES,
+          MERGE_SCHEMA);
 
   private final String name;
   private final Class<Q> request;

@@ -37,6 +37,7 @@ import org.stratalake.spark.bridge.Messages.DeleteWhere;
 import org.stratalake.spark.bridge.Messages.DropPartitions;
 import org.stratalake.spark.bridge.Messages.DynamicAssigners;
 import org.stratalake.spark.bridge.Messages.ListPartitions;
+import org.stratalake.spark.bridge.Messages.MergeSchema;
 import org.stratalake.spark.bridge.Messages.NativeAppendPlan;
 import org.stratalake.spark.bridge.Messages.TableDescription;
 import org.stratalake.spark.bridge.Messages.TableIdentity;
@@ -81,6 +82,38 @@ public class StrataLakeTable
   private final String updateError;
   private final String deleteError;
   private final String systemTable;
+  // Write-time schema evolution: whether Spark leaves this write's columns to the shim
+  // (sql.MergeSchemaWrites), and the merge planned for it (null: none).
+  private final boolean anySchema;
+  private final SchemaMerge merge;
+
+  /** A merge Python planned: the write's schema, its switches, and the schema Python answered. */
+  private record SchemaMerge(
+      StructType data,
+      boolean typeWidening,
+      boolean explicitCast,
+      boolean caseSensitive,
+      JsonNode planned,
+      boolean changes) {}
+
+  private StrataLakeTable(
+      StrataLakeTable base, StructType schema, boolean anySchema, SchemaMerge merge) {
+    this.name = base.name;
+    this.schema = schema;
+    this.partitionKeys = base.partitionKeys;
+    this.primaryKeys = base.primaryKeys;
+    this.writeClusterColumns = base.writeClusterColumns;
+    this.writeDistribution = base.writeDistribution;
+    this.nativeAppend = base.nativeAppend;
+    this.properties = base.properties;
+    this.sourceOptions = base.sourceOptions;
+    this.identity = base.identity;
+    this.updateError = base.updateError;
+    this.deleteError = base.deleteError;
+    this.systemTable = base.systemTable;
+    this.anySchema = anySchema;
+    this.merge = merge;
+  }
 
   StrataLakeTable(TableDescription meta) {
     this.name = meta.name();
@@ -96,6 +129,8 @@ public class StrataLakeTable
     this.updateError = meta.rowLevel().updateError();
     this.deleteError = meta.rowLevel().deleteError();
     this.systemTable = meta.systemTable();
+    this.anySchema = false;
+    this.merge = null;
   }
 
   @Override
@@ -191,15 +226,93 @@ public class StrataLakeTable
     if (systemTable != null) {
       return EnumSet.of(TableCapability.BATCH_READ); // t$snapshots etc. are read-only
     }
-    return EnumSet.of(
-        TableCapability.BATCH_READ,
-        TableCapability.BATCH_WRITE,
-        TableCapability.TRUNCATE,
-        TableCapability.OVERWRITE_BY_FILTER,
-        TableCapability.OVERWRITE_DYNAMIC,
-        // Served by the Python source's stream reader and writer (stratalake.spark.streaming).
-        TableCapability.MICRO_BATCH_READ,
-        TableCapability.STREAMING_WRITE);
+    Set<TableCapability> out =
+        EnumSet.of(
+            TableCapability.BATCH_READ,
+            TableCapability.BATCH_WRITE,
+            TableCapability.TRUNCATE,
+            TableCapability.OVERWRITE_BY_FILTER,
+            TableCapability.OVERWRITE_DYNAMIC,
+            // Served by the Python source's stream reader and writer (stratalake.spark.streaming).
+            TableCapability.MICRO_BATCH_READ,
+            TableCapability.STREAMING_WRITE);
+    if (anySchema) {
+      // Only for a write that evolves the schema: its columns are resolved by
+      // sql.MergeSchemaWrites, as Paimon's analysis rules resolve them (other writes keep Spark's
+      // own checks).
+      out.add(TableCapability.ACCEPT_ANY_SCHEMA);
+    }
+    return out;
+  }
+
+  @Override
+  public LakeTable acceptingAnySchema() {
+    return new StrataLakeTable(this, schema, true, null);
+  }
+
+  @Override
+  public boolean awaitsSchemaMerge() {
+    return anySchema && merge == null;
+  }
+
+  /**
+   * Asks Python for the schema this table has once it takes rows of {@code data}
+   * (stratalake.catalog.schema_merge; refusals name the table, column and types); nothing is
+   * committed until the write starts.
+   */
+  @Override
+  public LakeTable withSchemaMerge(
+      StructType data, boolean typeWidening, boolean explicitCast, boolean caseSensitive) {
+    JsonNode planned =
+        PythonBridge.call(
+            Operation.MERGE_SCHEMA,
+            new MergeSchema(
+                identity.catalog(),
+                identity.database(),
+                identity.table(),
+                dataSchemaJson(data),
+                typeWidening,
+                explicitCast,
+                caseSensitive,
+                null));
+    StructType merged = (StructType) DataType.fromJson(planned.toString());
+    boolean changes = !merged.equals(schema);
+    return new StrataLakeTable(
+        this,
+        merged,
+        true,
+        new SchemaMerge(data, typeWidening, explicitCast, caseSensitive, planned, changes));
+  }
+
+  private static JsonNode dataSchemaJson(StructType data) {
+    try {
+      return PythonBridge.JSON.readTree(data.json());
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("stratalake: cannot encode the write's schema", e);
+    }
+  }
+
+  /**
+   * Commits the planned schema (Python checks that the table still evolves to it) before the
+   * write's first task, as Paimon commits the evolved schema before writing: the data files are
+   * written under the new schema. A write that then fails leaves the new schema, as in Paimon.
+   */
+  @Override
+  public void commitSchemaMerge() {
+    if (merge == null || !merge.changes()) {
+      return;
+    }
+    PythonBridge.call(
+        Operation.MERGE_SCHEMA,
+        new MergeSchema(
+            identity.catalog(),
+            identity.database(),
+            identity.table(),
+            dataSchemaJson(merge.data()),
+            merge.typeWidening(),
+            merge.explicitCast(),
+            merge.caseSensitive(),
+            merge.planned()));
   }
 
   /**
@@ -493,7 +606,9 @@ public class StrataLakeTable
   /** Python's settings for writing this table with Spark's Parquet writer; null when it may not. */
   @Override
   public NativeAppendPlan nativeAppend() {
-    return nativeAppend;
+    // A write that adds columns goes through Python's writer: the native plan was made for the
+    // columns the table had when it was loaded.
+    return merge != null && merge.changes() ? null : nativeAppend;
   }
 
   @Override

@@ -3,6 +3,7 @@ package org.stratalake.spark.source;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.types.StructType;
 import org.stratalake.spark.bridge.Messages.NativeAppendPlan;
 import org.stratalake.spark.bridge.Messages.WriteDistribution;
 
@@ -55,4 +56,25 @@ public interface LakeTable extends SupportsRead {
 
   /** After a native append write: a minor compaction when some bucket is due one, else nothing. */
   void compactIfDue();
+
+  // ---- write-time schema evolution (write.merge-schema; sql.MergeSchemaWrites) ----
+
+  /**
+   * This table taking writes of any columns (Spark's ACCEPT_ANY_SCHEMA), for a write that evolves
+   * its schema: Spark then leaves the write's columns to the shim's analyzer rule.
+   */
+  LakeTable acceptingAnySchema();
+
+  /** Whether this is {@link #acceptingAnySchema()}'s table and its write is not planned yet. */
+  boolean awaitsSchemaMerge();
+
+  /**
+   * The table as it will be once it takes rows of {@code data}: Python decides its schema now and
+   * commits it when the write starts ({@link #commitSchemaMerge()}), before any data.
+   */
+  LakeTable withSchemaMerge(
+      StructType data, boolean typeWidening, boolean explicitCast, boolean caseSensitive);
+
+  /** Commits the schema {@link #withSchemaMerge} planned; nothing when there is none. */
+  void commitSchemaMerge();
 }

@@ -191,7 +191,12 @@ public final class StrataLakeWriteBuilder
             ? null
             : NativeAppendWrite.settings(table.nativeAppend(), info.schema());
     return new ClusteredWrite(
-        python.build(), clustering(spec, assigners), afterCommit, nativeWrite, table::compactIfDue);
+        python.build(),
+        clustering(spec, assigners),
+        afterCommit,
+        nativeWrite,
+        table::compactIfDue,
+        table::commitSchemaMerge);
   }
 
   /**
@@ -300,13 +305,16 @@ public final class StrataLakeWriteBuilder
     // Batch writes of qualifying append tables: Spark's Parquet writer (null: Python's writer).
     private final NativeAppendWrite.Settings nativeWrite;
     private final Runnable afterNativeCommit;
+    private final Runnable beforeWrite;
 
     ClusteredWrite(
         Write delegate,
         Expression[] clustering,
         Runnable afterCommit,
         NativeAppendWrite.Settings nativeWrite,
-        Runnable afterNativeCommit) {
+        Runnable afterNativeCommit,
+        Runnable beforeWrite) {
+      this.beforeWrite = beforeWrite;
       this.delegate = delegate;
       this.clustering = clustering;
       this.afterCommit = afterCommit;
@@ -335,6 +343,10 @@ public final class StrataLakeWriteBuilder
 
     @Override
     public BatchWrite toBatch() {
+      // A write that evolves the schema commits it first (Paimon's PaimonV2Write.toBatch): the
+      // tasks then write under the new schema. toBatch runs when the write executes, not when
+      // it is planned (EXPLAIN does not change the table).
+      beforeWrite.run();
       BatchWrite batch = delegate.toBatch();
       Runnable after = afterCommit;
       if (nativeWrite != null) {

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -94,10 +94,12 @@ class NativeAppendPlan:
 
 @dataclass(frozen=True)
 class RowLevelRules:
-    """Why UPDATE/MERGE or DELETE is refused on a table (null: allowed)."""
+    """Why UPDATE/MERGE or DELETE is refused on a table (null: allowed), and whether a DELETE
+    addresses rows by data file and position (``dml.row_level_rules``)."""
 
     update_error: str | None
     delete_error: str | None
+    delete_by_position: bool
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,14 @@ otherwise. Paimon deletes their rows by where they are stored instead:
   Paimon's writer, which numbers the copied rows after the bucket's newest, they keep their
   sequence numbers: an upsert committed while the DELETE ran stays newer than the stale copy.
 
+Conditions that are not column-vs-literal comparisons (subqueries, expressions, ``LIKE``, UDFs)
+run in Spark's row-level plan instead, as Paimon's ``findTouchedFiles`` / ``collectDeletionVectors``
+run a Spark query over the table with its file-path and row-index metadata columns: the scan reads
+the same candidate files (:func:`position_splits`, refused alike) without a merge, each file's
+deletion vector applied, and emits every row with its data file and position
+(:func:`rows_with_positions`); Spark evaluates the condition in its tasks and the matching
+positions come back to :func:`delete_positions`, the same commit as above.
+
 The commit requires every touched file to be live still (``append/dml.py``'s
 ``apply_changes``): a concurrent compaction that replaced one makes it fail, unchanged.
 """
@@ -27,8 +35,10 @@ The commit requires every touched file to be live still (``append/dml.py``'s
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -49,11 +59,16 @@ from stratalake.lsm.data_file import (
     bucket_dir,
     iter_kv_file,
 )
+from stratalake.lsm.deletion_vector import read_deletion_vector
+from stratalake.lsm.merge_reader import dv_keep_mask
 from stratalake.merge import VALUE_KIND
 from stratalake.options import MergeEngine
-from stratalake.read.scan import key_stats_may_match, partition_matcher
+from stratalake.read.append_read import POS_COLUMN, with_row_ids
+from stratalake.read.scan import Split, bucket_split, key_stats_may_match, partition_matcher
 from stratalake.read.value_stats import file_may_match
 from stratalake.spec.manifest import DataFileMeta, ManifestEntry
+from stratalake.store.files import data_file_path
+from stratalake.store.index_manifest import deletion_files, dv_entries_by_bucket, live_index_entries
 
 if TYPE_CHECKING:
     from stratalake.spec.snapshot import Snapshot
@@ -89,17 +104,79 @@ def delete_stored_rows(table: TableStore, predicate: Predicate) -> int | None:
         return None
     groups = _candidates(table, snap, predicate)
     _check_no_merge(table, groups)
-    deletes = _matching_rows(table, snap, groups, predicate)
+    return delete_positions(table, _matching_rows(table, snap, groups, predicate))
+
+
+def delete_positions(table: TableStore, deletes: RowDeletes, commit_user: str | None = None) -> int | None:
+    """Remove the stored rows at ``deletes``' positions (all read at one snapshot): deletion
+    vectors, or copies of the touched files without them; returns the new snapshot id, or None
+    when there is none to remove."""
     if not deletes.positions:
         return None
     rewrite = None
     if not table.core_options.deletion_vectors_enabled:
         rewrite = _rewriter(table)
-    return apply_changes(table, deletes, rewrite=rewrite)
+    return apply_changes(table, deletes, commit_user=commit_user, rewrite=rewrite)
+
+
+def position_splits(table: TableStore, predicate: Predicate | None) -> tuple[int | None, list[Split]]:
+    """The latest snapshot's id and the splits a row-level DELETE by position reads: the files
+    ``predicate`` (a condition's translatable part, for pruning only) may touch, one split per
+    (partition, bucket), read without a merge; refused with the compact-first advice when a
+    bucket's files would need one (as :func:`delete_stored_rows`)."""
+    snap = table.latest_snapshot()
+    if snap is None:
+        return None, []
+    groups = _candidates(table, snap, predicate)
+    _check_no_merge(table, groups)
+    dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
+    splits = []
+    for key, entries in sorted(groups.items()):
+        index = dv_index.get(key)
+        vectors = deletion_files(table, index) if index else {}
+        splits.append(bucket_split(table, snap.id, entries[0], tuple(e.file for e in entries), vectors, merge=False))
+    return snap.id, splits
+
+
+def rows_with_positions(
+    table: TableStore, split: Split, columns: Sequence[str], predicate: Predicate | None
+) -> Iterator[pa.Table]:
+    """The live rows of a :func:`position_splits` split (``columns``, those ``predicate`` holds
+    for), batch by batch, each with its row id: data file, position in it, snapshot."""
+    directory = bucket_dir(table.location, table.partition_codec.path(split.partition_values), split.bucket)
+    schema = table.schema()
+    wanted = set(columns) | (predicate.columns() if predicate is not None else set())
+    read = [f.name for f in schema.fields if f.name in wanted]
+    live = pc.field(VALUE_KIND).isin(_LIVE_KINDS)
+    mask = live if predicate is None else predicate.to_arrow() & live
+    for f in split.files:
+        deletion_file = split.deletion_file(f.file_name)
+        dv = read_deletion_vector(table.file_io, deletion_file, f.row_count) if deletion_file else None
+        offset = 0
+        # With the row kind, which also counts the rows when no column is wanted (a condition
+        # on other tables only).
+        for rows in iter_kv_file(
+            table.file_io,
+            data_file_path(directory, f),
+            table.file_schema(f.schema_id),
+            schema,
+            read,
+            expected_rows=f.row_count,
+            sequence_numbers=False,
+        ):
+            n = rows.num_rows
+            rows = rows.append_column(POS_COLUMN, pa.array(np.arange(offset, offset + n, dtype=np.int64)))
+            keep = dv_keep_mask(dv.positions, offset, n) if dv is not None else None
+            offset += n
+            if keep is not None:
+                rows = rows.filter(pa.array(keep))
+            rows = rows.filter(mask)
+            if rows.num_rows:
+                yield with_row_ids(rows.select([*columns, POS_COLUMN]), f.file_name, split.snapshot_id)
 
 
 def _candidates(
-    table: TableStore, snap: Snapshot, predicate: Predicate
+    table: TableStore, snap: Snapshot, predicate: Predicate | None
 ) -> dict[tuple[bytes, int], list[ManifestEntry]]:
     """The files the condition may touch, by (partition, bucket)."""
     schema = table.schema()

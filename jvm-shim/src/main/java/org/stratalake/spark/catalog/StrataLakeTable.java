@@ -80,6 +80,7 @@ public class StrataLakeTable
   private final TableIdentity identity;
   private final String updateError;
   private final String deleteError;
+  private final boolean deleteByPosition;
   private final String systemTable;
 
   StrataLakeTable(TableDescription meta) {
@@ -95,6 +96,7 @@ public class StrataLakeTable
     this.identity = meta.identity();
     this.updateError = meta.rowLevel().updateError();
     this.deleteError = meta.rowLevel().deleteError();
+    this.deleteByPosition = meta.rowLevel().deleteByPosition();
     this.systemTable = meta.systemTable();
   }
 
@@ -146,8 +148,14 @@ public class StrataLakeTable
   }
 
   @Override
+  public boolean deletesByPosition() {
+    return deleteByPosition && systemTable == null;
+  }
+
+  @Override
   public MetadataColumn[] metadataColumns() {
-    if (!isAppendTable()) {
+    // Key tables whose DELETE is by position expose them too; Python refuses them elsewhere.
+    if (!isAppendTable() && !deletesByPosition()) {
       return new MetadataColumn[0];
     }
     return new MetadataColumn[] {
@@ -157,7 +165,7 @@ public class StrataLakeTable
     };
   }
 
-  /** A non-null metadata column the Python reader fills for append tables. */
+  /** A non-null metadata column the Python reader fills (append tables, DELETE by position). */
   private static final class RowIdColumn implements MetadataColumn {
     private final String name;
     private final DataType type;

@@ -10,8 +10,8 @@ otherwise. Paimon deletes their rows by where they are stored instead:
   per bucket otherwise, as Paimon's ``KeyValueFileStoreScan``);
 - every bucket's candidates must read without a merge (Paimon's ``MergeTreeSplitGenerator``:
   ``rawConvertible``), else the DELETE is refused with Paimon's advice to compact first;
-- the matching rows' positions are found reading only the condition's columns, batch by batch;
-  a row whose condition is NULL is kept (Paimon's ``Not(EqualNullSafe(condition, true))``);
+- the matching rows' positions are found reading only the condition's columns, batch by batch,
+  each file's deletion vector applied; a row whose condition is NULL is kept (Paimon's ``Not(EqualNullSafe(condition, true))``);
 - with deletion vectors the positions join the files' vectors (new index files); otherwise each
   touched file is replaced by a copy without those rows, in one OVERWRITE snapshot that also
   deletes the touched files (Paimon's commit of deleted files). As Paimon's write-only writer,
@@ -48,7 +48,6 @@ from stratalake.append.dml import (
     RowDeletes,
     apply_changes,
     kept_rows,
-    matching_positions_in,
 )
 from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Predicate, split_conjuncts
@@ -63,7 +62,7 @@ from stratalake.lsm.deletion_vector import read_deletion_vector
 from stratalake.lsm.merge_reader import dv_keep_mask
 from stratalake.merge import VALUE_KIND
 from stratalake.options import MergeEngine
-from stratalake.read.append_read import POS_COLUMN, with_row_ids
+from stratalake.read.append_read import FILE_COLUMN, POS_COLUMN, SNAPSHOT_COLUMN, with_row_ids
 from stratalake.read.scan import Split, bucket_split, key_stats_may_match, partition_matcher
 from stratalake.read.value_stats import file_may_match
 from stratalake.spec.manifest import DataFileMeta, ManifestEntry
@@ -99,12 +98,20 @@ def deletes_by_rewrite(table: TableStore) -> bool:
 def delete_stored_rows(table: TableStore, predicate: Predicate) -> int | None:
     """``DELETE FROM table WHERE predicate`` on a table of :func:`deletes_by_rewrite`; returns the
     new snapshot id, or None when no row matched (no snapshot, as Paimon's empty commit)."""
-    snap = table.latest_snapshot()
-    if snap is None:
-        return None
-    groups = _candidates(table, snap, predicate)
-    _check_no_merge(table, groups)
-    return delete_positions(table, _matching_rows(table, snap, groups, predicate))
+    return delete_positions(table, matching_positions(table, predicate))
+
+
+def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
+    """Where the live rows of the latest snapshot that ``predicate`` holds for are stored (the
+    candidate files of :func:`position_splits`, refused alike)."""
+    snapshot_id, splits = position_splits(table, predicate)
+    deletes = RowDeletes(snapshot_id=snapshot_id)
+    for split in splits:
+        # Only the condition's columns are read; rows a deletion vector already removed are
+        # not matched again (a DELETE that finds no live row commits nothing).
+        for rows in rows_with_positions(table, split, [], predicate):
+            deletes.add_batch(rows.column(FILE_COLUMN), rows.column(POS_COLUMN), rows.column(SNAPSHOT_COLUMN))
+    return deletes
 
 
 def delete_positions(table: TableStore, deletes: RowDeletes, commit_user: str | None = None) -> int | None:
@@ -239,40 +246,6 @@ def _check_no_merge(table: TableStore, groups: dict[tuple[bytes, int], list[Mani
             f"procedure first: CALL sys.compact(table => '{table.identifier}'), then run the DELETE "
             "again. Nothing was changed."
         )
-
-
-def _matching_rows(
-    table: TableStore,
-    snap: Snapshot,
-    groups: dict[tuple[bytes, int], list[ManifestEntry]],
-    predicate: Predicate,
-) -> RowDeletes:
-    """Positions of the live rows matching ``predicate`` in the candidate files (only the
-    condition's columns and the row kind are read, one batch at a time)."""
-    out = RowDeletes(snapshot_id=snap.id)
-    schema = table.schema()
-    codec = table.partition_codec
-    columns = sorted(predicate.columns())
-    # Null (unknown) is not a match: such rows are kept.
-    mask = predicate.to_arrow() & pc.field(VALUE_KIND).isin(_LIVE_KINDS)
-    for (partition, bucket), entries in groups.items():
-        directory = bucket_dir(table.location, codec.path(codec.from_bytes(partition)), bucket)
-        for e in entries:
-            offset = 0
-            for rows in iter_kv_file(
-                table.file_io,
-                f"{directory}/{e.file.file_name}",
-                table.file_schema(e.file.schema_id),
-                schema,
-                columns,
-                expected_rows=e.file.row_count,
-                sequence_numbers=False,
-            ):
-                hit = matching_positions_in(rows, mask, offset)
-                if len(hit):
-                    out.positions.setdefault(e.file.file_name, []).append(hit)
-                offset += rows.num_rows
-    return out
 
 
 def _rewriter(table: TableStore) -> Rewrite:

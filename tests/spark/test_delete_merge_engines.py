@@ -244,6 +244,8 @@ def test_delete_by_position_keeps_update_by_key_and_hides_row_ids(spark: Any, db
     spark.sql(f"UPDATE {t} SET b = b + 100 WHERE a LIKE 'y%'")
     spark.sql(f"DELETE FROM {t} WHERE b % 10 = 3")
     assert sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {t}").collect()) == [(1, "x", 10), (2, "y", 102)]
+    spark.sql(f"DELETE FROM {t} WHERE id IN (SELECT id FROM {t} WHERE a = 'x')")  # a plain read inside
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM {t}").collect()] == [(2, "y", 102)]
     with pytest.raises(Exception, match=r"__stratalake_file.*only in a DELETE"):
         spark.sql(f"SELECT id, __stratalake_file FROM {t}").collect()
 

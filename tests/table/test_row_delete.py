@@ -112,6 +112,24 @@ def test_deletion_vectors_mark_rows_without_rewriting(tmp_path: Path, engine: st
     assert t.refresh().latest_snapshot() == snap
 
 
+def test_position_scan_spreads_a_bucket_over_splits(tmp_path: Path) -> None:
+    """Files read without a merge are packed by 'source.split.target-size', as Paimon packs
+    raw-convertible files: a bucket of several files gives several splits (Spark tasks)."""
+    t = make_table(tmp_path, **{"merge-engine": "first-row", "bucket": "1", "source.split.target-size": "1"})
+    for i in range(3):
+        t.write(batch(range(i * 10, i * 10 + 10), "a"))
+    table = t.refresh()
+    snap = table.latest_snapshot()
+    assert snap is not None
+    _, splits = row_delete.position_splits(table, None)
+    assert len(splits) == len(table.live_entries(snap)) == 3
+    assert all(len(s.files) == 1 and not s.merge for s in splits)
+    expected = [r for r in rows(t.read()) if r[0] % 4 != 0]
+    assert _delete(t, field("id").isin(list(range(0, 30, 4)))) is not None
+    assert rows(t.refresh().read()) == expected
+    assert _paimon_rows(tmp_path) == expected
+
+
 def test_rows_whose_condition_is_null_are_kept(tmp_path: Path) -> None:
     t = make_table(tmp_path, **{"merge-engine": "first-row"})
     t.write(pa.table({"id": [1, 2, 3, 4], "v": ["x", None, "y", None], "dt": ["d1"] * 4}))

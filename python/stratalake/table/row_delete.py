@@ -63,7 +63,7 @@ from stratalake.lsm.merge_reader import dv_keep_mask
 from stratalake.merge import VALUE_KIND
 from stratalake.options import MergeEngine
 from stratalake.read.append_read import FILE_COLUMN, POS_COLUMN, SNAPSHOT_COLUMN, with_row_ids
-from stratalake.read.scan import Split, bucket_split, key_stats_may_match, partition_matcher
+from stratalake.read.scan import Split, bucket_split, key_stats_may_match, pack_for_ordered, partition_matcher
 from stratalake.read.value_stats import file_may_match
 from stratalake.spec.manifest import DataFileMeta, ManifestEntry
 from stratalake.store.files import data_file_path
@@ -128,8 +128,8 @@ def delete_positions(table: TableStore, deletes: RowDeletes, commit_user: str | 
 
 def position_splits(table: TableStore, predicate: Predicate | None) -> tuple[int | None, list[Split]]:
     """The latest snapshot's id and the splits a row-level DELETE by position reads: the files
-    ``predicate`` (a condition's translatable part, for pruning only) may touch, one split per
-    (partition, bucket), read without a merge; refused with the compact-first advice when a
+    ``predicate`` (a condition's translatable part, for pruning only) may touch, read without a
+    merge, a bucket's files in one or more splits; refused with the compact-first advice when a
     bucket's files would need one (as :func:`delete_stored_rows`)."""
     snap = table.latest_snapshot()
     if snap is None:
@@ -137,11 +137,17 @@ def position_splits(table: TableStore, predicate: Predicate | None) -> tuple[int
     groups = _candidates(table, snap, predicate)
     _check_no_merge(table, groups)
     dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
+    # Files read without a merge are independent: packed into splits of 'source.split.*' (as
+    # Paimon packs raw-convertible files), so a large bucket is read by several tasks.
+    opts = table.core_options
+    target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
+    open_cost = opts.get_int("source.split.open-file-cost") or 0
     splits = []
     for key, entries in sorted(groups.items()):
         index = dv_index.get(key)
         vectors = deletion_files(table, index) if index else {}
-        splits.append(bucket_split(table, snap.id, entries[0], tuple(e.file for e in entries), vectors, merge=False))
+        for pack in pack_for_ordered([e.file for e in entries], target, open_cost):
+            splits.append(bucket_split(table, snap.id, entries[0], pack, vectors, merge=False))
     return snap.id, splits
 
 

@@ -5,10 +5,11 @@
 A primary-key table (8 buckets, lookup changelog) loaded with ROWS rows, then a quarter of the keys
 upserted; the read is the peers bench's changelog workload: ``$audit_log`` with
 ``incremental-between`` = the upsert's snapshots and scan mode ``changelog``, grouped by
-``rowkind``. It runs alternately with ``stratalake.read.columnar.enabled`` off (Spark's row-by-row
-conversion of the Python reader's Arrow batches) and on (the batches handed over as columns, and
-only the columns the query uses), REPS (3) times each, so that load from other work hits both.
-Reported: every time and the median per side.
+``rowkind``. It runs alternately on three paths, REPS (3) times each, so that load from other work
+hits all: ``stratalake.read.columnar.enabled`` off (Spark's row-by-row conversion of the Python
+reader's Arrow batches), on with ``stratalake.read.native.enabled`` off (the Python reader's batches
+handed over as columns, only the columns the query uses), and both on (the change files read by
+Spark's Parquet reader, ``native_changes``). Reported: every time and the median per path.
 """
 
 from __future__ import annotations
@@ -50,21 +51,24 @@ def main(rows: int, reps: int) -> None:
         )
         return time.perf_counter() - start, sorted(tuple(r) for r in out)
 
-    times: dict[str, list[float]] = {"row path": [], "columnar": []}
+    paths = (("row path", "false", "false"), ("columnar", "true", "false"), ("native", "true", "true"))
+    times: dict[str, list[float]] = {side: [] for side, _, _ in paths}
     answers = set()
-    run()  # warm-up
-    for _ in range(reps):
-        for side, on in (("row path", "false"), ("columnar", "true")):
-            spark.conf.set("stratalake.read.columnar.enabled", on)
+    for _ in range(reps + 1):  # the first round warms every path up
+        for side, columnar, native in paths:
+            spark.conf.set("stratalake.read.columnar.enabled", columnar)
+            spark.conf.set("stratalake.read.native.enabled", native)
             took, answer = run()
             times[side].append(took)
             answers.add(repr(answer))
+    times = {side: ts[1:] for side, ts in times.items()}
     assert len(answers) == 1, answers
     print(f"rows {rows}, snapshots ({before}, {latest}], answer {answers.pop()}")
     for side, ts in times.items():
         print(f"{side}: median {statistics.median(ts):.2f} s, runs {', '.join(f'{t:.2f}' for t in ts)}")
-    ratio = statistics.median(times["row path"]) / statistics.median(times["columnar"])
-    print(f"row path / columnar: {ratio:.2f}x")
+    native = statistics.median(times["native"])
+    for side in ("row path", "columnar"):
+        print(f"{side} / native: {statistics.median(times[side]) / native:.2f}x")
 
 
 if __name__ == "__main__":

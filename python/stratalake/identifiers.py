@@ -316,7 +316,7 @@ def table_dir(warehouse: str, database: str, table: str) -> str:
 
 # ---- options that would name paths ----------------------------------------------------------------
 
-# Paimon options that move files elsewhere (a table path, external data paths, branches). stratalake
+# Paimon options that move files elsewhere (a table path, external data paths, the branch). stratalake
 # never reads them, but Paimon's own writers on the same table would: a table's files stay where the
 # catalog puts them, so they cannot be set.
 PATH_OPTIONS = frozenset(
@@ -324,7 +324,6 @@ PATH_OPTIONS = frozenset(
         "path",
         "location",
         "branch",
-        "scan.fallback-branch",
         "data-file.external-paths",
         "data-file.external-paths.strategy",
         "data-file.external-paths.specific-fs",
@@ -335,9 +334,9 @@ PATH_OPTIONS = frozenset(
 _BRANCH_OPTIONS = {
     "branch": "selects the branch Paimon reads and writes; stratalake opens a branch by name instead "
     "(the table 't$branch_<name>', or Table.branch(name))",
-    "scan.fallback-branch": "makes Paimon read the partitions a branch lacks from another branch, "
-    "which stratalake does not implement yet; read that branch as 't$branch_<name>'",
 }
+#: The option naming the branch whose partitions a batch read takes where the table lacks them.
+FALLBACK_BRANCH = "scan.fallback-branch"
 # Any other key that reads like a path setting (".path", "-dir", ".location"...).
 _PATH_LIKE_KEY = re.compile(r"(^|[.-])(path|paths|dir|dirs|directory|location|external-paths?)$")
 # Credentials (s3.secret-key, fs.s3a.secret.key, fs.s3a.access.key, tokens, passwords): a table's
@@ -378,6 +377,11 @@ def check_options(options: Mapping[str, str], table: str) -> None:
                 "anyone who may read the table); give it to the catalog instead (Catalog(warehouse, "
                 "options={...}) or spark.sql.catalog.<name>.<key> in the Spark session)"
             )
+        if k == FALLBACK_BRANCH and str(value).strip():
+            try:
+                check_branch_name(str(value), table)
+            except InvalidIdentifierError as e:
+                raise InvalidOptionError(f"option {key!r}: {e}") from None
         if k in _BRANCH_OPTIONS:
             raise InvalidOptionError(
                 f"table {table}: option {key!r} {_BRANCH_OPTIONS[k]}, so it cannot be set"

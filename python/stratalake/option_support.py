@@ -65,6 +65,11 @@ READ: Final[Mapping[str, Unhonoured]] = {
     "scan.bounded.watermark": Unhonoured(None, "ends streaming reads at a watermark"),
     "scan.plan-auto-tag-for-read.time-retained": Unhonoured(None, "tags the snapshot each scan reads"),
     "scan.primary-branch": Unhonoured(None, "reads partitions from a primary branch first"),
+    # Paimon's default (false) logs a failed read of a fallback-branch split and reads the split
+    # with the current branch's reader instead; stratalake's reads always fail (as with 'true').
+    "scan.fallback-branch.read-fail-fast": Unhonoured(
+        "true", "logs failed reads of fallback-branch splits and reads them as the current branch's"
+    ),
     "scan.fallback-snapshot-branch": Unhonoured(None, "reads missing partitions of a chain table"),
     "scan.fallback-delta-branch": Unhonoured(None, "reads missing partitions of a chain table"),
     "scan.ignore-corrupt-files": Unhonoured("false", "skips corrupt files while reading"),
@@ -109,6 +114,8 @@ _ADVICE: Final[Mapping[str, str]] = {
     "commit.force-compact": "compact with CALL sys.compact",
     "compaction.optimization-interval": "compact with CALL sys.compact",
     "record-level.expire-time": "delete expired rows with DELETE",
+    "scan.fallback-branch.read-fail-fast": "stratalake always fails such a read; leave the option unset "
+    "or 'true'",
 }
 
 #: Options that tune Paimon's Java engine only (no result depends on them).

@@ -6,6 +6,7 @@ import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.data.BinaryString;
 import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.options.Options;
+import org.apache.paimon.schema.SchemaChange;
 import org.apache.paimon.table.FileStoreTable;
 import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
@@ -19,6 +20,7 @@ import org.apache.paimon.table.sink.CommitMessage;
  *        java -cp ... PaimonBranch WAREHOUSE db.t fastforward NAME
  *        java -cp ... PaimonBranch WAREHOUSE db.t list                 (one branch a line)
  *        java -cp ... PaimonBranch WAREHOUSE db.t$branch_b write ID V  (one row (ID, V), one commit)
+ *        java -cp ... PaimonBranch WAREHOUSE db.t set KEY VALUE         (ALTER TABLE ... SET option)
  */
 public class PaimonBranch {
   public static void main(String[] args) throws Exception {
@@ -44,6 +46,10 @@ public class PaimonBranch {
         for (String branch : table.branchManager().branches()) {
           System.out.println(branch);
         }
+        break;
+      case "set":
+        catalog.alterTable(
+            Identifier.fromString(args[1]), SchemaChange.setOption(args[3], args[4]), false);
         break;
       case "write":
         BatchWriteBuilder builder = table.newBatchWriteBuilder();

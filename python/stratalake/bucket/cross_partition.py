@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 from stratalake.bucket.dynamic import DEFAULT_TARGET_ROW_NUM, compacts_every_commit, largest_divisor
 from stratalake.exceptions import CommitConflictError
 from stratalake.options import MergeEngine
-from stratalake.read import new_read, new_scan
+from stratalake.read import new_branch_scan, new_read
 from stratalake.spec.binary_row import encode_arrow_rows
 from stratalake.spec.bucket import hash_rows
 from stratalake.store.partition import group_rows
@@ -107,7 +107,7 @@ def owner_consistent_slices(table: TableStore, requested: int) -> int:
     types = [schema.field(k).type for k in keys]
     read = new_read(table, columns=keys)
     g = 0
-    for split in new_scan(table, snapshot_id=snap.id).plan():
+    for split in new_branch_scan(table, snapshot_id=snap.id).plan():
         for batch in read.read_split(split):
             if batch.num_rows == 0:
                 continue
@@ -184,7 +184,7 @@ class CrossPartitionAssigner:
         keys: list[pa.Array] = [self._index.column("_KEY").combine_chunks()]
         part_ids: list[npt.NDArray[np.int32]] = [self._index.column("_PART").to_numpy()]
         buckets: list[npt.NDArray[np.int32]] = [self._index.column("_BUCKET").to_numpy()]
-        for split in new_scan(table, snapshot_id=self._snapshot_id).plan():
+        for split in new_branch_scan(table, snapshot_id=self._snapshot_id).plan():
             pid = self._part_id(split.partition)
             for batch in read.read_split(split):
                 if batch.num_rows == 0:

@@ -234,6 +234,7 @@ class Catalog:
             table = self.get_table(identifier)
             new_schema = apply_changes(table.schema(), changes, table.identifier)
             _validate(table.identifier, new_schema)
+            _check_fallback_branch(table, new_schema)
             if table.schema_manager.try_commit(new_schema):
                 identifiers.warn_unknown_options(set_options, table.identifier)
                 if table.current_branch != identifiers.MAIN_BRANCH:  # a branch's own schema changed
@@ -336,6 +337,14 @@ def build_schema(
         parts = [p.strip() for p in opts["partition"].split(",") if p.strip()]
     opts.pop("partition", None)
     identifiers.check_options(opts, table)
+    fallback = opts.get(identifiers.FALLBACK_BRANCH, "")
+    if fallback.strip():
+        # Paimon validates it as any schema commit: a new table has no branch to fall back to.
+        raise InvalidOptionError(
+            f"table {table}: cannot set '{identifiers.FALLBACK_BRANCH}' = '{fallback}' because the branch "
+            f"'{fallback}' does not exist (a new table has no branches); create the table, then the "
+            "branch, then set the option (ALTER TABLE ... SET TBLPROPERTIES)"
+        )
     identifiers.warn_unknown_options(opts, table)
     # Without a primary key the table is a Paimon append table: bucket-unaware ('bucket' = '-1')
     # unless it names a fixed bucket count and a 'bucket-key' (docs/format.md section 13).
@@ -393,6 +402,21 @@ def _assign_nested_ids(dt: DataType, counter: list[int]) -> DataType:
             dt, key=_assign_nested_ids(dt.key, counter), value=_assign_nested_ids(dt.value, counter)
         )
     return dt
+
+
+def _check_fallback_branch(table: Table, schema: TableSchema) -> None:
+    """Paimon's ``SchemaValidation.validateFallbackBranch``, run at every schema commit: a set
+    ``scan.fallback-branch`` must name an existing branch (``main`` always exists)."""
+    value = schema.options.get(identifiers.FALLBACK_BRANCH)
+    if value is None or not value.strip():
+        return
+    branches = table.branch_manager
+    if not branches.exists(value):
+        raise InvalidOptionError(
+            f"table {table.identifier}: cannot set '{identifiers.FALLBACK_BRANCH}' = '{value}' because the "
+            f"branch '{value}' does not exist (branches: {branches.branches()}); create it first "
+            "(CALL sys.create_branch, Table.create_branch)"
+        )
 
 
 def _validate(table: str, schema: TableSchema) -> None:

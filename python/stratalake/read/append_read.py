@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from stratalake.exceptions import SchemaError
+from stratalake.exceptions import SchemaError, UnsupportedError
 from stratalake.expressions import FilterLike, Predicate, to_predicate
 from stratalake.lsm.data_file import DEFAULT_BATCH_ROWS, bucket_dir
 from stratalake.lsm.deletion_vector import read_deletion_vector
 from stratalake.lsm.merge_reader import dv_keep_mask
+from stratalake.read.fallback import BranchReaders
 from stratalake.read.scan import Split
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.store.append_file import iter_append_file, with_kv_columns
@@ -71,6 +72,7 @@ class AppendTableRead:
             None if wanted >= set(names) else [n for n in names if n in wanted]
         )
         self.batch_rows = DEFAULT_BATCH_ROWS
+        self._branches = BranchReaders(table, self.columns, self.predicate)
 
     @property
     def read_columns(self) -> list[str] | None:
@@ -120,6 +122,10 @@ class AppendTableRead:
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
         """Filtered rows of one split as record batches of :meth:`output_schema`, file by file."""
         schema = self.output_schema()
+        other = self._branches.reader(split, self.batch_rows)
+        if other is not None:  # a fallback branch's partition: read with that branch's schemas
+            yield from (batch.cast(schema) for batch in other.read_split(split))
+            return
         expr = self.predicate.to_arrow() if self.predicate is not None else None
         for f in split.files:
             for rows in self._file_rows(split, f, self._read_columns):
@@ -133,6 +139,12 @@ class AppendTableRead:
     def read_split_with_row_ids(self, split: Split) -> Iterator[pa.Table]:
         """As :meth:`read_split`, each row followed by its row id for row-level DML: data file
         name, position in the file and the split's snapshot (``append/dml.py``)."""
+        if split.branch is not None and split.branch != self.table.current_branch:
+            raise UnsupportedError(
+                f"table {self.table.identifier}: rows of branch '{split.branch}' (its "
+                "'scan.fallback-branch') have no row ids in this table; row-level commands change "
+                "the branch they run on only"
+            )
         expr = self.predicate.to_arrow() if self.predicate is not None else None
         wanted = [*self.columns, POS_COLUMN]
         for f in split.files:
@@ -148,6 +160,10 @@ class AppendTableRead:
     def iter_kv_split(self, split: Split) -> Iterator[pa.Table]:
         """A split's rows (every column, no filter) as KV tables: all inserts (+I), numbered by
         each file's sequence range (for the audit log and changelog readers)."""
+        other = self._branches.reader(split, self.batch_rows)
+        if other is not None:
+            yield from other.iter_kv_split(split)
+            return
         for f in split.files:
             seq = f.min_sequence_number
             for rows in self._file_rows(split, f, None):

@@ -29,6 +29,7 @@ from stratalake.lsm.data_file import read_kv_file
 from stratalake.merge import VALUE_KIND
 from stratalake.options import ChangelogProducer
 from stratalake.read import new_read, new_scan
+from stratalake.read.fallback import refuse_fallback
 from stratalake.spec.manifest import FileKind, ManifestEntry
 from stratalake.spec.snapshot import CommitKind, Snapshot
 from stratalake.store.append_file import iter_append_file, with_kv_columns
@@ -68,6 +69,7 @@ def read_changelog(
     ``start_snapshot`` defaults to just before the oldest snapshot or changelog still kept,
     ``end_snapshot`` to the latest snapshot.
     """
+    refuse_fallback(table, "a change-record read")
     sm, cm = table.snapshot_manager, table.changelog_manager
     latest = sm.latest_snapshot_id()
     if latest is None:
@@ -155,6 +157,7 @@ def read_audit_log(
     ``-D`` or ``-U`` not yet dropped by a full compaction) is kept, with that kind, like Paimon's
     ``forceKeepDelete`` read. ``filter`` applies to the merged rows.
     """
+    refuse_fallback(table, "a read of $audit_log")
     predicate = to_predicate(filter)
     splits = audit_log_splits(table, snapshot_id, predicate)
     parts = [read_audit_log_split(table, split, predicate) for split in splits]
@@ -169,6 +172,7 @@ def audit_log_splits(
 ) -> list[Split]:
     """The splits of a ``$audit_log`` batch read, each read on its own by
     :func:`read_audit_log_split` (a Spark task each)."""
+    refuse_fallback(table, "a read of $audit_log")
     # Planning prunes by partition, bucket and key statistics only: safe before the merge.
     return new_scan(table, filter=predicate, snapshot_id=snapshot_id).plan()
 

@@ -46,6 +46,7 @@ from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
 from stratalake.options import ChangelogProducer
 from stratalake.read import changelog_read, new_read
 from stratalake.read.append_read import AppendTableRead
+from stratalake.read.fallback import refuse_fallback
 from stratalake.read.merge_read import TableRead
 from stratalake.read.scan import Split, TableScan
 from stratalake.spec.manifest import ManifestEntry
@@ -326,6 +327,7 @@ def to_auto_tag(
 def plan(table: TableStore, rng: IncrementalRange, filter: FilterLike = None) -> list[IncrementalSplit]:
     """The units of an incremental read, in a stable order."""
     table.check_supported("read")
+    refuse_fallback(table, "an incremental read")
     if rng.empty:
         return []
     if rng.mode is IncrementalMode.DIFF:

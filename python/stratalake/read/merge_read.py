@@ -6,7 +6,7 @@ import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +42,7 @@ from stratalake.merge import (
 )
 from stratalake.merge.projection import merge_columns, project
 from stratalake.merge.sort import count_distinct_keys
+from stratalake.read.fallback import BranchReaders
 from stratalake.read.scan import Split
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.store.files import data_file_path
@@ -86,6 +87,7 @@ class TableRead:
         # Rows per batch read from each sorted run (and per batch returned).
         self.batch_rows = DEFAULT_BATCH_ROWS
         self._key_decoder: KeyOf | None = None
+        self._branches = BranchReaders(table, self.columns, self.predicate)
 
     def _columns_to_read(self, merge: bool = True) -> list[str] | None:
         """Columns to read from files: the requested ones, the filter's, and (with ``merge``) what
@@ -115,6 +117,10 @@ class TableRead:
         O(sorted runs x :attr:`batch_rows`) whatever the bucket holds.
         """
         schema = self.output_schema()
+        other = self._other(split)
+        if other is not None:  # a fallback branch's partition: read with that branch's schemas
+            yield from (batch.cast(schema) for batch in other.read_split(split))
+            return
         picked = self._picked_chunks(split) if split.needs_merge else None
         if picked is not None:
             for rows in picked:
@@ -134,6 +140,10 @@ class TableRead:
                 kv = kv.filter(self._post_merge.to_arrow())
             if kv.num_rows:
                 yield from kv.select(self.columns).cast(schema).to_batches(max_chunksize=self.batch_rows)
+
+    def _other(self, split: Split) -> Any:
+        """The reader of ``split`` when it belongs to another branch (:attr:`Split.branch`)."""
+        return self._branches.reader(split, self.batch_rows)
 
     def _picked_chunks(self, split: Split) -> Iterator[pa.Table] | None:
         """The live merged rows of ``split`` (the requested and post-merge filter columns only),
@@ -178,7 +188,7 @@ class TableRead:
         """Whether :meth:`superseded_positions` can describe ``split``'s merge: the split merges,
         the table's engine keeps whole rows (deduplicate), and no file has a deletion vector (so
         a row's position in its file is its count)."""
-        if not split.needs_merge or split.deletion_files or self._lookup_merge:
+        if not split.needs_merge or split.deletion_files or self._lookup_merge or split.branch is not None:
             return False
         return getattr(self._merge_function(self.table.merge_context), "pick_rows", None) is not None
 
@@ -269,6 +279,9 @@ class TableRead:
         columns alone are read, streamed through the k-way merge's key-complete chunks, and no
         value is merged. Otherwise the split is merged as :meth:`read_split` does.
         """
+        other = self._other(split)
+        if other is not None:
+            return int(other.count_split(split))
         if self.predicate is not None or any(f.delete_row_count != 0 for f in split.files):
             return sum(batch.num_rows for batch in self.read_split(split))
         key_names = list(self.table.schema().trimmed_primary_keys)
@@ -369,6 +382,10 @@ class TableRead:
     def iter_kv_split(self, split: Split) -> Iterator[pa.Table]:
         """The merged KV rows of a split including retractions (for changelog and compaction),
         chunk by chunk in key order, in bounded memory."""
+        other = self._other(split)
+        if other is not None:
+            yield from other.iter_kv_split(split)
+            return
         schema = self.table.schema()
         if not split.merge:  # deletion-vector splits: files hold disjoint live keys
             for f in split.files:

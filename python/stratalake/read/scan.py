@@ -40,6 +40,7 @@ class Split:
 
     Deletion-vector tables split a bucket into groups of level>=1 files read one by one, without
     a merge (``merge=False``), each with its deletion vector applied.
+    ``snapshot_id`` is a snapshot of ``branch`` when that is set.
     """
 
     snapshot_id: int
@@ -50,6 +51,11 @@ class Split:
     files: tuple[DataFileMeta, ...]
     deletion_files: tuple[tuple[str, DeletionFile], ...] = ()  # (data file name, its vector)
     merge: bool = True
+    #: The branch whose files (and schemas) this split reads when it is not the reading table's:
+    #: a partition read from the table's ``scan.fallback-branch`` (:mod:`~stratalake.read.fallback`),
+    #: and the id of the schema its snapshot has (the columns it is read with).
+    branch: str | None = None
+    branch_schema_id: int | None = None
 
     @property
     def row_count(self) -> int:

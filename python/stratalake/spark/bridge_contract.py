@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -415,6 +415,23 @@ class PlanScan:
 
 
 @dataclass(frozen=True)
+class PlanChanges:
+    """A native incremental read of ``$audit_log`` (``native_changes.plan``) of ``columns``."""
+
+    OP: ClassVar[str] = "plan_changes"
+    source_options: dict[str, str]
+    columns: list[str]
+    parallelism: int
+
+
+@dataclass(frozen=True)
+class ChangesPlan:
+    """The input partitions of a native ``$audit_log`` read: each a list of change files."""
+
+    partitions: list[list[NativeFile]]
+
+
+@dataclass(frozen=True)
 class CountRows:
     OP: ClassVar[str] = "count_rows"
     source_options: dict[str, str]
@@ -524,6 +541,7 @@ OPERATIONS: dict[str, Operation] = _ops(
     (CompactionDue, bool),
     (ListPartitions, list[list[Json]]),
     (DropPartitions, int | None),
+    (PlanChanges, ChangesPlan | None),
 )
 
 

@@ -41,7 +41,15 @@ from stratalake.exceptions import (
     UnsupportedError,
 )
 from stratalake.spark import bridge_contract as bc
-from stratalake.spark import dml, native_write, partition_ddl, planning, procedures, source_options
+from stratalake.spark import (
+    dml,
+    native_changes,
+    native_write,
+    partition_ddl,
+    planning,
+    procedures,
+    source_options,
+)
 from stratalake.spark import system_tables as spark_system_tables
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
 from stratalake.types import ATOMIC_TYPES, LocalZonedTimestampType, TimestampType, TimeType
@@ -140,6 +148,7 @@ def load_table(req: bc.LoadTable) -> bc.TableDescription:
     # system tables too (t$files VERSION AS OF 1 lists snapshot 1's files).
     snapshot_id: int | None = None
     tag: str | None = None
+    timestamp_ms: int | None = None
     if req.version is not None:
         version = req.version
         if version.isdigit():
@@ -157,14 +166,19 @@ def load_table(req: bc.LoadTable) -> bc.TableDescription:
                 f"table {_ident(req)} has no snapshot at or before timestamp {millis} ms"
             )
         snapshot_id = snap.id
+        timestamp_ms = millis
         table = table.as_of(snap)
     if system is not None:
         return describe_system_table(req.catalog, table, system, snapshot_id, tag)
-    return describe(req.catalog, table, snapshot_id, tag)
+    return describe(req.catalog, table, snapshot_id, tag, timestamp_ms)
 
 
 def describe(
-    conf: bc.CatalogConf, table: Any, snapshot_id: int | None = None, tag: str | None = None
+    conf: bc.CatalogConf,
+    table: Any,
+    snapshot_id: int | None = None,
+    tag: str | None = None,
+    timestamp_ms: int | None = None,
 ) -> bc.TableDescription:
     """Everything the JVM table needs: Spark schema, keys, properties, data source options."""
     schema = table.schema()
@@ -210,6 +224,8 @@ def describe(
     }
     if snapshot_id is not None:
         options[source_options.SNAPSHOT_ID] = str(snapshot_id)
+        if timestamp_ms is not None:  # what a fallback branch is read at (read/fallback.py)
+            options[source_options.TIMESTAMP_MS] = str(timestamp_ms)
     if tag is not None:
         options[source_options.TAG] = tag
     if snapshot_id is None and tag is None:
@@ -679,6 +695,12 @@ def plan_scan(req: bc.PlanScan) -> Any:
     return planning.plan(table, options, bc.encode(req))
 
 
+def plan_changes(req: bc.PlanChanges) -> Any:
+    """The change files of a native ``$audit_log`` read, or null; see
+    :func:`stratalake.spark.native_changes.plan`."""
+    return native_changes.plan(req.source_options, req.columns, req.parallelism)
+
+
 def classify_filters(req: bc.ClassifyFilters) -> list[bool]:
     """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
     table, _options = _scan_table(req.source_options)
@@ -717,6 +739,7 @@ HANDLERS: dict[str, Handler] = {
     "describe_procedure": describe_procedure,
     "call_procedure": call_procedure,
     "plan_scan": plan_scan,
+    "plan_changes": plan_changes,
     "count_rows": count_rows,
     "classify_filters": classify_filters,
     "aggregate_partitions": aggregate_partitions,

@@ -44,6 +44,7 @@ from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Compare, In, Predicate, conjunction, split_conjuncts
 from stratalake.expressions import field as col
 from stratalake.options import MergeEngine
+from stratalake.read.fallback import fallback_branch
 from stratalake.table.row_delete import delete_stored_rows, deletes_by_rewrite
 
 if TYPE_CHECKING:
@@ -239,6 +240,11 @@ def delete_plan(table: Table, conjuncts: Sequence[Predicate] | None) -> str | No
     force_changelog = table.core_options.get_bool("delete.force-produce-changelog")
     if partition_keys and not force_changelog and all(p.columns() <= partition_keys for p in conjuncts):
         return "partitions"
+    if fallback_branch(table) is not None and table.schema().primary_keys:
+        # Paimon deletes the rows its (fallback) read finds by writing their -D records to this
+        # branch; deleting keys unread could create a partition here that hides the fallback's.
+        # The row-level plan refuses it by name (spark/planning.py).
+        return None
     if deletes_by_rewrite(table):
         # Stored rows are removed (a -D record would not delete them), whatever the condition.
         return None if table.unsupported_features else "rows"

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from stratalake.exceptions import InvalidOptionError, UnsupportedError
-from stratalake.table.partitions import list_partitions as _listed
+from stratalake.table.partitions import scanned_partitions as _listed
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table

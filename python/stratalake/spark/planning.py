@@ -36,8 +36,9 @@ from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.file_format import PARQUET, format_of_file
 from stratalake.lsm.levels import KeyOf, key_decoder, overlapping_levels
 from stratalake.maintenance.tags import tag_scan
-from stratalake.read import incremental
+from stratalake.read import fallback, incremental, scan_options
 from stratalake.read.append_read import ROW_ID_COLUMNS
+from stratalake.read.fallback import FallbackScan
 from stratalake.read.incremental import IncrementalRange, IncrementalSplit
 from stratalake.read.scan import Split, TableScan
 from stratalake.read.value_stats import value_column_stats
@@ -259,7 +260,7 @@ def native_columns(table: Table, columns: Sequence[str] | None) -> list[dict[str
     return out
 
 
-def _local_uri(location: str) -> str | None:
+def local_uri(location: str) -> str | None:
     """``location`` as a ``file:`` URI for Hadoop's local filesystem, or None when not local."""
     head, sep, rest = location.partition(":")
     if sep and len(head) >= 2 and head.isalpha():
@@ -347,7 +348,7 @@ def native_files(
         values = table.partition_codec.to_dict(split.partition)
         if not all(p.eval_values(values) is True for p in partition_exact):
             return None
-    base = _local_uri(table.location)
+    base = local_uri(table.location)
     if base is None:
         return None
     directory = bucket_dir(base, table.partition_codec.path(split.partition_values), split.bucket)
@@ -361,7 +362,7 @@ def native_files(
         }
         dv = split.deletion_file(f.file_name)
         if dv is not None:
-            uri = _local_uri(dv.path)
+            uri = local_uri(dv.path)
             if uri is None:
                 return None
             entry["deletion"] = {"path": uri, "offset": dv.offset, "length": dv.length}
@@ -503,8 +504,13 @@ def with_stored_scan_options(table: Table, options: Mapping[str, str]) -> Mappin
     }
     if not stored:
         return options
-    if options.get(keys.TAG) or options.get(keys.SNAPSHOT_ID) or lowered & set(read_options.BATCH_SCAN_OPTIONS):
+    if (
+        options.get(keys.TAG)
+        or options.get(keys.SNAPSHOT_ID)
+        or lowered & set(read_options.BATCH_SCAN_OPTIONS)
+    ):
         return options
+    fallback.refuse_fallback(table, f"a read with the stored scan options {', '.join(sorted(stored))}")
     return {**stored, **options}
 
 
@@ -564,12 +570,27 @@ def incremental_plan(
     }
 
 
-def new_scan(table: Table, options: Mapping[str, str], predicate: Predicate | None = None) -> TableScan:
+def new_scan(
+    table: Table, options: Mapping[str, str], predicate: Predicate | None = None
+) -> TableScan | FallbackScan:
     """The scan of the version the options name: a tag (its snapshot copy), a snapshot id, or the
     latest; from ``VERSION AS OF`` / ``TIMESTAMP AS OF`` (the catalog's options) or from Paimon's
     scan options given as read options (:mod:`stratalake.spark.read_options`, which refuses
-    unknown read options by name)."""
+    unknown read options by name).
+
+    With ``scan.fallback-branch``, a time travel by time reads the fallback branch at that time
+    too, and tags are refused (:mod:`stratalake.read.fallback`)."""
     snapshot, tag = read_options.scan_snapshot(table, options)
+    if fallback.fallback_branch(table) is not None:
+        if options.get(keys.TAG) and snapshot is None:  # VERSION AS OF '<tag>'
+            return FallbackScan(table, predicate, tag=options[keys.TAG])
+        if tag is not None and not options.get(keys.TAG) and _snapshot_id(options) is None:
+            return FallbackScan(table, predicate, tag=tag)  # read option scan.tag-name
+        if options.get(keys.TIMESTAMP_MS) and snapshot is None:  # TIMESTAMP AS OF
+            return table.new_scan(filter=predicate, timestamp_ms=int(options[keys.TIMESTAMP_MS]))
+        millis = None if _snapshot_id(options) is not None else _timestamp_option(options)
+        if millis is not None:
+            return table.new_scan(filter=predicate, timestamp_ms=millis)
     if options.get(keys.TAG) or _snapshot_id(options) is not None:
         if snapshot is not None:
             raise InvalidOptionError(
@@ -585,6 +606,15 @@ def new_scan(table: Table, options: Mapping[str, str], predicate: Predicate | No
     return table.new_scan(filter=predicate, snapshot_id=snapshot.id if snapshot is not None else None)
 
 
+def _timestamp_option(options: Mapping[str, str]) -> int | None:
+    """The time a read option ``scan.timestamp-millis`` / ``scan.timestamp`` travels to."""
+    millis = scan_options.option_text(options, scan_options.SCAN_TIMESTAMP_MILLIS)
+    if millis is not None:
+        return int(millis)
+    text = scan_options.option_text(options, scan_options.SCAN_TIMESTAMP)
+    return scan_options.parse_timestamp_ms(text) if text is not None else None
+
+
 def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
     """Splits and facts for one scan; see the module docstring for the request's filters.
 
@@ -596,6 +626,9 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     rng = incremental_range(table, options)
     if rng is not None:
         return incremental_plan(table, rng, predicate, request)
+    if options.get(keys.ROW_LEVEL_COMMAND):
+        # Paimon's commands would read the fallback branch's rows and write their changes to this one.
+        fallback.refuse_fallback(table, str(options[keys.ROW_LEVEL_COMMAND]))
     requested = request.get("columns")
     if table.schema().primary_keys and requested is not None and set(requested) & set(ROW_ID_COLUMNS):
         return _position_plan(table, options, filters)
@@ -636,7 +669,10 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             readable[schema_id] = readable_by_name(table, schema_id, columns)
         return readable[schema_id]
 
-    bucket_keys = spark_bucket_keys(table)
+    # Another branch's splits (fallback partitions) have their own buckets, keys and schemas: no
+    # bucket layout or ordering is reported for such a scan, and Python reads them.
+    mixed = any(s.branch is not None for s in splits)
+    bucket_keys = [] if mixed else spark_bucket_keys(table)
     totals = {s.total_buckets for s in splits}
     configured = table.core_options.bucket
     num_buckets = configured if configured > 0 and totals <= {configured} else None
@@ -644,7 +680,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     # the merge of its key columns drops, unless the scan's key order may spare Spark a sort: the
     # whole-file reads are not in key order. Order within partitions helps only where Spark knows
     # how rows are partitioned (the bucket layout reported, or a single partition).
-    ordering = _output_ordering(table, splits, columns)
+    ordering = [] if mixed else _output_ordering(table, splits, columns)
     order_matters = bool(ordering) and (bool(bucket_keys and num_buckets) or len(splits) <= 1)
     picks = getattr(read, "picks_by_position", None)  # (append tables never merge)
     key_merge = picks if request.get("native_merge", True) and not order_matters else None
@@ -659,7 +695,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             "rows": s.row_count,
             "runs": _sorted_runs(s),
         }
-        if key_of is not None:
+        if key_of is not None and s.branch is None:
             native = native_files(table, s, partition_exact, key_of, schema_ok, key_merge)
             if native is not None:
                 entry["native_files"], superseded = native
@@ -1031,7 +1067,7 @@ def aggregate_partitions(
     bounds: dict[bytes, dict[str, tuple[Any, Any]]] = {}
     for s in new_scan(table, options).plan():
         n = _exact_live_rows(s)
-        if n is None:
+        if n is None or s.branch is not None:  # (another branch's files: its own schemas)
             return None
         live[s.partition] = live.get(s.partition, 0) + n
         if value_columns:

@@ -13,6 +13,9 @@ CATALOG_OPTIONS: Final = "stratalake.catalog-options"  # JSON object
 TABLE: Final = "stratalake.table"  # "db.table"
 LOCATION: Final = "stratalake.location"  # where the table lives, for logs and error messages
 SNAPSHOT_ID: Final = "stratalake.snapshot-id"  # time travel; absent = latest at planning time
+# With SNAPSHOT_ID, when TIMESTAMP AS OF chose it: the time (epoch millis) a table's fallback branch
+# is read at (stratalake.read.fallback).
+TIMESTAMP_MS: Final = "stratalake.timestamp-ms"
 TAG: Final = "stratalake.tag"  # time travel to a tag: its own snapshot copy (read even once expired)
 KEY_COLUMNS: Final = "stratalake.key-columns"  # JSON list: partition + primary-key columns
 PARTITION_KEYS: Final = "stratalake.partition-keys"  # JSON list

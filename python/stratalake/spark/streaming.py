@@ -64,6 +64,7 @@ from pyspark.sql.types import StructType
 
 from stratalake.exceptions import InvalidOptionError, SnapshotNotFoundError, UnsupportedError
 from stratalake.options import CONSUMER_MODES, ChangelogProducer
+from stratalake.read import new_branch_scan
 from stratalake.read.changelog_read import (
     AUDIT_KIND_COLUMN,
     read_changelog_entry,
@@ -430,7 +431,8 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         producer = table.core_options.changelog_producer
         top = table.core_options.num_levels - 1
         items = []
-        for split in table.new_scan(snapshot_id=snapshot_id).plan():
+        # As Paimon's streaming reads: the current branch alone, whatever its fallback branch.
+        for split in new_branch_scan(table, snapshot_id=snapshot_id).plan():
             # As Paimon: with lookup / full-compaction changelogs, the full phase reads only what
             # already produced its changelog; the rest arrives through later snapshots' changelogs.
             if producer is ChangelogProducer.LOOKUP:

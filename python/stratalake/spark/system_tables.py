@@ -57,12 +57,13 @@ def spark_fields(table: Table, name: str) -> list[dict[str, Any]]:
 
 
 class SystemTableReader(DataSourceReader):
-    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+    def __init__(self, options: Mapping[str, str], schema: StructType | None) -> None:
         self.options = dict(options)
-        self.schema_json = schema.json()
+        # (None: a reader that only plans, see native_changes)
+        self.schema_json = schema.json() if schema is not None else "{}"
         self.name = self.options[SYSTEM_TABLE]
 
-    def _table(self) -> Table:
+    def table(self) -> Table:
         # At a past version: in that snapshot's columns, as the catalog described it.
         return planning.read_table(load_table(self.options), self.options)
 
@@ -70,44 +71,48 @@ class SystemTableReader(DataSourceReader):
         """The snapshot a ``VERSION AS OF`` / ``TIMESTAMP AS OF`` names (a tag: its snapshot);
         None for the latest."""
         if self.options.get(keys.TAG):
-            return self._table().tag_manager.tag(self.options[keys.TAG]).id
+            return self.table().tag_manager.tag(self.options[keys.TAG]).id
         value = self.options.get(keys.SNAPSHOT_ID)
         if value:
             return int(value)
         # Paimon's scan options as read options (scan.snapshot-id...); unknown ones are refused.
-        snapshot, _tag = read_options.scan_snapshot(self._table(), self.options)
+        snapshot, _tag = read_options.scan_snapshot(self.table(), self.options)
         return snapshot.id if snapshot is not None else None
 
-    def _incremental(self) -> IncrementalRange | None:
+    def incremental_range(self) -> IncrementalRange | None:
         """An incremental read (``incremental-between``...): of ``$audit_log`` (and ``$binlog``)
         only, which then return every change record with its row kind, as Paimon."""
         if not read_options.is_incremental(self.options):
             return None
         if self.name not in (system_tables.AUDIT_LOG, system_tables.BINLOG):
-            table = self._table()
+            table = self.table()
             raise InvalidOptionError(
                 f"table {table.identifier}${self.name}: incremental read options apply to the table, its "
                 "$audit_log and $binlog, not to this system table"
             )
-        return planning.incremental_range(self._table(), self.options)
+        return planning.incremental_range(self.table(), self.options)
+
+    def incremental_units(self, rng: IncrementalRange) -> list[incremental.IncrementalSplit]:
+        """The units of the incremental read ``rng``, one input partition each."""
+        return incremental.plan(self.table(), rng)
 
     def partitions(self) -> list[InputPartition]:
-        rng = self._incremental()
+        rng = self.incremental_range()
         if rng is not None:
-            return [InputPartition(pickle.dumps(u)) for u in incremental.plan(self._table(), rng)]
+            return [InputPartition(pickle.dumps(u)) for u in self.incremental_units(rng)]
         if self.name == system_tables.READ_OPTIMIZED:
-            splits = system_tables.read_optimized_splits(self._table(), self._snapshot_id())
+            splits = system_tables.read_optimized_splits(self.table(), self._snapshot_id())
             return [InputPartition(pickle.dumps(s)) for s in splits]
         if self.name in (system_tables.AUDIT_LOG, system_tables.BINLOG):
             # One task per split, each holding only its own rows (not the whole table on one).
-            splits = changelog_read.audit_log_splits(self._table(), self._snapshot_id())
+            splits = changelog_read.audit_log_splits(self.table(), self._snapshot_id())
             return [InputPartition(pickle.dumps(s)) for s in splits] or [InputPartition(b"")]
         return [InputPartition(b"")]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:
             return
-        table = self._table()
+        table = self.table()
         target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
         unit: Any = pickle.loads(partition.value) if partition.value else None
         if isinstance(unit, incremental.IncrementalSplit):

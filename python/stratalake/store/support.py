@@ -64,7 +64,6 @@ def unsupported_features(schema: TableSchema, options: Mapping[str, str]) -> lis
     for key, what in (
         ("data-file.external-paths", "keeps data files outside the table directory"),
         ("data-file.path-directory", "keeps data files in a sub-directory of the table"),
-        ("scan.fallback-branch", "reads the partitions it lacks from another branch"),
         ("blob-field", "stores BLOB columns in separate blob files"),
         ("vector-field", "stores VECTOR columns in separate files"),
         ("variant.shreddingSchema", "shreds VARIANT columns"),

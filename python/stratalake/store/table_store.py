@@ -18,7 +18,7 @@ import pyarrow as pa
 from stratalake import option_support
 from stratalake.exceptions import InvalidOptionError, UnsupportedError
 from stratalake.expressions import Predicate
-from stratalake.identifiers import check_options, unknown_keys
+from stratalake.identifiers import MAIN_BRANCH, SYSTEM_TABLE_SEPARATOR, check_options, unknown_keys
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext
 from stratalake.options import CoreOptions
@@ -111,6 +111,16 @@ class TableStore:
             raise UnsupportedError(f"table {self.identifier}: {self.branches_refused}")
         return BranchManager(self.file_io, self.location, self.identifier, self.current_branch)
 
+    def open_branch(self, branch: str) -> Self:
+        """A handle on branch ``branch`` of this table, bound to its latest schema (no check that
+        it exists beyond that schema: :class:`TableNotFoundError` when it has none)."""
+        base = self.identifier.split(SYSTEM_TABLE_SEPARATOR, 1)[0]
+        branch = normalize_branch(branch)
+        if branch == self.current_branch:
+            return self
+        name = base if branch == MAIN_BRANCH else f"{base}$branch_{branch}"
+        return self._derived(type(self)(self.file_io, self.location, name, branch=branch))
+
     # -- metadata ---------------------------------------------------------------------------------
     def schema(self) -> TableSchema:
         """The table schema this handle is bound to."""
@@ -159,9 +169,13 @@ class TableStore:
         schema, copied with the current options); reading a past snapshot with the latest columns
         would show columns that did not exist then.
         """
-        if snapshot.schema_id == self._schema.id:
+        return self.as_of_schema(snapshot.schema_id)
+
+    def as_of_schema(self, schema_id: int) -> Self:
+        """:meth:`as_of` a snapshot written with schema ``schema_id``."""
+        if schema_id == self._schema.id:
             return self
-        old = self.schema_manager.schema(snapshot.schema_id)
+        old = self.schema_manager.schema(schema_id)
         return self._derived(
             type(self)(
                 self.file_io,

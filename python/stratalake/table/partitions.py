@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from stratalake.exceptions import InvalidOptionError
+from stratalake.read import fallback
 from stratalake.types import to_arrow
 
 if TYPE_CHECKING:
@@ -41,6 +42,21 @@ def list_partitions(table: Table) -> list[tuple[Any, ...]]:
     seen = {e.partition for e in table.live_entries(snap)}
     values = [codec.from_bytes(p) for p in seen]
     return sorted(values, key=lambda v: tuple((x is not None, x) for x in v))
+
+
+def scanned_partitions(table: Table) -> list[tuple[Any, ...]]:
+    """:func:`list_partitions`, plus those of the table's ``scan.fallback-branch`` that it lacks:
+    the partitions a batch read sees (Paimon's ``SHOW PARTITIONS`` lists its scan's partitions)."""
+    own = list_partitions(table)
+    if fallback.fallback_branch(table) is None or not table.partition_codec.is_partitioned:
+        return own
+    scan = fallback.FallbackScan(table)
+    other = scan.fallback_snapshot(scan.snapshot())
+    if other is None:
+        return own
+    fallback.check_compatible(table, scan.other)
+    extra = fallback.listed_partitions(scan.other, other, []) - set(own)
+    return sorted([*own, *extra], key=lambda v: tuple((x is not None, x) for x in v))
 
 
 def typed_spec(table: Table, spec: Mapping[str, Any]) -> dict[str, Any]:

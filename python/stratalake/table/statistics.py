@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.exceptions import SchemaError, UnsupportedError
+from stratalake.read.fallback import refuse_fallback
 from stratalake.spec.schema import DataField
 from stratalake.spec.statistics import ColStats, Statistics, has_min_max, serialize_value
 from stratalake.store.stats_file import write_stats
@@ -182,6 +183,7 @@ def compute(
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return None
+    refuse_fallback(table, "ANALYZE")
     at = table.as_of(snapshot)
     splits = at.new_scan(snapshot_id=snapshot.id).plan()
     read_columns = [f.name for f in fields] or [at.schema().fields[0].name]

@@ -18,7 +18,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
@@ -26,6 +26,8 @@ from stratalake.exceptions import StrataLakeError, TableNotFoundError
 from stratalake.identifiers import redact_options
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
+from stratalake.read import fallback
+from stratalake.read.fallback import refuse_fallback
 from stratalake.spec.binary_row import decode_row
 from stratalake.spec.manifest import FileSource
 from stratalake.spec.snapshot import Snapshot
@@ -471,6 +473,21 @@ def _deleted_counts(table: Table, snapshot_id: int | None) -> dict[bytes, int | 
 
 
 def _partitions(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
+    rows = _partition_rows(table, snapshot_id)
+    if fallback.fallback_branch(table) is not None:
+        # Paimon lists a fallback table's partitions through its scan: this branch's, then those of
+        # the fallback branch it lacks (FallbackReadScan.listPartitionEntries).
+        scan = fallback.FallbackScan(table, None, snapshot_id)
+        other = scan.fallback_snapshot(scan.snapshot())
+        if other is not None:
+            fallback.check_compatible(table, scan.other)
+            mine = {r["partition"] for r in rows}
+            branch = cast("Table", scan.other)  # (a handle of the same class as ``table``)
+            rows += [r for r in _partition_rows(branch, other.id) if r["partition"] not in mine]
+    return sorted(rows, key=lambda r: r["partition"] or "")
+
+
+def _partition_rows(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
     # created_at/created_by/updated_by/options come from a catalog's partition metadata, which a
     # filesystem table doesn't have (Paimon shows null there too); ``done`` is false without it.
     # deleted_record_count totals the partition's deletion-vector cardinalities (0 without them).
@@ -494,7 +511,7 @@ def _partitions(table: Table, snapshot_id: int | None) -> list[dict[str, Any]]:
         }
         for (p, _), g in groups.items()
     ]
-    return sorted(rows, key=lambda r: r["partition"] or "")
+    return rows
 
 
 def _done_status(table: Table, snapshot_id: int | None, partitions: Sequence[bytes]) -> dict[bytes, bool]:
@@ -681,6 +698,7 @@ def binlog(audit: pa.Table) -> pa.Table:
 def read_optimized_splits(table: Table, snapshot_id: int | None = None) -> list[Any]:
     """Bucket splits holding only top-level files: readable without merging older levels. Append
     tables never merge: every file (as Paimon's read-optimized table of an append table)."""
+    refuse_fallback(table, "a read of $ro")
     splits = table.new_scan(snapshot_id=snapshot_id).plan()
     if not table.schema().primary_keys:
         return splits

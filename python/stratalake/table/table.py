@@ -17,7 +17,8 @@ from stratalake.maintenance import auto_tags, expire, orphan, tags
 from stratalake.maintenance.rollback import rollback_to
 from stratalake.operation.commit import CommitMessage, TableCommit, delete_uncommitted, new_commit
 from stratalake.operation.write import TableWrite
-from stratalake.read import changelog_read, incremental, scan_options
+from stratalake.read import changelog_read, fallback, incremental, scan_options
+from stratalake.read.fallback import FallbackScan
 from stratalake.read.merge_read import TableRead
 from stratalake.read.scan import TableScan
 from stratalake.spec.snapshot import Snapshot
@@ -44,7 +45,9 @@ class Table(TableStore):
 
     def new_scan(
         self, filter: FilterLike = None, snapshot_id: int | None = None, timestamp_ms: int | None = None
-    ) -> TableScan:
+    ) -> TableScan | FallbackScan:
+        """A batch scan; with ``scan.fallback-branch`` set, the partitions this branch lacks come
+        from that branch (see :mod:`stratalake.read.fallback`)."""
         return reads.new_scan(self, filter, snapshot_id, timestamp_ms)
 
     def new_read(self, columns: Sequence[str] | None = None, filter: FilterLike = None) -> TableRead:
@@ -91,6 +94,8 @@ class Table(TableStore):
         unless this call names its own version.
         """
         stored = scan_options.stored(self.options())
+        if fallback.fallback_branch(self) is not None:
+            return self._read_with_fallback(columns, filter, snapshot_id, timestamp_ms, tag, stored)
         if stored and snapshot_id is None and timestamp_ms is None and tag is None:
             rng = scan_options.incremental_choice(self, stored)
             if rng is not None:
@@ -111,6 +116,36 @@ class Table(TableStore):
                 table, snapshot_id, timestamp_ms = self.as_of(snapshot), snapshot.id, None
         splits = table.new_scan(filter, snapshot_id, timestamp_ms).plan()
         return table.new_read(columns, filter).read_splits(splits)
+
+    def _read_with_fallback(
+        self,
+        columns: Sequence[str] | None,
+        filter: FilterLike,
+        snapshot_id: int | None,
+        timestamp_ms: int | None,
+        tag: str | None,
+        stored: dict[str, str],
+    ) -> pa.Table:
+        """:meth:`read` of a table with ``scan.fallback-branch`` (:mod:`stratalake.read.fallback`)."""
+        if tag is not None:
+            if snapshot_id is not None or timestamp_ms is not None:
+                raise ValueError(
+                    f"table {self.identifier}: give a tag or a snapshot_id/timestamp_ms, not both"
+                )
+            at = self.as_of(self.tag_manager.tag(tag))
+            tagged = FallbackScan(at, filter, tag=tag)
+            return at.new_read(columns, filter).read_splits(tagged.plan())
+        if snapshot_id is None and timestamp_ms is None and stored:
+            fallback.refuse_fallback(self, f"a read with the stored scan options {', '.join(sorted(stored))}")
+        if snapshot_id is not None and timestamp_ms is not None:
+            raise ValueError(f"table {self.identifier}: give a snapshot_id or a timestamp_ms, not both")
+        table = self
+        if snapshot_id is not None or timestamp_ms is not None:
+            snapshot = TableScan(self, None, snapshot_id, timestamp_ms).snapshot()
+            if snapshot is not None:
+                table = self.as_of(snapshot)
+        scan = table.new_scan(filter, snapshot_id, timestamp_ms)
+        return table.new_read(columns, filter).read_splits(scan.plan())
 
     def compact(self, full: bool = False, partitions: Sequence[dict[str, Any]] | None = None) -> int | None:
         """Compact the table's buckets (all files into the top level with ``full``) as one
@@ -296,9 +331,11 @@ class Table(TableStore):
 
     # -- partitions -------------------------------------------------------------------------------
     def partitions(self) -> list[dict[str, Any]]:
-        """The partitions holding data in the latest snapshot, each as ``{column: value}``."""
+        """The partitions holding data in the latest snapshot, each as ``{column: value}`` (with
+        ``scan.fallback-branch``, also the fallback branch's partitions this branch lacks, as a
+        read sees them)."""
         keys = self.partition_codec.keys
-        return [dict(zip(keys, v, strict=True)) for v in partition_ops.list_partitions(self)]
+        return [dict(zip(keys, v, strict=True)) for v in partition_ops.scanned_partitions(self)]
 
     def drop_partitions(self, specs: Sequence[dict[str, Any]], commit_user: str | None = None) -> int | None:
         """Drop every partition matching one of ``specs`` (some or all partition columns) in one

@@ -203,6 +203,11 @@ public final class Messages {
       @JsonProperty("native") boolean nativeRead,
       boolean nativeMerge) {}
 
+  public record PlanChanges(Map<String, String> sourceOptions, List<String> columns, int parallelism) {}
+
+  /** The input partitions of a native {@code $audit_log} read: each a list of change files. */
+  public record ChangesPlan(List<List<NativeFile>> partitions) {}
+
   public record CountRows(Map<String, String> sourceOptions) {}
 
   public record ClassifyFilters(

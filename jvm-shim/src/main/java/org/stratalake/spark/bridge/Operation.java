@@ -9,6 +9,7 @@ import org.stratalake.spark.bridge.Messages.AggregatePartitions;
 import org.stratalake.spark.bridge.Messages.AlterTable;
 import org.stratalake.spark.bridge.Messages.CallProcedure;
 import org.stratalake.spark.bridge.Messages.CanDeleteWhere;
+import org.stratalake.spark.bridge.Messages.ChangesPlan;
 import org.stratalake.spark.bridge.Messages.ClassifyFilters;
 import org.stratalake.spark.bridge.Messages.CompactionDue;
 import org.stratalake.spark.bridge.Messages.CountRows;
@@ -27,6 +28,7 @@ import org.stratalake.spark.bridge.Messages.ListProcedures;
 import org.stratalake.spark.bridge.Messages.ListTables;
 import org.stratalake.spark.bridge.Messages.LoadDatabase;
 import org.stratalake.spark.bridge.Messages.LoadTable;
+import org.stratalake.spark.bridge.Messages.PlanChanges;
 import org.stratalake.spark.bridge.Messages.PlanScan;
 import org.stratalake.spark.bridge.Messages.ProcedureAnswer;
 import org.stratalake.spark.bridge.Messages.ProcedureSpec;
@@ -99,6 +101,8 @@ public final class Operation<Q extends Record, R> {
       new Operation<>("list_partitions", ListPartitions.class, new TypeReference<>() {}, false);
   public static final Operation<DropPartitions, Long> DROP_PARTITIONS =
       new Operation<>("drop_partitions", DropPartitions.class, new TypeReference<>() {}, true);
+  public static final Operation<PlanChanges, ChangesPlan> PLAN_CHANGES =
+      new Operation<>("plan_changes", PlanChanges.class, new TypeReference<>() {}, true);
 
   /** Every operation, in Python's order. */
   public static final List<Operation<?, ?>> ALL =
@@ -128,7 +132,8 @@ public final class Operation<Q extends Record, R> {
           DYNAMIC_ASSIGNERS,
           COMPACTION_DUE,
           LIST_PARTITIONS,
-          DROP_PARTITIONS);
+          DROP_PARTITIONS,
+          PLAN_CHANGES);
 
   private final String name;
   private final Class<Q> request;

@@ -275,7 +275,9 @@ public class StrataLakeTable
       if (ROW_SYSTEM_TABLES.contains(systemTable)) {
         // Those holding the table's rows can be millions of rows: columnar, the used columns only.
         return ColumnarPythonScans.wrap(
-            schema, read -> ((SupportsRead) LakeSource.pythonTable(read)).newScanBuilder(merged));
+            schema,
+            read -> ((SupportsRead) LakeSource.pythonTable(read)).newScanBuilder(merged),
+            "audit_log".equals(systemTable) ? merged.asCaseSensitiveMap() : null);
       }
       return ((SupportsRead) LakeSource.pythonTable(schema)).newScanBuilder(merged);
     }

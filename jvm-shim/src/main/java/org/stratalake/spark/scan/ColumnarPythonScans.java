@@ -15,6 +15,7 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition
 import org.apache.spark.sql.execution.datasources.v2.python.PythonPartitionReaderFactory;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.stratalake.spark.bridge.Messages;
 
 /**
  * Batch reads of the system tables that hold the table's rows ({@code $audit_log}, {@code
@@ -29,18 +30,33 @@ public final class ColumnarPythonScans {
   /**
    * The scan of {@code python} (Spark's Python scan builder of a read schema), read columnar and
    * pruned to the columns the query uses, unless the session turned the columnar merged path off.
+   * With {@code changes} (the data source options of an {@code $audit_log} table, null for others)
+   * and native reads on, an incremental read Python plans as change files is read by Spark's
+   * Parquet reader instead ({@link NativeChanges}).
    */
-  public static ScanBuilder wrap(StructType schema, Function<StructType, ScanBuilder> python) {
-    return MergedBatchReader.enabled() ? new Builder(schema, python) : python.apply(schema);
+  public static ScanBuilder wrap(
+      StructType schema,
+      Function<StructType, ScanBuilder> python,
+      java.util.Map<String, String> changes) {
+    if (!MergedBatchReader.enabled()) {
+      return python.apply(schema);
+    }
+    boolean nativeChanges = changes != null && NativeParquet.enabled(changes);
+    return new Builder(schema, python, nativeChanges ? changes : null);
   }
 
   private static final class Builder implements ScanBuilder, SupportsPushDownRequiredColumns {
     private final Function<StructType, ScanBuilder> python;
+    private final java.util.Map<String, String> changes;
     private StructType schema;
 
-    Builder(StructType schema, Function<StructType, ScanBuilder> python) {
+    Builder(
+        StructType schema,
+        Function<StructType, ScanBuilder> python,
+        java.util.Map<String, String> changes) {
       this.schema = schema;
       this.python = python;
+      this.changes = changes;
     }
 
     @Override
@@ -55,15 +71,19 @@ public final class ColumnarPythonScans {
 
     @Override
     public Scan build() {
-      return new ColumnarScan(python.apply(schema).build());
+      return new ColumnarScan(python.apply(schema).build(), changes);
     }
   }
 
   private static final class ColumnarScan implements Scan {
     private final Scan delegate;
+    private final java.util.Map<String, String> changes;
+    private boolean planned;
+    private java.util.List<java.util.List<Messages.NativeFile>> natives;
 
-    ColumnarScan(Scan delegate) {
+    ColumnarScan(Scan delegate, java.util.Map<String, String> changes) {
       this.delegate = delegate;
+      this.changes = changes;
     }
 
     @Override
@@ -73,7 +93,22 @@ public final class ColumnarPythonScans {
 
     @Override
     public String description() {
-      return delegate.description();
+      // (once planned: the executed plan says which reader read the change files)
+      return planned && natives != null
+          ? delegate.description() + " [native change files]"
+          : delegate.description();
+    }
+
+    /**
+     * The native plan (planned once, when Spark first asks for the batch's partitions: a batch
+     * read only, streams never get here); null when Python reads.
+     */
+    private java.util.List<java.util.List<Messages.NativeFile>> natives() {
+      if (!planned) {
+        natives = changes == null ? null : NativeChanges.plan(changes, readSchema());
+        planned = true;
+      }
+      return natives;
     }
 
     @Override
@@ -82,12 +117,16 @@ public final class ColumnarPythonScans {
       return new Batch() {
         @Override
         public InputPartition[] planInputPartitions() {
-          return batch.planInputPartitions();
+          return natives() != null
+              ? NativeChanges.partitions(natives())
+              : batch.planInputPartitions();
         }
 
         @Override
         public PartitionReaderFactory createReaderFactory() {
-          return new Factory((PythonPartitionReaderFactory) batch.createReaderFactory());
+          return natives() != null
+              ? NativeChanges.readerFactory(readSchema())
+              : new Factory((PythonPartitionReaderFactory) batch.createReaderFactory());
         }
       };
     }

@@ -1,11 +1,15 @@
 """Apache Paimon's Java readers read first-row, partial-update and aggregation tables after a
-stratalake DELETE removed stored rows (table/row_delete.py): rewritten files, and deletion vectors.
+stratalake DELETE removed stored rows (table/row_delete.py): rewritten files, and deletion vectors;
+also after a Spark DELETE whose condition Spark evaluates (rows addressed by file and position).
 
 Run by ``make test-paimon-java`` (marker ``paimon_java``); the jars are fetched by Maven on first use.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ from stratalake.expressions import field, to_predicate
 from stratalake.table import Table
 from stratalake.table.row_delete import delete_stored_rows
 from tests.interop_java.paimon_java import RELEASES, JavaUnavailable, read_tables, write_table
+from tests.spark.conftest import _build_jar_if_missing
 
 pytestmark = pytest.mark.paimon_java
 
@@ -51,11 +56,20 @@ def _java_prints(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
-def _fill_and_delete(t: Table) -> None:
+def _fill(t: Table) -> None:
     t.write(_rows(range(0, 40), "a", "d1"))
     t.write(_rows(range(20, 60), "b", "d1"))
     t.write(_rows(range(0, 30), "c", "d2"))
     t.compact(full=True)
+
+
+def _java_rows(data: pa.Table) -> list[tuple[str, ...]]:
+    cols = [data.column(c).to_pylist() for c in SCHEMA.names]
+    return sorted(tuple(_java_prints(v) for v in row) for row in zip(*cols, strict=True))
+
+
+def _fill_and_delete(t: Table) -> None:
+    _fill(t)
     first = to_predicate((field("v") >= "b3") & (field("v") < "b5"))  # NULL v rows are kept
     second = to_predicate((field("dt") == "d2") & field("id").isin([1, 2, 3, 28]))
     assert first is not None and second is not None
@@ -86,10 +100,7 @@ def test_paimon_java_reads_tables_after_a_delete(tmp_path: Path, release: str) -
         assert not [r for r in live if r["v"] is not None and "b3" <= r["v"] < "b5"]
         assert not [r for r in live if r["dt"] == "d2" and r["id"] in (1, 2, 3, 28)]
         assert [r for r in live if r["v"] is None]  # a NULL condition keeps the row
-        cols = [data.column(c).to_pylist() for c in SCHEMA.names]
-        expected[f"db.{name}"] = sorted(
-            tuple(_java_prints(v) for v in row) for row in zip(*cols, strict=True)
-        )
+        expected[f"db.{name}"] = _java_rows(data)
     try:
         got = read_tables(release, wh, sorted(expected))
     except JavaUnavailable as e:  # pragma: no cover - CI has Java and Maven
@@ -136,3 +147,55 @@ def test_paimon_java_writes_on_after_a_delete(tmp_path: Path, engine: str) -> No
         == expected
     )
     assert read_tables(release, wh, ["db.t"])["db.t"] == expected
+
+
+@pytest.fixture(scope="module")
+def spark_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
+    """A SparkSession whose catalog ``lake`` is a fresh warehouse (tests/spark's session is not
+    shared with this folder)."""
+    _build_jar_if_missing()
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    # Deferred: pyspark starts a JVM, which only this test needs.
+    from pyspark.sql import SparkSession
+
+    from stratalake.spark import configure
+
+    wh = str(tmp_path_factory.mktemp("wh"))
+    session = configure(SparkSession.builder.master("local[2]"), wh).getOrCreate()
+    session.sparkContext.setLogLevel("OFF")
+    yield session, wh
+    session.stop()
+
+
+@pytest.mark.spark
+def test_paimon_java_reads_tables_after_a_spark_delete_by_position(spark_lake: tuple[Any, str]) -> None:
+    spark, wh = spark_lake
+    cat = stratalake.Catalog(wh)
+    cat.create_database("dj")
+    expected = {}
+    for name in ("first_row", "partial_update", "aggregation_dv"):
+        t = cat.create_table(
+            f"dj.{name}",
+            schema=SCHEMA,
+            primary_key=["id", "dt"],
+            partition_keys=["dt"],
+            options={"bucket": "2", **KINDS[name]},
+        )
+        _fill(t)
+        # Spark evaluates LIKE, the subquery and the expression; the scan gives rows by position.
+        spark.sql(
+            f"DELETE FROM lake.dj.{name} WHERE v LIKE 'b3%' OR n * 2 = 8 "
+            "OR id IN (SELECT s.k FROM VALUES (1), (28) AS s(k))"
+        )
+        data = cat.get_table(f"dj.{name}").read()
+        live = data.to_pylist()
+        assert 0 < len(live) < 90
+        assert not [r for r in live if (r["v"] or "").startswith("b3") or r["n"] == 4 or r["id"] in (1, 28)]
+        assert [r for r in live if r["v"] is None]  # a NULL condition keeps the row
+        expected[f"dj.{name}"] = _java_rows(data)
+    release = RELEASES[-1]
+    try:
+        got = read_tables(release, wh, sorted(expected))
+    except JavaUnavailable as e:  # pragma: no cover - CI has Java and Maven
+        pytest.fail(f"Paimon {release} could not be set up: {e}")
+    assert {k: got.get(k) for k in expected} == expected

@@ -59,15 +59,20 @@ def test_delete_plans_and_execution(tmp_path: Path) -> None:
 
 
 def test_rules_name_the_table_and_option(tmp_path: Path) -> None:
-    assert dml.row_level_rules(make_table(tmp_path, "dedup")) == {"update_error": None, "delete_error": None}
+    assert dml.row_level_rules(make_table(tmp_path, "dedup")) == {
+        "update_error": None,
+        "delete_error": None,
+        "delete_by_position": False,
+    }
     seq = make_table(tmp_path, "seq", **{"sequence.field": "v"})
     assert dml.delete_error(seq) is None  # its -D records carry the stored row (test_dml_sequence)
     pu = make_table(tmp_path, "pu", **{"merge-engine": "partial-update"})
     assert dml.update_error(pu) is None
-    # Without its remove options, a DELETE removes the stored rows (table/row_delete.py); Spark's
-    # row-level plan (a condition not given as predicates) is refused by name.
-    assert "db.pu: DELETE with merge engine 'partial-update'" in (dml.delete_error(pu) or "")
+    # Without its remove options, a DELETE removes the stored rows (table/row_delete.py): by
+    # predicates in Python, else in Spark's row-level plan with rows addressed by position.
+    assert dml.row_level_rules(pu) == {"update_error": None, "delete_error": None, "delete_by_position": True}
     assert dml.delete_plan(pu, dml.parse_predicates([_eq("v", "x")])) == "rows"
+    assert dml.delete_plan(pu, None) is None
     first = make_table(tmp_path, "first", **{"merge-engine": "first-row"})
     assert "db.first" in (dml.update_error(first) or "")
     assert dml.delete_plan(first, dml.parse_predicates([_eq("dt", "d1")])) == "partitions"
@@ -76,6 +81,7 @@ def test_rules_name_the_table_and_option(tmp_path: Path) -> None:
         tmp_path, "rm", **{"merge-engine": "aggregation", "aggregation.remove-record-on-delete": "true"}
     )
     assert dml.delete_error(removing) is None  # -D records, as before
+    assert dml.row_level_rules(removing)["delete_by_position"] is False
     assert dml.delete_plan(removing, dml.parse_predicates([_eq("dt", "d1"), _eq("id", 1, "long")])) == "keys"
 
 

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stratalake.append.dml import apply_changes
+from stratalake.append.dml import RowDeletes, apply_changes
 from stratalake.exceptions import CommitConflictError, UnsupportedError
 from stratalake.expressions import field, to_predicate
+from stratalake.read.append_read import FILE_COLUMN, POS_COLUMN, SNAPSHOT_COLUMN
 from stratalake.spec.manifest import DataFileMeta
 from stratalake.table import row_delete
 from stratalake.table.table import Table
@@ -106,6 +107,27 @@ def test_deletion_vectors_mark_rows_without_rewriting(tmp_path: Path, engine: st
     assert snap is not None and snap.commit_kind.value == "OVERWRITE"
     assert rows(t.read()) == expected
     assert _paimon_rows(tmp_path) == expected
+    # Rows the vectors removed are not matched again: the same DELETE finds nothing to commit.
+    assert _delete(t, (field("id") >= 15) & (field("dt") == "d1")) is None
+    assert t.refresh().latest_snapshot() == snap
+
+
+def test_position_scan_spreads_a_bucket_over_splits(tmp_path: Path) -> None:
+    """Files read without a merge are packed by 'source.split.target-size', as Paimon packs
+    raw-convertible files: a bucket of several files gives several splits (Spark tasks)."""
+    t = make_table(tmp_path, **{"merge-engine": "first-row", "bucket": "1", "source.split.target-size": "1"})
+    for i in range(3):
+        t.write(batch(range(i * 10, i * 10 + 10), "a"))
+    table = t.refresh()
+    snap = table.latest_snapshot()
+    assert snap is not None
+    _, splits = row_delete.position_splits(table, None)
+    assert len(splits) == len(table.live_entries(snap)) == 3
+    assert all(len(s.files) == 1 and not s.merge for s in splits)
+    expected = [r for r in rows(t.read()) if r[0] % 4 != 0]
+    assert _delete(t, field("id").isin(list(range(0, 30, 4)))) is not None
+    assert rows(t.refresh().read()) == expected
+    assert _paimon_rows(tmp_path) == expected
 
 
 def test_rows_whose_condition_is_null_are_kept(tmp_path: Path) -> None:
@@ -142,11 +164,8 @@ def test_a_concurrent_compaction_fails_the_delete(tmp_path: Path) -> None:
     t.compact(full=True)
     predicate = to_predicate(field("v") == "b12")
     assert predicate is not None
-    # The DELETE reads snapshot S and finds its rows...
-    snap = t.latest_snapshot()
-    assert snap is not None
-    groups = row_delete._candidates(t, snap, predicate)
-    deletes = row_delete._matching_rows(t, snap, groups, predicate)
+    # The DELETE reads the latest snapshot and finds its rows...
+    deletes = row_delete.matching_positions(t, predicate)
     touched = set(deletes.positions)
     assert len(touched) == 1
     # ...while another writer upserts the row and compacts its bucket, replacing the touched file.
@@ -209,6 +228,21 @@ def _matches(kind: str, arg: object, key: tuple[int, str], v: str | None) -> boo
     return v is None
 
 
+def _delete_by_position(t: Table, predicate: object) -> int | None:
+    """The DELETE of Spark's row-level plan (tests/spark/test_delete_merge_engines.py runs it
+    through Spark): the position scan of every candidate bucket, the condition evaluated on the
+    rows it emits, the matching rows' ids handed back to the commit."""
+    p = to_predicate(predicate)  # type: ignore[arg-type]
+    assert p is not None
+    table = t.refresh()
+    deletes = RowDeletes()
+    for split in row_delete.position_splits(table, None)[1]:
+        for found in row_delete.rows_with_positions(table, split, ["id", "v", "dt"], None):
+            hit = found.filter(p.to_arrow())
+            deletes.add_batch(hit.column(FILE_COLUMN), hit.column(POS_COLUMN), hit.column(SNAPSHOT_COLUMN))
+    return row_delete.delete_positions(table, deletes)
+
+
 @settings(
     max_examples=20,
     deadline=None,
@@ -218,15 +252,19 @@ def _matches(kind: str, arg: object, key: tuple[int, str], v: str | None) -> boo
     engine=st.sampled_from(["first-row", "partial-update", "partial-update-dv"]),
     writes=st.lists(_UPSERTS, min_size=1, max_size=3),
     deletes=st.lists(_CONDITIONS, min_size=1, max_size=3),
+    by_position=st.booleans(),
 )
 def test_deletes_follow_a_model(
     tmp_path_factory: pytest.TempPathFactory,
     engine: str,
     writes: list[list[tuple[int, str | None, str]]],
     deletes: list[tuple[str, object]],
+    by_position: bool,
 ) -> None:
-    """Upserts, then DELETEs (compacting when refused): the table reads as a model of the merge
-    engine without the rows each condition was true for, in stratalake and in pypaimon."""
+    """Upserts, then DELETEs (compacting when refused), by predicates or by position: the table
+    reads as a model of the merge engine without the rows each condition was true for, in
+    stratalake and in pypaimon; a DELETE matching no live row commits nothing."""
+    delete = _delete_by_position if by_position else _delete
     tmp_path = tmp_path_factory.mktemp("model")
     options = {"merge-engine": engine.removesuffix("-dv")}
     if engine.endswith("-dv"):
@@ -245,12 +283,14 @@ def test_deletes_follow_a_model(
                 model[key] = v if v is not None else model.get(key)
     for kind, arg in deletes:
         try:
-            _delete(t, _predicate(kind, arg))
+            snap = delete(t, _predicate(kind, arg))
         except UnsupportedError as e:
             assert "please use 'COMPACT' procedure first" in str(e) and engine == "partial-update"
             t.refresh().compact(full=True)
-            _delete(t, _predicate(kind, arg))
-        model = {k: v for k, v in model.items() if not _matches(kind, arg, k, v)}
+            snap = delete(t, _predicate(kind, arg))
+        kept = {k: v for k, v in model.items() if not _matches(kind, arg, k, v)}
+        assert (snap is None) == (kept == model)
+        model = kept
 
     def by_key(table: pa.Table) -> list[tuple[object, ...]]:  # v may be NULL: sort by the key alone
         return sorted((tuple(r.values()) for r in table.to_pylist()), key=lambda r: (r[0], r[2]))
@@ -269,10 +309,7 @@ def test_a_concurrent_upsert_wins_over_the_copy(tmp_path: Path, engine: str) -> 
     t.compact(full=True)
     predicate = to_predicate(field("v") == "b12")
     assert predicate is not None
-    snap = t.latest_snapshot()
-    assert snap is not None
-    groups = row_delete._candidates(t, snap, predicate)
-    deletes = row_delete._matching_rows(t, snap, groups, predicate)
+    deletes = row_delete.matching_positions(t, predicate)
     t.write(batch([i for i in range(30) if i != 12], "zz"))  # keys of the rewritten file among them
     assert apply_changes(t.refresh(), deletes, rewrite=row_delete._rewriter(t)) is not None
     got = {r[0]: r[1] for r in rows(t.refresh().read()) if r[2] == "d1"}

@@ -39,6 +39,14 @@ SNAPSHOT_COLUMN = "__stratalake_snapshot"
 ROW_ID_COLUMNS = (FILE_COLUMN, POS_COLUMN, SNAPSHOT_COLUMN)
 
 
+def with_row_ids(rows: pa.Table, file_name: str, snapshot_id: int) -> pa.Table:
+    """``rows`` (already holding :data:`POS_COLUMN`) followed by the data file's name and the
+    snapshot read: the row id of Spark's row-level plans by position."""
+    n = rows.num_rows
+    rows = rows.append_column(FILE_COLUMN, pa.array([file_name] * n, pa.string()))
+    return rows.append_column(SNAPSHOT_COLUMN, pa.array(np.full(n, snapshot_id, dtype=np.int64)))
+
+
 class AppendTableRead:
     """Reads splits of an append table into Arrow batches of the requested columns."""
 
@@ -144,12 +152,7 @@ class AppendTableRead:
                 if expr is not None:
                     rows = rows.filter(expr)
                 if rows.num_rows:
-                    rows = rows.select(wanted)
-                    n = rows.num_rows
-                    rows = rows.append_column(FILE_COLUMN, pa.array([f.file_name] * n, pa.string()))
-                    yield rows.append_column(
-                        SNAPSHOT_COLUMN, pa.array(np.full(n, split.snapshot_id, dtype=np.int64))
-                    )
+                    yield with_row_ids(rows.select(wanted), f.file_name, split.snapshot_id)
 
     def read_split_table(self, split: Split) -> pa.Table:
         return pa.Table.from_batches(list(self.read_split(split)), schema=self.output_schema())

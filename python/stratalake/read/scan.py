@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -108,7 +108,6 @@ class TableScan:
             return []
         table = self.table
         schema = table.schema()
-        codec = table.partition_codec
         conjuncts = split_conjuncts(self.predicate)
         part_keys = set(schema.partition_keys)
         part_preds = [p for p in conjuncts if p.columns() <= part_keys]
@@ -177,20 +176,7 @@ class TableScan:
                 # rows) in one level: such a bucket must be merged until compaction repairs it.
                 raw = not overlapping_levels(files, key_of)
             for pack in pack_for_ordered(files, target, open_cost) if raw else [files]:
-                splits.append(
-                    Split(
-                        snapshot_id=snap.id,
-                        partition=partition,
-                        partition_values=codec.from_bytes(partition),
-                        bucket=bucket,
-                        total_buckets=group[0].total_buckets,
-                        files=pack,
-                        deletion_files=tuple(
-                            (f.file_name, dfiles[f.file_name]) for f in pack if f.file_name in dfiles
-                        ),
-                        merge=not raw,
-                    )
-                )
+                splits.append(bucket_split(table, snap.id, group[0], pack, dfiles, merge=not raw))
         return splits
 
     def _bucket_filter(self, conjuncts: Sequence[Predicate]) -> set[int] | None:
@@ -223,6 +209,27 @@ class TableScan:
 
     def _file_may_match(self, f: DataFileMeta, key_names: Sequence[str], preds: Sequence[Predicate]) -> bool:
         return key_stats_may_match(self.table, f, key_names, preds)
+
+
+def bucket_split(
+    table: TableStore,
+    snapshot_id: int,
+    entry: ManifestEntry,
+    files: tuple[DataFileMeta, ...],
+    vectors: Mapping[str, DeletionFile],
+    merge: bool,
+) -> Split:
+    """A split of ``files`` of ``entry``'s (partition, bucket), with their deletion vectors."""
+    return Split(
+        snapshot_id=snapshot_id,
+        partition=entry.partition,
+        partition_values=table.partition_codec.from_bytes(entry.partition),
+        bucket=entry.bucket,
+        total_buckets=entry.total_buckets,
+        files=files,
+        deletion_files=tuple((f.file_name, vectors[f.file_name]) for f in files if f.file_name in vectors),
+        merge=merge,
+    )
 
 
 def partition_matcher(table: TableStore, part_preds: Sequence[Predicate]) -> Callable[[bytes], bool]:

@@ -94,10 +94,12 @@ class NativeAppendPlan:
 
 @dataclass(frozen=True)
 class RowLevelRules:
-    """Why UPDATE/MERGE or DELETE is refused on a table (null: allowed)."""
+    """Why UPDATE/MERGE or DELETE is refused on a table (null: allowed), and whether a DELETE
+    addresses rows by data file and position (``dml.row_level_rules``)."""
 
     update_error: str | None
     delete_error: str | None
+    delete_by_position: bool
 
 
 @dataclass(frozen=True)

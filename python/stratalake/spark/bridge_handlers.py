@@ -458,6 +458,7 @@ def describe_global_system_table(req: bc.LoadTable) -> bc.TableDescription:
         row_level=bc.RowLevelRules(
             update_error=f"{identifiers.SYSTEM_DATABASE}.{name} is a read-only system table",
             delete_error=f"{identifiers.SYSTEM_DATABASE}.{name} is a read-only system table",
+            delete_by_position=False,
         ),
         system_table=name,
     )

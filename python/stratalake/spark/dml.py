@@ -11,7 +11,9 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
   append tables any such condition deletes the matching rows' positions (deletion vectors, or
   copy-on-write of their files: ``append/dml.py``) without Spark's row-level plan, and so it does
   on primary-key tables that cannot take a ``-D`` record (first-row; partial-update and
-  aggregation without their remove options: ``table/row_delete.py``, as Paimon's DELETE);
+  aggregation without their remove options: ``table/row_delete.py``, as Paimon's DELETE); other
+  conditions on those tables run in Spark's row-level plan with rows addressed by data file and
+  position (:func:`row_level_rules`' ``delete_by_position``), as on append tables;
 - which stored values a ``-D`` record must carry (:func:`delete_filler`): on a table with
   ``sequence.field`` a retraction is ordered by its sequence-field values like any record, so a
   key-only ``-D`` (null sequence values sort oldest) would lose to the row it deletes. As Paimon,
@@ -74,15 +76,10 @@ def delete_error(table: Table) -> str | None:
     opts = table.core_options
     if not table.schema().primary_keys:
         return None  # append tables: deleted positions plus new rows (append/dml.py)
-    engine = opts.merge_engine
     if deletes_by_rewrite(table):
-        # Conditions that delete_plan takes run there ('rows'); only others reach this message.
-        return (
-            f"table {table.identifier}: DELETE with merge engine '{engine.value}' removes the stored "
-            "rows (as Paimon's), which needs a condition made of comparisons of columns with literals "
-            "(=, <=>, <>, <, <=, >, >=, IN, IS [NOT] NULL, combined with AND, OR, NOT); write the "
-            "condition that way, or delete whole partitions"
-        )
+        # Column-vs-literal conditions run in delete_plan ('rows'); others in Spark's row-level
+        # plan, rows addressed by data file and position (row_delete.py).
+        return None
     if opts.ignore_delete:
         return (
             f"table {table.identifier} ignores deletes ('ignore-delete'='true'), so DELETE would change "
@@ -95,13 +92,20 @@ def delete_error(table: Table) -> str | None:
     return None
 
 
-def row_level_rules(table: Table) -> dict[str, str | None]:
+def row_level_rules(table: Table) -> dict[str, str | bool | None]:
+    """Which row-level statements ``table`` refuses (null: none), and whether Spark's row-level
+    DELETE addresses its rows by data file and position (append tables always do) instead of
+    by primary key."""
     if table.unsupported_features:  # DESCRIBE still works; every statement says why not
         try:
             table.check_supported("write")
         except UnsupportedError as e:
-            return {"update_error": str(e), "delete_error": str(e)}
-    return {"update_error": update_error(table), "delete_error": delete_error(table)}
+            return {"update_error": str(e), "delete_error": str(e), "delete_by_position": False}
+    return {
+        "update_error": update_error(table),
+        "delete_error": delete_error(table),
+        "delete_by_position": deletes_by_rewrite(table),
+    }
 
 
 # ---- V2 predicates from the shim ----------------------------------------------------------------
@@ -241,10 +245,11 @@ def delete_plan(table: Table, conjuncts: Sequence[Predicate] | None) -> str | No
         # branch; deleting keys unread could create a partition here that hides the fallback's.
         # The row-level plan refuses it by name (spark/planning.py).
         return None
+    if deletes_by_rewrite(table):
+        # Stored rows are removed (a -D record would not delete them), whatever the condition.
+        return None if table.unsupported_features else "rows"
     if delete_error(table) is None and _point_keys(table, conjuncts) is not None:
         return "keys"
-    if deletes_by_rewrite(table) and not table.unsupported_features:
-        return "rows"
     if not table.schema().primary_keys and not table.unsupported_features:
         return "rewrite"  # append table: delete the matching rows by position (append_dml)
     return None

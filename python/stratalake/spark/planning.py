@@ -30,7 +30,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
-from stratalake.exceptions import InvalidOptionError
+from stratalake.exceptions import InvalidOptionError, UnsupportedError
 from stratalake.expressions import Compare, In, IsNotNull, IsNull, Not, Or, Predicate, conjunction
 from stratalake.lsm.data_file import bucket_dir
 from stratalake.lsm.file_format import PARQUET, format_of_file
@@ -53,6 +53,7 @@ from stratalake.spec.statistics import (
 )
 from stratalake.store.files import data_file_path
 from stratalake.store.stats_file import snapshot_stats
+from stratalake.table.row_delete import deletes_by_rewrite, position_splits
 from stratalake.table.table import Table
 from stratalake.types import (
     ArrayType,
@@ -628,6 +629,9 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     if options.get(keys.ROW_LEVEL_COMMAND):
         # Paimon's commands would read the fallback branch's rows and write their changes to this one.
         fallback.refuse_fallback(table, str(options[keys.ROW_LEVEL_COMMAND]))
+    requested = request.get("columns")
+    if table.schema().primary_keys and requested is not None and set(requested) & set(ROW_ID_COLUMNS):
+        return _position_plan(table, options, filters)
     scan = new_scan(table, options, predicate)
     snapshot = scan.snapshot()
     if request.get("count"):
@@ -732,6 +736,45 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
         "num_buckets": num_buckets if bucket_keys else None,
         "ordering": ordering,
         "native_columns": native_cols,
+    }
+
+
+def _position_plan(table: Table, options: Mapping[str, str], filters: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The scan of a row-level DELETE that removes stored rows by position (``row_delete.py``):
+    the candidate files of each bucket, read by Python without a merge, every row with its data
+    file and position; no native read, no key order or bucket layout reported (files of several
+    levels are read one after the other)."""
+    command = options.get(keys.ROW_LEVEL_COMMAND)
+    if command != "DELETE" or not deletes_by_rewrite(table):
+        raise UnsupportedError(
+            f"table {table.identifier}: columns {', '.join(ROW_ID_COLUMNS)} address the stored rows of a "
+            "primary-key table only in a DELETE on a first-row, partial-update or aggregation table "
+            "(without its remove-record-on-delete option); select the table's own columns instead"
+        )
+    names = {f.name for f in table.schema().fields}
+    # Every column's translatable conditions prune candidate files by statistics (never rows).
+    parts = [p for p in (predicate_from_json(f, names) for f in filters) if p is not None]
+    snapshot_id, splits = position_splits(table, conjunction(parts) if parts else None)
+    entries = [
+        {
+            "partition": encode_partition(s),
+            "bucket": s.bucket,
+            "files": len(s.files),
+            "bytes": sum(f.file_size for f in s.files),
+            "rows": s.row_count,
+            "runs": 1,
+        }
+        for s in splits
+    ]
+    return {
+        "snapshot_id": snapshot_id,
+        "splits": entries,
+        "rows": sum(s.row_count for s in splits),
+        "bytes": sum(e["bytes"] for e in entries),
+        "bucket_keys": [],
+        "num_buckets": None,
+        "ordering": [],
+        "native_columns": None,
     }
 
 

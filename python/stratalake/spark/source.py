@@ -45,12 +45,12 @@ from pyspark.sql.types import StructType
 
 from stratalake.append.dml import RowDeletes, apply_changes, split_changes
 from stratalake.catalog import Catalog
-from stratalake.exceptions import InvalidOptionError
+from stratalake.exceptions import InvalidOptionError, UnsupportedError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.expressions import field as col
 from stratalake.read import incremental
+from stratalake.read.append_read import FILE_COLUMN, AppendTableRead
 from stratalake.read.append_read import ROW_ID_COLUMNS as _ROW_ID_COLUMNS
-from stratalake.read.append_read import AppendTableRead
 from stratalake.read.incremental import IncrementalSplit
 from stratalake.read.merge_read import SUPERSEDED_FILE
 from stratalake.spark import dml, native_write, planning
@@ -60,6 +60,7 @@ from stratalake.spark.planning import SplitPartition
 from stratalake.spark.types import paimon_to_spark_field
 from stratalake.spark.worker_gc import freeze_imports
 from stratalake.spark.write_options import check_write_options
+from stratalake.table.row_delete import delete_positions, rows_with_positions
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -279,19 +280,19 @@ class StrataLakeReader(DataSourceReader):
                 yield conform(batch, target)
             return
         read = table.new_read(columns=columns, filter=self._filter(table))
-        # Row-level DML of an append table asks for each row's id (its file and position).
+        # Row-level DML of an append table asks for each row's id (its file and position), and
+        # so does a DELETE that removes a key table's stored rows (planning._position_plan).
         row_ids = [f.name for f in schema.fields if f.name in _ROW_ID_COLUMNS]
         # A list: native splits the planner packed into one partition, read here one after the other.
         splits = split if isinstance(split, list) else [split]
-        batches: Iterable[Any] = (
-            b
-            for s in splits
-            for b in (
-                read.read_split_with_row_ids(s)
-                if row_ids and isinstance(read, AppendTableRead)
-                else read.read_split(s)
-            )
-        )
+        batches: Iterable[Any]
+        if row_ids and isinstance(read, AppendTableRead):
+            batches = (b for s in splits for b in read.read_split_with_row_ids(s))
+        elif row_ids:
+            where = self._filter(table)
+            batches = (b for s in splits for b in rows_with_positions(table, s, columns, where))
+        else:
+            batches = (b for s in splits for b in read.read_split(s))
         for batch in batches:
             if remaining is not None:
                 if remaining <= 0:
@@ -311,6 +312,19 @@ class StrataLakeCommitMessage(WriterCommitMessage):
     messages: list[Any] = field(default_factory=list)
     # Row-level DML of an append table: the rows it deletes, by data file and position.
     deletes: Any = None
+
+
+def _deleted_positions(table: Table, iterator: Iterator[pa.RecordBatch], row_kind: str) -> RowDeletes:
+    """A task's share of a DELETE removing a key table's stored rows: the (file, position) of
+    each deleted row, kept for the commit (``row_delete.delete_positions``)."""
+    deletes = RowDeletes()
+    for batch in iterator:
+        for _ in split_changes(batch, row_kind, deletes):
+            raise UnsupportedError(
+                f"table {table.identifier}: a DELETE by data file and position writes no rows, but "
+                "Spark's plan sent some; nothing was committed"
+            )
+    return deletes.compact()
 
 
 def _static_partition(spec_json: str) -> dict[str, Any]:
@@ -376,10 +390,16 @@ class StrataLakeWriter(DataSourceArrowWriter):
         # Created on the driver (before any task) and pickled into every task and into the commit.
         check_write_options(load_table(self.options), self.options)
         self.commit_user = str(uuid.uuid4())  # one user per job
+        # Change records addressing rows by data file and position (the shim's rewrite adds
+        # those columns: append tables, and DELETEs removing a key table's stored rows).
+        self.by_position = self.options.get(keys.ROW_KIND_COLUMN) is not None and FILE_COLUMN in schema.names
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
         table = load_table(self.options)
         freeze_imports()  # keeps the daemon's gc.collect() after this task short
+        row_kind = self.options.get(keys.ROW_KIND_COLUMN)
+        if row_kind is not None and self.by_position and table.schema().primary_keys:
+            return StrataLakeCommitMessage([], _deleted_positions(table, iterator, row_kind))
         writer = table.new_write(self.commit_user)
         # An overwrite replaces the partitions it writes: their previous files must not seed
         # sequence numbers or compactions (or, with deletion vectors, hide the new rows).
@@ -387,7 +407,6 @@ class StrataLakeWriter(DataSourceArrowWriter):
         set_dynamic_assigners(writer, self.options)
         try:
             # Row-level DML sends change records: the row kind travels in a column.
-            row_kind = self.options.get(keys.ROW_KIND_COLUMN)
             if row_kind is not None and not table.schema().primary_keys:
                 return self._write_append_changes(table, writer, iterator, row_kind)
             fill = dml.delete_filler(table, row_kind)  # -D records taking the stored row's values
@@ -437,16 +456,15 @@ class StrataLakeWriter(DataSourceArrowWriter):
         self, table: Table, msgs: list[Any], messages: list[WriterCommitMessage | None] | None = None
     ) -> None:
         commit = table.new_commit(self.commit_user)
-        if (
-            messages is not None
-            and self.options.get(keys.ROW_KIND_COLUMN) is not None
-            and not table.schema().primary_keys
-        ):
+        if messages is not None and self.by_position:
             deletes = RowDeletes()
             for m in messages:
                 if isinstance(m, StrataLakeCommitMessage) and m.deletes is not None:
                     deletes.merge(m.deletes)
-            apply_changes(table, deletes, msgs, self.commit_user)  # removes its files on failure
+            if table.schema().primary_keys:
+                delete_positions(table, deletes, self.commit_user)
+            else:
+                apply_changes(table, deletes, msgs, self.commit_user)  # removes its files on failure
             return
         # commit.abort deletes the files only when the commit is known not to have happened (the
         # shim does not send Spark's abort to Python once a commit began: see StrataLakeWriteBuilder).

@@ -10,8 +10,8 @@ otherwise. Paimon deletes their rows by where they are stored instead:
   per bucket otherwise, as Paimon's ``KeyValueFileStoreScan``);
 - every bucket's candidates must read without a merge (Paimon's ``MergeTreeSplitGenerator``:
   ``rawConvertible``), else the DELETE is refused with Paimon's advice to compact first;
-- the matching rows' positions are found reading only the condition's columns, batch by batch;
-  a row whose condition is NULL is kept (Paimon's ``Not(EqualNullSafe(condition, true))``);
+- the matching rows' positions are found reading only the condition's columns, batch by batch,
+  each file's deletion vector applied; a row whose condition is NULL is kept (Paimon's ``Not(EqualNullSafe(condition, true))``);
 - with deletion vectors the positions join the files' vectors (new index files); otherwise each
   touched file is replaced by a copy without those rows, in one OVERWRITE snapshot that also
   deletes the touched files (Paimon's commit of deleted files). As Paimon's write-only writer,
@@ -20,6 +20,14 @@ otherwise. Paimon deletes their rows by where they are stored instead:
   Paimon's writer, which numbers the copied rows after the bucket's newest, they keep their
   sequence numbers: an upsert committed while the DELETE ran stays newer than the stale copy.
 
+Conditions that are not column-vs-literal comparisons (subqueries, expressions, ``LIKE``, UDFs)
+run in Spark's row-level plan instead, as Paimon's ``findTouchedFiles`` / ``collectDeletionVectors``
+run a Spark query over the table with its file-path and row-index metadata columns: the scan reads
+the same candidate files (:func:`position_splits`, refused alike) without a merge, each file's
+deletion vector applied, and emits every row with its data file and position
+(:func:`rows_with_positions`); Spark evaluates the condition in its tasks and the matching
+positions come back to :func:`delete_positions`, the same commit as above.
+
 The commit requires every touched file to be live still (``append/dml.py``'s
 ``apply_changes``): a concurrent compaction that replaced one makes it fail, unchanged.
 """
@@ -27,8 +35,10 @@ The commit requires every touched file to be live still (``append/dml.py``'s
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -38,7 +48,6 @@ from stratalake.append.dml import (
     RowDeletes,
     apply_changes,
     kept_rows,
-    matching_positions_in,
 )
 from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Predicate, split_conjuncts
@@ -49,11 +58,16 @@ from stratalake.lsm.data_file import (
     bucket_dir,
     iter_kv_file,
 )
+from stratalake.lsm.deletion_vector import read_deletion_vector
+from stratalake.lsm.merge_reader import dv_keep_mask
 from stratalake.merge import VALUE_KIND
 from stratalake.options import MergeEngine
-from stratalake.read.scan import key_stats_may_match, partition_matcher
+from stratalake.read.append_read import FILE_COLUMN, POS_COLUMN, SNAPSHOT_COLUMN, with_row_ids
+from stratalake.read.scan import Split, bucket_split, key_stats_may_match, pack_for_ordered, partition_matcher
 from stratalake.read.value_stats import file_may_match
 from stratalake.spec.manifest import DataFileMeta, ManifestEntry
+from stratalake.store.files import data_file_path
+from stratalake.store.index_manifest import deletion_files, dv_entries_by_bucket, live_index_entries
 
 if TYPE_CHECKING:
     from stratalake.spec.snapshot import Snapshot
@@ -84,22 +98,98 @@ def deletes_by_rewrite(table: TableStore) -> bool:
 def delete_stored_rows(table: TableStore, predicate: Predicate) -> int | None:
     """``DELETE FROM table WHERE predicate`` on a table of :func:`deletes_by_rewrite`; returns the
     new snapshot id, or None when no row matched (no snapshot, as Paimon's empty commit)."""
-    snap = table.latest_snapshot()
-    if snap is None:
-        return None
-    groups = _candidates(table, snap, predicate)
-    _check_no_merge(table, groups)
-    deletes = _matching_rows(table, snap, groups, predicate)
+    return delete_positions(table, matching_positions(table, predicate))
+
+
+def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
+    """Where the live rows of the latest snapshot that ``predicate`` holds for are stored (the
+    candidate files of :func:`position_splits`, refused alike)."""
+    snapshot_id, splits = position_splits(table, predicate)
+    deletes = RowDeletes(snapshot_id=snapshot_id)
+    for split in splits:
+        # Only the condition's columns are read; rows a deletion vector already removed are
+        # not matched again (a DELETE that finds no live row commits nothing).
+        for rows in rows_with_positions(table, split, [], predicate):
+            deletes.add_batch(rows.column(FILE_COLUMN), rows.column(POS_COLUMN), rows.column(SNAPSHOT_COLUMN))
+    return deletes
+
+
+def delete_positions(table: TableStore, deletes: RowDeletes, commit_user: str | None = None) -> int | None:
+    """Remove the stored rows at ``deletes``' positions (all read at one snapshot): deletion
+    vectors, or copies of the touched files without them; returns the new snapshot id, or None
+    when there is none to remove."""
     if not deletes.positions:
         return None
     rewrite = None
     if not table.core_options.deletion_vectors_enabled:
         rewrite = _rewriter(table)
-    return apply_changes(table, deletes, rewrite=rewrite)
+    return apply_changes(table, deletes, commit_user=commit_user, rewrite=rewrite)
+
+
+def position_splits(table: TableStore, predicate: Predicate | None) -> tuple[int | None, list[Split]]:
+    """The latest snapshot's id and the splits a row-level DELETE by position reads: the files
+    ``predicate`` (a condition's translatable part, for pruning only) may touch, read without a
+    merge, a bucket's files in one or more splits; refused with the compact-first advice when a
+    bucket's files would need one (as :func:`delete_stored_rows`)."""
+    snap = table.latest_snapshot()
+    if snap is None:
+        return None, []
+    groups = _candidates(table, snap, predicate)
+    _check_no_merge(table, groups)
+    dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
+    # Files read without a merge are independent: packed into splits of 'source.split.*' (as
+    # Paimon packs raw-convertible files), so a large bucket is read by several tasks.
+    opts = table.core_options
+    target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
+    open_cost = opts.get_int("source.split.open-file-cost") or 0
+    splits = []
+    for key, entries in sorted(groups.items()):
+        index = dv_index.get(key)
+        vectors = deletion_files(table, index) if index else {}
+        for pack in pack_for_ordered([e.file for e in entries], target, open_cost):
+            splits.append(bucket_split(table, snap.id, entries[0], pack, vectors, merge=False))
+    return snap.id, splits
+
+
+def rows_with_positions(
+    table: TableStore, split: Split, columns: Sequence[str], predicate: Predicate | None
+) -> Iterator[pa.Table]:
+    """The live rows of a :func:`position_splits` split (``columns``, those ``predicate`` holds
+    for), batch by batch, each with its row id: data file, position in it, snapshot."""
+    directory = bucket_dir(table.location, table.partition_codec.path(split.partition_values), split.bucket)
+    schema = table.schema()
+    wanted = set(columns) | (predicate.columns() if predicate is not None else set())
+    read = [f.name for f in schema.fields if f.name in wanted]
+    live = pc.field(VALUE_KIND).isin(_LIVE_KINDS)
+    mask = live if predicate is None else predicate.to_arrow() & live
+    for f in split.files:
+        deletion_file = split.deletion_file(f.file_name)
+        dv = read_deletion_vector(table.file_io, deletion_file, f.row_count) if deletion_file else None
+        offset = 0
+        # With the row kind, which also counts the rows when no column is wanted (a condition
+        # on other tables only).
+        for rows in iter_kv_file(
+            table.file_io,
+            data_file_path(directory, f),
+            table.file_schema(f.schema_id),
+            schema,
+            read,
+            expected_rows=f.row_count,
+            sequence_numbers=False,
+        ):
+            n = rows.num_rows
+            rows = rows.append_column(POS_COLUMN, pa.array(np.arange(offset, offset + n, dtype=np.int64)))
+            keep = dv_keep_mask(dv.positions, offset, n) if dv is not None else None
+            offset += n
+            if keep is not None:
+                rows = rows.filter(pa.array(keep))
+            rows = rows.filter(mask)
+            if rows.num_rows:
+                yield with_row_ids(rows.select([*columns, POS_COLUMN]), f.file_name, split.snapshot_id)
 
 
 def _candidates(
-    table: TableStore, snap: Snapshot, predicate: Predicate
+    table: TableStore, snap: Snapshot, predicate: Predicate | None
 ) -> dict[tuple[bytes, int], list[ManifestEntry]]:
     """The files the condition may touch, by (partition, bucket)."""
     schema = table.schema()
@@ -162,40 +252,6 @@ def _check_no_merge(table: TableStore, groups: dict[tuple[bytes, int], list[Mani
             f"procedure first: CALL sys.compact(table => '{table.identifier}'), then run the DELETE "
             "again. Nothing was changed."
         )
-
-
-def _matching_rows(
-    table: TableStore,
-    snap: Snapshot,
-    groups: dict[tuple[bytes, int], list[ManifestEntry]],
-    predicate: Predicate,
-) -> RowDeletes:
-    """Positions of the live rows matching ``predicate`` in the candidate files (only the
-    condition's columns and the row kind are read, one batch at a time)."""
-    out = RowDeletes(snapshot_id=snap.id)
-    schema = table.schema()
-    codec = table.partition_codec
-    columns = sorted(predicate.columns())
-    # Null (unknown) is not a match: such rows are kept.
-    mask = predicate.to_arrow() & pc.field(VALUE_KIND).isin(_LIVE_KINDS)
-    for (partition, bucket), entries in groups.items():
-        directory = bucket_dir(table.location, codec.path(codec.from_bytes(partition)), bucket)
-        for e in entries:
-            offset = 0
-            for rows in iter_kv_file(
-                table.file_io,
-                f"{directory}/{e.file.file_name}",
-                table.file_schema(e.file.schema_id),
-                schema,
-                columns,
-                expected_rows=e.file.row_count,
-                sequence_numbers=False,
-            ):
-                hit = matching_positions_in(rows, mask, offset)
-                if len(hit):
-                    out.positions.setdefault(e.file.file_name, []).append(hit)
-                offset += rows.num_rows
-    return out
 
 
 def _rewriter(table: TableStore) -> Rewrite:

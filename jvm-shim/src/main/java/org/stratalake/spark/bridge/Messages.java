@@ -45,7 +45,8 @@ public final class Messages {
       long targetFileSize,
       long rowGroupSize) {}
 
-  public record RowLevelRules(@Nullable String updateError, @Nullable String deleteError) {}
+  public record RowLevelRules(
+      @Nullable String updateError, @Nullable String deleteError, boolean deleteByPosition) {}
 
   public record TableDescription(
       String name,

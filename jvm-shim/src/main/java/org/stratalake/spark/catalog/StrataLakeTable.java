@@ -81,6 +81,7 @@ public class StrataLakeTable
   private final TableIdentity identity;
   private final String updateError;
   private final String deleteError;
+  private final boolean deleteByPosition;
   private final String systemTable;
   // Write-time schema evolution: whether Spark leaves this write's columns to the shim
   // (sql.MergeSchemaWrites), and the merge planned for it (null: none).
@@ -128,6 +129,7 @@ public class StrataLakeTable
     this.identity = meta.identity();
     this.updateError = meta.rowLevel().updateError();
     this.deleteError = meta.rowLevel().deleteError();
+    this.deleteByPosition = meta.rowLevel().deleteByPosition();
     this.systemTable = meta.systemTable();
     this.anySchema = false;
     this.merge = null;
@@ -181,8 +183,14 @@ public class StrataLakeTable
   }
 
   @Override
+  public boolean deletesByPosition() {
+    return deleteByPosition && systemTable == null;
+  }
+
+  @Override
   public MetadataColumn[] metadataColumns() {
-    if (!isAppendTable()) {
+    // Key tables whose DELETE is by position expose them too; Python refuses them elsewhere.
+    if (!isAppendTable() && !deletesByPosition()) {
       return new MetadataColumn[0];
     }
     return new MetadataColumn[] {
@@ -192,7 +200,7 @@ public class StrataLakeTable
     };
   }
 
-  /** A non-null metadata column the Python reader fills for append tables. */
+  /** A non-null metadata column the Python reader fills (append tables, DELETE by position). */
   private static final class RowIdColumn implements MetadataColumn {
     private final String name;
     private final DataType type;

@@ -15,7 +15,8 @@ import org.stratalake.spark.bridge.Messages.WriteDistribution;
  * writes, so if they named it the packages would depend on each other in a circle.
  */
 public interface LakeTable extends SupportsRead {
-  // Row ids of append tables (python/stratalake/append/dml.py): the data file's name and
+  // Row ids of append tables (python/stratalake/append/dml.py), and of DELETEs that remove a
+  // key table's stored rows (python/stratalake/table/row_delete.py): the data file's name and
   // the row's position in it, plus the snapshot the scan read.
   String FILE_COLUMN = "__stratalake_file";
   String POS_COLUMN = "__stratalake_pos";
@@ -23,6 +24,12 @@ public interface LakeTable extends SupportsRead {
 
   /** Whether rows are addressed by file and position (an append table, not a system table). */
   boolean isAppendTable();
+
+  /**
+   * Whether a DELETE addresses rows by data file and position although the table has a primary
+   * key: first-row, partial-update and aggregation tables, whose DELETE removes stored rows.
+   */
+  boolean deletesByPosition();
 
   /** Why UPDATE and MERGE are refused on this table; null when they are allowed. */
   String updateError();

@@ -142,8 +142,9 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
       projection.add(alias(value, f.name()));
       sinkFields.add(DataTypes.createStructField(f.name(), f.dataType(), true));
     }
-    if (table.isAppendTable()) {
-      // Deleted rows are addressed by file and position, read at one snapshot (append_dml.py).
+    if (rowIds.containsKey(LakeTable.FILE_COLUMN)) {
+      // Deleted rows are addressed by file and position, read at one snapshot (append_dml.py;
+      // a key table's DELETE of stored rows: row_delete.py).
       Map<String, Attribute> metadata =
           projections.metadataProjection().isDefined()
               ? columns(projections.metadataProjection().get(), output)

@@ -16,7 +16,10 @@ import org.stratalake.spark.source.LakeTable;
  * DELETE / UPDATE / MERGE INTO as a delta keyed by the primary key, so Spark's analyzer plans the
  * changed rows (a {@code WriteDelta}) and {@link RowLevelRewrite} sends them to the Python writer.
  * Append tables have no key: their rows are addressed by the metadata columns data file and
- * position (the snapshot read comes along), and an update is a delete plus an insert.
+ * position (the snapshot read comes along), and an update is a delete plus an insert. So are the
+ * rows a DELETE removes from first-row, partial-update and aggregation tables ({@link
+ * LakeTable#deletesByPosition}): a -D record would not delete them, so Python removes the stored
+ * rows at those positions, as Paimon's DELETE does; their UPDATE and MERGE stay keyed.
  *
  * <p>Spark builds this during analysis (EXPLAIN too), so it only checks the table's rules, which
  * Python computed when the table was loaded. A DELETE is not checked here: it may still become a
@@ -46,7 +49,12 @@ public final class StrataLakeRowLevelOperation implements RowLevelOperationBuild
 
   @Override
   public String description() {
-    return "stratalake " + command + (table.isAppendTable() ? " by file and position" : " by primary key");
+    return "stratalake " + command + (byPosition() ? " by file and position" : " by primary key");
+  }
+
+  /** Spark asks for the row id after the command is known (the builder was given it). */
+  private boolean byPosition() {
+    return table.isAppendTable() || (command == Command.DELETE && table.deletesByPosition());
   }
 
   LakeTable table() {
@@ -70,7 +78,7 @@ public final class StrataLakeRowLevelOperation implements RowLevelOperationBuild
 
   @Override
   public NamedReference[] rowId() {
-    if (table.isAppendTable()) {
+    if (byPosition()) {
       return new NamedReference[] {
         Expressions.column(LakeTable.FILE_COLUMN), Expressions.column(LakeTable.POS_COLUMN)
       };
@@ -84,7 +92,7 @@ public final class StrataLakeRowLevelOperation implements RowLevelOperationBuild
 
   @Override
   public NamedReference[] requiredMetadataAttributes() {
-    if (table.isAppendTable()) {
+    if (byPosition()) {
       return new NamedReference[] {Expressions.column(LakeTable.SNAPSHOT_COLUMN)};
     }
     return new NamedReference[0];

@@ -158,7 +158,15 @@ public final class StrataLakeWriteBuilder
     if (staticPartition != null) {
       options.put(STATIC_PARTITION, staticPartition);
     }
-    WriteDistribution spec = table.writeDistribution();
+    // A DELETE removing a key table's stored rows writes no row, only the positions it found
+    // (row_delete.py): no clustering by bucket (its rows carry no key), no slices.
+    boolean positionsOnly =
+        !table.isAppendTable()
+            && options.containsKey(ROW_KIND_OPTION)
+            && java.util.Arrays.asList(info.schema().fieldNames()).contains(LakeTable.FILE_COLUMN);
+    WriteDistribution spec =
+        positionsOnly ? new WriteDistribution("none", null, null, null, null, null, null, null)
+            : table.writeDistribution();
     int assigners = numAssigners(spec);
     Runnable afterCommit = null;
     if (assigners > 1 && Boolean.TRUE.equals(spec.ownersOnly())) {

@@ -46,14 +46,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.bucket.dynamic import DEFAULT_TARGET_ROW_NUM, compacts_every_commit, largest_divisor
-from stratalake.exceptions import CommitConflictError
+from stratalake.bucket.key_index_cache import CACHE, MAX_MEMORY_OPTION, KeyIndexCache, KeyIndexState
+from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
+from stratalake.lsm.data_file import read_kv_file
+from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
 from stratalake.options import MergeEngine
 from stratalake.read import new_read, new_scan
 from stratalake.spec.binary_row import encode_arrow_rows
 from stratalake.spec.bucket import hash_rows
+from stratalake.spec.manifest import FileKind, ManifestEntry
+from stratalake.spec.snapshot import CommitKind
 from stratalake.store.partition import group_rows
+from stratalake.store.references import ReferenceCollector
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+
+    from stratalake.spec.snapshot import Snapshot
     from stratalake.store.table_store import TableStore
 
 _DELETE = 3  # _VALUE_KIND of -D
@@ -130,6 +139,7 @@ class CrossPartitionAssigner:
         ignore_existing: bool = False,
         num_assigners: int | None = None,
         allow_foreign: bool = False,
+        cache: KeyIndexCache | None = CACHE,
     ) -> None:
         self.table = table
         self.ignore_existing = ignore_existing
@@ -145,10 +155,34 @@ class CrossPartitionAssigner:
         self._part_ids: dict[bytes, int] = {}
         self._counts: dict[int, dict[int, int]] = defaultdict(dict)  # part id -> bucket -> live keys
         self._index = _empty_index()  # _KEY (binary, unique), _PART (int32), _BUCKET (int32)
-        self._slices: set[int] = set()  # slices whose keys are in the index
-        self._scanned = False  # bucket counts taken (at the first bootstrap)
+        self._slices: set[int] = set()  # slices this writer met (claimed, :meth:`owns`)
+        self._held: set[int] = set()  # slices whose keys are in the index (a cached index may hold more)
+        self._scanned = False  # the index's snapshot chosen (at the first bootstrap)
+        self._counted = False  # the bucket counts hold (a scan counted them, or a cached index)
+        self._routed = False  # rows routed: the index now holds this writer's uncommitted rows
         self._snapshot_id: int | None = None  # every bootstrap scan reads this snapshot
+        self._snapshot_delta: str | None = None  # its delta manifest list (names it in the cache)
         self.token = uuid.uuid4().hex  # this writer, in its commit messages' claims
+        # The per-process cache of bootstrapped indexes (key_index_cache.py); not for tables whose
+        # batch reads skip level 0 (deletion vectors without merge-on-read, first-row): their
+        # bootstrap leaves out the level-0 files that advancing the index would read.
+        self._cache = cache
+        self._cache_budget = opts.get_int(MAX_MEMORY_OPTION) or 0
+        if opts.deletion_vectors_enabled:
+            skips_level0 = not opts.get_bool("deletion-vectors.merge-on-read")
+        else:
+            skips_level0 = self.engine is MergeEngine.FIRST_ROW
+        if cache is None or self._cache_budget <= 0 or skips_level0 or ignore_existing:
+            self._cache = None
+        # A retraction ends a key's life only for deduplicate (without ignore-delete or a
+        # sequence field that could order it before the stored row): elsewhere an advance that
+        # meets one bootstraps afresh.
+        self._retractions_exact = (
+            self.engine is MergeEngine.DEDUPLICATE
+            and not opts.get_bool("ignore-delete")
+            and not opts.get("sequence.field")
+        )
+        self.stats: dict[str, int] = {"bootstrap_scans": 0, "advanced_files": 0}
 
     # -- the key index ------------------------------------------------------------------------------
     def _part_id(self, partition: bytes) -> int:
@@ -158,29 +192,235 @@ class CrossPartitionAssigner:
             self._parts.append(partition)
         return pid
 
+    def _cache_key(self) -> Hashable:
+        schema = self.table.schema()
+        fields = [
+            (k, str(schema.field(k).type)) for k in (*schema.trimmed_primary_keys, *schema.partition_keys)
+        ]
+        return (
+            self.table.location,
+            self.table.current_branch,
+            tuple(fields),
+            len(schema.trimmed_primary_keys),
+            self.num_assigners,
+        )
+
     def _bootstrap(self, slices: set[int]) -> None:
-        """Add the live keys of ``slices`` to the index: one streaming scan of the table's keys
-        (one batch in memory at a time besides the index), keeping only those slices' keys; the
-        first scan also counts every live key per (partition, bucket)."""
+        """Make the index hold the live keys of ``slices``: at the first call, from the cached index
+        of this table advanced to the latest snapshot where it can be, then by one streaming scan
+        of the table's keys (one batch in memory at a time besides the index) for the slices still
+        missing, which also counts every live key per (partition, bucket) unless the counts hold."""
         missing = slices - self._slices
         if not missing:
             return
         self._slices |= missing
-        table = self.table
-        count = not self._scanned
-        self._scanned = True
         if self.ignore_existing:
+            self._scanned = True
             return
+        if not self._scanned:
+            self._scanned = True
+            snap = self.table.latest_snapshot()
+            if snap is None:
+                self._counted = True  # an empty table: nothing to read
+                self._held = set(range(self.num_assigners))
+                return
+            self._snapshot_id, self._snapshot_delta = snap.id, snap.delta_manifest_list
+            self._from_cache(snap)
+        need = slices - self._held
+        if not need:
+            return
+        self._scan(need)
+        if self._cache is not None and not self._routed:
+            self._cache.put(self._cache_key(), self._state(), self._cache_budget)
+
+    def _state(self) -> KeyIndexState:
+        assert self._snapshot_id is not None
+        return KeyIndexState(
+            self._snapshot_id,
+            self._snapshot_delta,
+            self._parts,
+            {p: c for p, c in self._counts.items() if c},
+            self._index,
+            frozenset(self._held),
+        )
+
+    def _from_cache(self, snap: Snapshot) -> None:
+        """Take the cached index of this table, advanced to ``snap``, if there is one that can be."""
+        if self._cache is None:
+            return
+        state = self._cache.get(self._cache_key())
+        if state is None:
+            return
+        assert not self._parts, "the cached index's partition ids replace the writer's"
+        self._parts = state.parts
+        self._part_ids = {p: i for i, p in enumerate(self._parts)}
+        self._counts = defaultdict(dict, state.counts)
+        self._index = state.index
+        self._held = set(state.slices)
+        reason = self._advance(state, snap)
+        if reason is not None:
+            self._cache.note(f"fallback:{reason}")
+            self._parts, self._part_ids = [], {}
+            self._counts = defaultdict(dict)
+            self._index = _empty_index()
+            self._held = set()
+            return
+        self._cache.note("hit")
+        self._counted = True
+        if state.snapshot_id != snap.id:
+            self._cache.put(self._cache_key(), self._state(), self._cache_budget)
+
+    def _advance(self, state: KeyIndexState, snap: Snapshot) -> str | None:
+        """Bring the index loaded from ``state`` to ``snap`` by reading only the data files the
+        APPEND snapshots in between added (their keys, sequence numbers and value kinds); COMPACT
+        and ANALYZE snapshots keep every key where it is. None when done, else why it cannot be
+        done exactly (then the caller bootstraps afresh): a snapshot in between is gone or was
+        replaced (expiration, rollback), an OVERWRITE (partition drops, truncate, row-level
+        deletes), a retraction whose effect depends on the merge engine, a key of a slice this
+        index does not hold in a bucket it owns, or a key found live in two places."""
+        table = self.table
+        sm = table.snapshot_manager
+        if snap.id < state.snapshot_id:
+            return "rollback"
+        try:
+            if sm.snapshot(state.snapshot_id).delta_manifest_list != state.delta_manifest_list:
+                return "rollback"
+            entries: list[tuple[int, ManifestEntry]] = []
+            for sid in range(state.snapshot_id + 1, snap.id + 1):
+                between = sm.snapshot(sid)
+                if between.commit_kind is CommitKind.OVERWRITE:
+                    return "overwrite"
+                if between.commit_kind is not CommitKind.APPEND:
+                    continue
+                mio = table.manifest_io
+                for meta in mio.read_list(between.delta_manifest_list):
+                    for e in mio.read_entries(meta.file_name):
+                        if e.kind is not FileKind.ADD:
+                            return "overwrite"
+                        if e.bucket >= 0:  # postpone-bucket files are invisible to reads
+                            entries.append((sid, e))
+        except SnapshotNotFoundError:
+            return "expired"
+        if not entries:
+            return None
+        schema = table.schema()
+        key_names = list(schema.trimmed_primary_keys)
+        refs = ReferenceCollector(table)
+        fps: list[pa.Array] = []
+        cols: dict[str, list[npt.NDArray[np.int64]]] = {
+            k: [] for k in ("pid", "bucket", "sid", "seq", "kind", "slice")
+        }
+        for sid, e in entries:
+            kv = read_kv_file(
+                table.file_io,
+                next(refs.entry_paths(e)),
+                table.file_schema(e.file.schema_id),
+                schema,
+                columns=key_names,
+                expected_rows=e.file.row_count,
+            )
+            self.stats["advanced_files"] += 1
+            n = kv.num_rows
+            if n == 0:
+                continue
+            fps.append(key_fingerprints(table, kv))
+            cols["pid"].append(np.full(n, self._part_id(e.partition), dtype=np.int64))
+            cols["bucket"].append(np.full(n, e.bucket, dtype=np.int64))
+            cols["sid"].append(np.full(n, sid, dtype=np.int64))
+            cols["seq"].append(kv.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64))
+            cols["kind"].append(kv.column(VALUE_KIND).to_numpy().astype(np.int64))
+            cols["slice"].append(key_slices(table, kv, self.num_assigners))
+        if not fps:
+            return None
+        fp = pa.concat_arrays(fps)
+        pid, bucket, sid_, seq, kind, slc = (
+            np.concatenate(cols[k]) for k in ("pid", "bucket", "sid", "seq", "kind", "slice")
+        )
+        key_id = pc.dictionary_encode(fp).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        # A key's state in one bucket is its newest record there (sequence numbers order a
+        # bucket's records; the snapshots in between order them too).
+        order = np.lexsort((seq, sid_, key_id, bucket, pid))
+        p_s, b_s, k_s = pid[order], bucket[order], key_id[order]
+        last = np.ones(len(order), dtype=bool)
+        last[:-1] = (p_s[1:] != p_s[:-1]) | (b_s[1:] != b_s[:-1]) | (k_s[1:] != k_s[:-1])
+        rows = order[last]
+        g_pid, g_bucket, g_key, g_slice = pid[rows], bucket[rows], key_id[rows], slc[rows]
+        g_add = ~np.isin(kind[rows], (1, 3))  # -U and -D retract
+        if not g_add.all() and not self._retractions_exact:
+            return "retraction"
+        held = np.isin(g_slice, np.array(sorted(self._held), dtype=np.int64))
+        n_slices = self.num_assigners
+        if not held.all():
+            # Another slice's key changed in a bucket one of our slices owns: that bucket's count
+            # cannot be told without its key; elsewhere the counts are not ours to keep.
+            foreign = ~held & np.isin(g_bucket % n_slices, np.array(sorted(self._held), dtype=np.int64))
+            if foreign.any():
+                return "foreign-key"
+            g_pid, g_bucket, g_key, g_add = g_pid[held], g_bucket[held], g_key[held], g_add[held]
+            if not len(g_key):
+                return None
+        g_fp = fp.take(pa.array(rows[held]))
+        prev_part, prev_bucket = self._lookup(g_fp)
+        touched = (prev_part == g_pid) & (prev_bucket == g_bucket)  # live there before the delta
+        change = g_add.astype(np.int64) - touched.astype(np.int64)
+        moved = change != 0
+        pairs = np.stack([g_pid[moved], g_bucket[moved]], axis=1)
+        if len(pairs):
+            uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+            sums = np.bincount(inverse.reshape(-1), weights=change[moved], minlength=len(uniq)).astype(
+                np.int64
+            )
+            for (p, b), d in zip(uniq.tolist(), sums.tolist(), strict=True):
+                counts = self._counts[int(p)]
+                left = counts.get(int(b), 0) + int(d)
+                if left < 0:
+                    return "count"
+                if left:
+                    counts[int(b)] = left
+                else:
+                    counts.pop(int(b), None)  # as a scan, which sees no live key there
+        # Each key's place after the delta: the bucket where its newest record adds it, else where
+        # it was unless the delta retracted it there.
+        _, kid = np.unique(g_key, return_inverse=True)
+        kid = kid.reshape(-1)
+        nk = int(kid.max()) + 1
+        adds = np.bincount(kid, weights=g_add, minlength=nk)
+        hit = np.bincount(kid, weights=touched, minlength=nk) > 0
+        was = np.zeros(nk, dtype=bool)
+        was[kid] = prev_part >= 0
+        kept = was & ~hit
+        if ((adds + kept) > 1).any():
+            return "ambiguous"
+        add_rows = np.flatnonzero(g_add)
+        first_row = np.unique(kid, return_index=True)[1]  # a row of each key
+        keep_rows = first_row[np.flatnonzero(kept)]
+        index = self._index
+        index = index.filter(pc.invert(pc.is_in(index.column("_KEY"), value_set=g_fp)))
+        self._index = pa.concat_tables(
+            [
+                index,
+                _index_table(g_fp.take(pa.array(add_rows)), g_pid[add_rows], g_bucket[add_rows]),
+                _index_table(g_fp.take(pa.array(keep_rows)), prev_part[keep_rows], prev_bucket[keep_rows]),
+            ]
+        ).combine_chunks()
+        return None
+
+    def _scan(self, need: set[int]) -> None:
+        """Add the live keys of slices ``need`` to the index: one streaming scan of the table's keys
+        at the index's snapshot, keeping only those slices' keys; counts every live key per
+        (partition, bucket) unless the counts already hold."""
+        table = self.table
+        count = not self._counted
         if count:
-            snap = table.latest_snapshot()
-            self._snapshot_id = None if snap is None else snap.id
-        if self._snapshot_id is None:
-            return
+            self._counts = defaultdict(dict)
+        self._counted = True
+        self._held |= need
+        self.stats["bootstrap_scans"] += 1
         schema = table.schema()
         key_names = list(schema.trimmed_primary_keys)
         read = new_read(table, columns=key_names)  # the partition comes with the split
-        wanted = np.array(sorted(missing), dtype=np.int64)
-        every = len(self._slices) == self.num_assigners and len(missing) == self.num_assigners
+        wanted = np.array(sorted(need), dtype=np.int64)
+        every = len(need) == self.num_assigners
         keys: list[pa.Array] = [self._index.column("_KEY").combine_chunks()]
         part_ids: list[npt.NDArray[np.int32]] = [self._index.column("_PART").to_numpy()]
         buckets: list[npt.NDArray[np.int32]] = [self._index.column("_BUCKET").to_numpy()]
@@ -200,13 +440,7 @@ class CrossPartitionAssigner:
                 keys.append(key_fingerprints(table, live))
                 part_ids.append(np.full(live.num_rows, pid, dtype=np.int32))
                 buckets.append(np.full(live.num_rows, split.bucket, dtype=np.int32))
-        self._index = pa.table(
-            {
-                "_KEY": pa.concat_arrays(keys),
-                "_PART": pa.array(np.concatenate(part_ids).astype(np.int32)),
-                "_BUCKET": pa.array(np.concatenate(buckets).astype(np.int32)),
-            }
-        )
+        self._index = _index_table(pa.concat_arrays(keys), np.concatenate(part_ids), np.concatenate(buckets))
 
     def _lookup(self, fingerprints: pa.Array) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """(partition id, bucket) of each fingerprint in the index, -1 where absent."""
@@ -244,13 +478,15 @@ class CrossPartitionAssigner:
         table = self.table
         codec = table.partition_codec
         n = rows.num_rows
+        fp = key_fingerprints(table, rows)
+        row_slice = key_slices(table, rows, self.num_assigners)
+        # First: a cached index brings its own partition ids.
+        self._bootstrap(set(np.unique(row_slice).tolist()))
+        self._routed = True
         row_part = np.empty(n, dtype=np.int32)
         for indices, _ in group_rows(rows, list(codec.keys)):
             values = tuple(rows.column(k)[int(indices[0])].as_py() for k in codec.keys)
             row_part[indices] = self._part_id(codec.to_bytes(values))
-        fp = key_fingerprints(table, rows)
-        row_slice = key_slices(table, rows, self.num_assigners)
-        self._bootstrap(set(np.unique(row_slice).tolist()))
         boot_part, boot_bucket = self._lookup(fp)
         if self.owners_only:
             self._check_owned(boot_part, boot_bucket, row_slice)
@@ -495,11 +731,15 @@ class CrossPartitionAssigner:
         ).combine_chunks()
 
 
-def _empty_index() -> pa.Table:
+def _index_table(keys: pa.Array, part: npt.NDArray[np.integer], bucket: npt.NDArray[np.integer]) -> pa.Table:
     return pa.table(
         {
-            "_KEY": pa.array([], pa.binary()),
-            "_PART": pa.array(np.empty(0, np.int32)),
-            "_BUCKET": pa.array(np.empty(0, np.int32)),
+            "_KEY": keys.cast(pa.binary()),
+            "_PART": pa.array(np.asarray(part).astype(np.int32)),
+            "_BUCKET": pa.array(np.asarray(bucket).astype(np.int32)),
         }
     )
+
+
+def _empty_index() -> pa.Table:
+    return _index_table(pa.array([], pa.binary()), np.empty(0, np.int32), np.empty(0, np.int32))

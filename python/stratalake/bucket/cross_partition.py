@@ -46,7 +46,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.bucket.dynamic import DEFAULT_TARGET_ROW_NUM, compacts_every_commit, largest_divisor
-from stratalake.bucket.key_index_cache import CACHE, MAX_MEMORY_OPTION, KeyIndexCache, KeyIndexState
+from stratalake.bucket.key_index_cache import (
+    CACHE,
+    MAX_MEMORY_OPTION,
+    KeyIndexCache,
+    KeyIndexState,
+    SortedKeyIndex,
+    fixed_keys,
+)
 from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
 from stratalake.lsm.data_file import read_kv_file
 from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
@@ -154,7 +161,7 @@ class CrossPartitionAssigner:
         self._parts: list[bytes] = []
         self._part_ids: dict[bytes, int] = {}
         self._counts: dict[int, dict[int, int]] = defaultdict(dict)  # part id -> bucket -> live keys
-        self._index = _empty_index()  # _KEY (binary, unique), _PART (int32), _BUCKET (int32)
+        self._index = SortedKeyIndex.empty()  # key -> (partition id, bucket)
         self._slices: set[int] = set()  # slices this writer met (claimed, :meth:`owns`)
         self._held: set[int] = set()  # slices whose keys are in the index (a cached index may hold more)
         self._scanned = False  # the index's snapshot chosen (at the first bootstrap)
@@ -262,7 +269,7 @@ class CrossPartitionAssigner:
             self._cache.note(f"fallback:{reason}")
             self._parts, self._part_ids = [], {}
             self._counts = defaultdict(dict)
-            self._index = _empty_index()
+            self._index = SortedKeyIndex.empty()
             self._held = set()
             return
         self._cache.note("hit")
@@ -394,15 +401,12 @@ class CrossPartitionAssigner:
         add_rows = np.flatnonzero(g_add)
         first_row = np.unique(kid, return_index=True)[1]  # a row of each key
         keep_rows = first_row[np.flatnonzero(kept)]
-        index = self._index
-        index = index.filter(pc.invert(pc.is_in(index.column("_KEY"), value_set=g_fp)))
-        self._index = pa.concat_tables(
-            [
-                index,
-                _index_table(g_fp.take(pa.array(add_rows)), g_pid[add_rows], g_bucket[add_rows]),
-                _index_table(g_fp.take(pa.array(keep_rows)), prev_part[keep_rows], prev_bucket[keep_rows]),
-            ]
-        ).combine_chunks()
+        g_keys = fixed_keys(g_fp)
+        self._index = self._index.without(g_keys).put(
+            np.concatenate([g_keys[add_rows], g_keys[keep_rows]]),
+            np.concatenate([g_pid[add_rows], prev_part[keep_rows]]),
+            np.concatenate([g_bucket[add_rows], prev_bucket[keep_rows]]),
+        )
         return None
 
     def _scan(self, need: set[int]) -> None:
@@ -421,9 +425,9 @@ class CrossPartitionAssigner:
         read = new_read(table, columns=key_names)  # the partition comes with the split
         wanted = np.array(sorted(need), dtype=np.int64)
         every = len(need) == self.num_assigners
-        keys: list[pa.Array] = [self._index.column("_KEY").combine_chunks()]
-        part_ids: list[npt.NDArray[np.int32]] = [self._index.column("_PART").to_numpy()]
-        buckets: list[npt.NDArray[np.int32]] = [self._index.column("_BUCKET").to_numpy()]
+        keys: list[npt.NDArray[np.bytes_]] = [self._index.keys]
+        part_ids: list[npt.NDArray[np.int32]] = [self._index.part]
+        buckets: list[npt.NDArray[np.int32]] = [self._index.bucket]
         for split in new_scan(table, snapshot_id=self._snapshot_id).plan():
             pid = self._part_id(split.partition)
             for batch in read.read_split(split):
@@ -437,19 +441,16 @@ class CrossPartitionAssigner:
                     live = live.filter(pa.array(np.isin(key_slices(table, live, self.num_assigners), wanted)))
                     if live.num_rows == 0:
                         continue
-                keys.append(key_fingerprints(table, live))
+                keys.append(fixed_keys(key_fingerprints(table, live)))
                 part_ids.append(np.full(live.num_rows, pid, dtype=np.int32))
                 buckets.append(np.full(live.num_rows, split.bucket, dtype=np.int32))
-        self._index = _index_table(pa.concat_arrays(keys), np.concatenate(part_ids), np.concatenate(buckets))
+        self._index = SortedKeyIndex.build(
+            np.concatenate(keys), np.concatenate(part_ids), np.concatenate(buckets)
+        )
 
     def _lookup(self, fingerprints: pa.Array) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """(partition id, bucket) of each fingerprint in the index, -1 where absent."""
-        n = len(fingerprints)
-        probe = pa.table({"_KEY": fingerprints, "_ROW": pa.array(np.arange(n, dtype=np.int64))})
-        joined = probe.join(self._index, keys="_KEY", join_type="left outer").sort_by("_ROW")
-        part = joined.column("_PART").fill_null(-1).to_numpy().astype(np.int32)
-        bucket = joined.column("_BUCKET").fill_null(-1).to_numpy().astype(np.int32)
-        return part, bucket
+        return self._index.lookup(fixed_keys(fingerprints))
 
     def owns(self, partition: bytes, bucket: int) -> bool:
         """Whether this writer may compact ``bucket`` (of any partition): always in one process;
@@ -715,31 +716,4 @@ class CrossPartitionAssigner:
     def _remember_keys(
         self, fps: pa.Array, part: npt.NDArray[np.int32], bucket: npt.NDArray[np.int32]
     ) -> None:
-        index = self._index
-        kept = index.filter(pc.invert(pc.is_in(index.column("_KEY"), value_set=fps)))
-        self._index = pa.concat_tables(
-            [
-                kept,
-                pa.table(
-                    {
-                        "_KEY": fps.cast(pa.binary()),
-                        "_PART": pa.array(part.astype(np.int32)),
-                        "_BUCKET": pa.array(bucket.astype(np.int32)),
-                    }
-                ),
-            ]
-        ).combine_chunks()
-
-
-def _index_table(keys: pa.Array, part: npt.NDArray[np.integer], bucket: npt.NDArray[np.integer]) -> pa.Table:
-    return pa.table(
-        {
-            "_KEY": keys.cast(pa.binary()),
-            "_PART": pa.array(np.asarray(part).astype(np.int32)),
-            "_BUCKET": pa.array(np.asarray(bucket).astype(np.int32)),
-        }
-    )
-
-
-def _empty_index() -> pa.Table:
-    return _index_table(pa.array([], pa.binary()), np.empty(0, np.int32), np.empty(0, np.int32))
+        self._index = self._index.put(fixed_keys(fps), part, bucket)

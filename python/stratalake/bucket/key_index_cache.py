@@ -23,11 +23,106 @@ from collections import Counter, OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 #: The table option holding the cache's byte budget (the table being written sets it).
 MAX_MEMORY_OPTION = "stratalake.key-index-cache.max-memory"
 DEFAULT_MAX_MEMORY = "256 mb"
+
+
+def fixed_keys(fingerprints: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.bytes_]:
+    """Binary keys as one numpy ``S<width>`` array (zero-copy where all have one width). Shorter
+    keys are zero padded: distinct BinaryRows stay distinct, as a row's fixed part holds the lengths
+    of its variable-length fields, so two rows of different lengths differ there."""
+    if isinstance(fingerprints, pa.ChunkedArray):
+        fingerprints = fingerprints.combine_chunks()
+    arr = fingerprints.cast(pa.binary())
+    n = len(arr)
+    if n == 0:
+        return np.empty(0, dtype="S1")
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset : arr.offset + n + 1]
+    lengths = np.diff(offsets)
+    width = max(int(lengths.max()), 1)
+    if arr.null_count == 0 and int(lengths.min()) == width:
+        data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+        return data.view(f"S{width}")
+    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=f"S{width}")
+
+
+@dataclass(frozen=True)
+class SortedKeyIndex:
+    """Key -> (partition id, bucket): keys (:func:`fixed_keys`) sorted bytewise, unique, with their
+    partition ids and buckets; looked up by binary search, changed by one merge per batch. Immutable:
+    a change makes a new index, so a cached one can be shared."""
+
+    keys: npt.NDArray[np.bytes_]
+    part: npt.NDArray[np.int32]
+    bucket: npt.NDArray[np.int32]
+
+    @staticmethod
+    def empty() -> SortedKeyIndex:
+        return SortedKeyIndex(np.empty(0, dtype="S1"), np.empty(0, np.int32), np.empty(0, np.int32))
+
+    @staticmethod
+    def build(keys: npt.NDArray[np.bytes_], part: npt.ArrayLike, bucket: npt.ArrayLike) -> SortedKeyIndex:
+        """The index of ``keys`` (unique) at ``part`` and ``bucket``."""
+        order = np.argsort(keys, kind="stable")
+        return SortedKeyIndex(
+            keys[order], np.asarray(part, dtype=np.int32)[order], np.asarray(bucket, dtype=np.int32)[order]
+        )
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.keys)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.part.nbytes + self.bucket.nbytes)
+
+    def _find(self, probe: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        n = len(self.keys)
+        if n == 0 or len(probe) == 0:
+            return np.zeros(len(probe), dtype=np.int64), np.zeros(len(probe), dtype=bool)
+        width = max(self.keys.itemsize, probe.itemsize)
+        keys = self.keys if self.keys.itemsize == width else self.keys.astype(f"S{width}")
+        probe = probe if probe.itemsize == width else probe.astype(f"S{width}")
+        at = np.minimum(np.searchsorted(keys, probe), n - 1)
+        return at, keys[at] == probe
+
+    def lookup(self, probe: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """(partition id, bucket) of each key of ``probe``, -1 where absent."""
+        at, found = self._find(probe)
+        part = np.where(found, self.part[at] if len(self.part) else -1, -1).astype(np.int32)
+        bucket = np.where(found, self.bucket[at] if len(self.bucket) else -1, -1).astype(np.int32)
+        return part, bucket
+
+    def without(self, drop: npt.NDArray[np.bytes_]) -> SortedKeyIndex:
+        """This index less the keys ``drop`` (those it holds)."""
+        at, found = self._find(drop)
+        if not found.any():
+            return self
+        gone = np.unique(at[found])
+        return SortedKeyIndex(
+            np.delete(self.keys, gone), np.delete(self.part, gone), np.delete(self.bucket, gone)
+        )
+
+    def put(self, keys: npt.NDArray[np.bytes_], part: npt.ArrayLike, bucket: npt.ArrayLike) -> SortedKeyIndex:
+        """This index with ``keys`` (unique) at ``part`` and ``bucket``, replacing their entries."""
+        if not len(keys):
+            return self
+        base = self.without(keys)
+        add = SortedKeyIndex.build(keys, part, bucket)
+        width = max(base.keys.itemsize, add.keys.itemsize)
+        old = base.keys if base.keys.itemsize == width else base.keys.astype(f"S{width}")
+        new = add.keys if add.keys.itemsize == width else add.keys.astype(f"S{width}")
+        at = np.searchsorted(old, new)
+        return SortedKeyIndex(
+            np.insert(old, at, new),
+            np.insert(base.part, at, add.part),
+            np.insert(base.bucket, at, add.bucket),
+        )
 
 
 @dataclass
@@ -38,7 +133,7 @@ class KeyIndexState:
     delta_manifest_list: str | None  # the snapshot's, to tell it from a later one of the same id
     parts: list[bytes]  # partition id -> the partition's BinaryRow bytes
     counts: dict[int, dict[int, int]]  # partition id -> bucket -> live keys
-    index: pa.Table  # _KEY (unique), _PART, _BUCKET of the held slices' keys
+    index: SortedKeyIndex  # the held slices' keys
     # The slices whose keys the index holds; the counts are exact for the buckets they own
     # (``bucket % N``), the only buckets their writers place new keys in.
     slices: frozenset[int]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import stratalake
 from stratalake.bucket.cross_partition import CrossPartitionAssigner, key_slices
-from stratalake.bucket.key_index_cache import CACHE
+from stratalake.bucket.key_index_cache import CACHE, SortedKeyIndex, fixed_keys
 from stratalake.io import LocalFileIO
 from stratalake.table.table import Table
 
@@ -229,3 +229,43 @@ def test_model_cached_routing_matches_a_fresh_bootstrap(
         assert _contents(t) == model, (step, kind)
         t = t.refresh()
     assert CACHE.stats["hit"] > 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.booleans(),
+            st.dictionaries(
+                st.binary(min_size=0, max_size=20),
+                st.tuples(st.integers(0, 5), st.integers(0, 9)),
+                max_size=12,
+            ),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_sorted_key_index_is_a_dict(steps: list[tuple[bool, dict[bytes, tuple[int, int]]]]) -> None:
+    """Puts and removals of keys of mixed lengths (trailing zero bytes too) against a dict; keys
+    are compared zero padded (as BinaryRows of one table, which never differ by padding alone)."""
+
+    def norm(k: bytes) -> bytes:
+        return k.rstrip(b"\x00")
+
+    model: dict[bytes, tuple[int, int]] = {}
+    index = SortedKeyIndex.empty()
+    for remove, entries in steps:
+        entries = {norm(k): v for k, v in entries.items()}
+        keys = fixed_keys(pa.array(list(entries), pa.binary()))
+        if remove:
+            index = index.without(keys)
+            for k in entries:
+                model.pop(k, None)
+        else:
+            index = index.put(keys, [p for p, _ in entries.values()], [b for _, b in entries.values()])
+            model.update(entries)
+        assert index.num_rows == len(model)
+        probe = [*model, b"\x01" * 25]  # longer than any key
+        part, bucket = index.lookup(fixed_keys(pa.array(probe, pa.binary())))
+        assert list(zip(part.tolist(), bucket.tolist(), strict=True)) == [*model.values(), (-1, -1)]

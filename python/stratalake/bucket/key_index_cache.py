@@ -51,26 +51,63 @@ def fixed_keys(fingerprints: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.bytes
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=f"S{width}")
 
 
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def key_hashes(keys: npt.NDArray[np.bytes_]) -> npt.NDArray[np.uint64]:
+    """A 64-bit hash of each key: the sum of its 8-byte words, each mixed (SplitMix64's finalizer)
+    and weighted by its position. A zero word adds nothing, so a key hashes alike at any padding."""
+    width = keys.itemsize
+    if width % 8:
+        width += 8 - width % 8
+        keys = keys.astype(f"S{width}")
+    words = np.ascontiguousarray(keys).view("<u8").reshape(len(keys), width // 8)
+    out = np.zeros(len(keys), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for i in range(words.shape[1]):
+            z = words[:, i].copy()
+            z ^= z >> np.uint64(30)
+            z *= _MIX1
+            z ^= z >> np.uint64(27)
+            z *= _MIX2
+            z ^= z >> np.uint64(31)
+            out += z * np.uint64(2 * i + 1)
+    return out
+
+
+def _widen(keys: npt.NDArray[np.bytes_], width: int) -> npt.NDArray[np.bytes_]:
+    return keys if keys.itemsize == width else keys.astype(f"S{width}")
+
+
 @dataclass(frozen=True)
 class SortedKeyIndex:
-    """Key -> (partition id, bucket): keys (:func:`fixed_keys`) sorted bytewise, unique, with their
-    partition ids and buckets; looked up by binary search, changed by one merge per batch. Immutable:
-    a change makes a new index, so a cached one can be shared."""
+    """Key -> (partition id, bucket): keys (:func:`fixed_keys`, unique) ordered by their
+    :func:`key_hashes`, with their partition ids and buckets; looked up by binary search on the
+    hashes, each candidate compared byte for byte; changed by one delete and one insert per batch.
+    Immutable: a change makes a new index, so a cached one can be shared."""
 
     keys: npt.NDArray[np.bytes_]
+    hashes: npt.NDArray[np.uint64]
     part: npt.NDArray[np.int32]
     bucket: npt.NDArray[np.int32]
 
     @staticmethod
     def empty() -> SortedKeyIndex:
-        return SortedKeyIndex(np.empty(0, dtype="S1"), np.empty(0, np.int32), np.empty(0, np.int32))
+        return SortedKeyIndex(
+            np.empty(0, dtype="S1"), np.empty(0, np.uint64), np.empty(0, np.int32), np.empty(0, np.int32)
+        )
 
     @staticmethod
     def build(keys: npt.NDArray[np.bytes_], part: npt.ArrayLike, bucket: npt.ArrayLike) -> SortedKeyIndex:
         """The index of ``keys`` (unique) at ``part`` and ``bucket``."""
-        order = np.argsort(keys, kind="stable")
+        hashes = key_hashes(keys)
+        order = np.argsort(hashes, kind="stable")
         return SortedKeyIndex(
-            keys[order], np.asarray(part, dtype=np.int32)[order], np.asarray(bucket, dtype=np.int32)[order]
+            keys[order],
+            hashes[order],
+            np.asarray(part, dtype=np.int32)[order],
+            np.asarray(bucket, dtype=np.int32)[order],
         )
 
     @property
@@ -79,23 +116,38 @@ class SortedKeyIndex:
 
     @property
     def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.part.nbytes + self.bucket.nbytes)
+        return int(self.keys.nbytes + self.hashes.nbytes + self.part.nbytes + self.bucket.nbytes)
 
     def _find(self, probe: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
-        n = len(self.keys)
-        if n == 0 or len(probe) == 0:
-            return np.zeros(len(probe), dtype=np.int64), np.zeros(len(probe), dtype=bool)
+        """(position, found) of each key of ``probe`` in this index."""
+        m = len(probe)
+        at = np.zeros(m, dtype=np.int64)
+        found = np.zeros(m, dtype=bool)
+        if len(self.keys) == 0 or m == 0:
+            return at, found
         width = max(self.keys.itemsize, probe.itemsize)
-        keys = self.keys if self.keys.itemsize == width else self.keys.astype(f"S{width}")
-        probe = probe if probe.itemsize == width else probe.astype(f"S{width}")
-        at = np.minimum(np.searchsorted(keys, probe), n - 1)
-        return at, keys[at] == probe
+        probe = _widen(probe, width)
+        h = key_hashes(probe)
+        lo = np.searchsorted(self.hashes, h, "left")
+        hi = np.searchsorted(self.hashes, h, "right")
+        one = np.flatnonzero(hi - lo == 1)
+        if len(one):
+            at[one] = lo[one]
+            found[one] = _widen(self.keys[lo[one]], width) == probe[one]
+        for i in np.flatnonzero(hi - lo > 1).tolist():  # keys sharing a 64-bit hash: rare
+            for j in range(int(lo[i]), int(hi[i])):
+                if _widen(self.keys[j : j + 1], width)[0] == probe[i]:
+                    at[i], found[i] = j, True
+                    break
+        return at, found
 
     def lookup(self, probe: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """(partition id, bucket) of each key of ``probe``, -1 where absent."""
         at, found = self._find(probe)
-        part = np.where(found, self.part[at] if len(self.part) else -1, -1).astype(np.int32)
-        bucket = np.where(found, self.bucket[at] if len(self.bucket) else -1, -1).astype(np.int32)
+        part = np.full(len(probe), -1, dtype=np.int32)
+        bucket = np.full(len(probe), -1, dtype=np.int32)
+        part[found] = self.part[at[found]]
+        bucket[found] = self.bucket[at[found]]
         return part, bucket
 
     def without(self, drop: npt.NDArray[np.bytes_]) -> SortedKeyIndex:
@@ -105,7 +157,10 @@ class SortedKeyIndex:
             return self
         gone = np.unique(at[found])
         return SortedKeyIndex(
-            np.delete(self.keys, gone), np.delete(self.part, gone), np.delete(self.bucket, gone)
+            np.delete(self.keys, gone),
+            np.delete(self.hashes, gone),
+            np.delete(self.part, gone),
+            np.delete(self.bucket, gone),
         )
 
     def put(self, keys: npt.NDArray[np.bytes_], part: npt.ArrayLike, bucket: npt.ArrayLike) -> SortedKeyIndex:
@@ -115,11 +170,10 @@ class SortedKeyIndex:
         base = self.without(keys)
         add = SortedKeyIndex.build(keys, part, bucket)
         width = max(base.keys.itemsize, add.keys.itemsize)
-        old = base.keys if base.keys.itemsize == width else base.keys.astype(f"S{width}")
-        new = add.keys if add.keys.itemsize == width else add.keys.astype(f"S{width}")
-        at = np.searchsorted(old, new)
+        at = np.searchsorted(base.hashes, add.hashes)
         return SortedKeyIndex(
-            np.insert(old, at, new),
+            np.insert(_widen(base.keys, width), at, _widen(add.keys, width)),
+            np.insert(base.hashes, at, add.hashes),
             np.insert(base.part, at, add.part),
             np.insert(base.bucket, at, add.bucket),
         )

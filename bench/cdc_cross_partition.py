@@ -215,10 +215,19 @@ def measure(
 # -- bench.run (make bench) -----------------------------------------------------------------------
 
 
+def _sizes(cfg: Any) -> tuple[int, int]:
+    return (200_000, 40) if cfg.quick else (20_000_000, 200)
+
+
+def sizes(cfg: Any) -> str:
+    keys, batches = _sizes(cfg)
+    return f"{keys:,} keys in 8 partitions, {batches} batches of 10,000 upserts"
+
+
 def run(cfg: Any) -> dict[str, Any]:
     from bench.common import save_workload
 
-    keys, batches = (200_000, 40) if cfg.quick else (20_000_000, 200)
+    keys, batches = _sizes(cfg)
     print(f"== {NAME}: {keys:,} keys, {batches} batches of 10,000 upserts", flush=True)
     payload = {
         "result": measure(keys, batches, 10_000, 8, 0.1, {"stratalake.key-index-cache.max-memory": "4 gb"})

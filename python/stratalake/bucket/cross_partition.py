@@ -73,6 +73,9 @@ if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
 
 _DELETE = 3  # _VALUE_KIND of -D
+# Index bytes per key with a one-column 8-byte key (16-byte BinaryRow, its hash, partition, bucket):
+# whether a table's keys fit the cache's budget, estimated from its record count.
+_BYTES_PER_KEY = 32
 
 
 def key_fingerprints(table: TableStore, rows: pa.Table) -> pa.Array:
@@ -189,7 +192,6 @@ class CrossPartitionAssigner:
             and not opts.get_bool("ignore-delete")
             and not opts.get("sequence.field")
         )
-        self.stats: dict[str, int] = {"bootstrap_scans": 0, "advanced_files": 0}
 
     # -- the key index ------------------------------------------------------------------------------
     def _part_id(self, partition: bytes) -> int:
@@ -233,11 +235,19 @@ class CrossPartitionAssigner:
                 return
             self._snapshot_id, self._snapshot_delta = snap.id, snap.delta_manifest_list
             self._from_cache(snap)
+            if not self._held and self._cache is not None:
+                # A cached index holds every slice's keys: then its bucket counts follow every
+                # key, exactly. A table whose keys would not fit the budget is left uncached.
+                rows = snap.total_record_count
+                if rows is not None and rows * _BYTES_PER_KEY <= self._cache_budget:
+                    slices = set(range(self.num_assigners))
+                else:
+                    self._cache = None
         need = slices - self._held
         if not need:
             return
         self._scan(need)
-        if self._cache is not None and not self._routed:
+        if self._cache is not None and not self._routed and len(self._held) == self.num_assigners:
             self._cache.put(self._cache_key(), self._state(), self._cache_budget)
 
     def _state(self) -> KeyIndexState:
@@ -257,6 +267,9 @@ class CrossPartitionAssigner:
             return
         state = self._cache.get(self._cache_key())
         if state is None:
+            return
+        if len(state.slices) != self.num_assigners:
+            self._cache.note("fallback:slices")
             return
         assert not self._parts, "the cached index's partition ids replace the writer's"
         self._parts = state.parts
@@ -283,8 +296,8 @@ class CrossPartitionAssigner:
         and ANALYZE snapshots keep every key where it is. None when done, else why it cannot be
         done exactly (then the caller bootstraps afresh): a snapshot in between is gone or was
         replaced (expiration, rollback), an OVERWRITE (partition drops, truncate, row-level
-        deletes), a retraction whose effect depends on the merge engine, a key of a slice this
-        index does not hold in a bucket it owns, or a key found live in two places."""
+        deletes), a retraction whose effect depends on the merge engine, or a key found live in
+        two places."""
         table = self.table
         sm = table.snapshot_manager
         if snap.id < state.snapshot_id:
@@ -315,7 +328,7 @@ class CrossPartitionAssigner:
         refs = ReferenceCollector(table)
         fps: list[pa.Array] = []
         cols: dict[str, list[npt.NDArray[np.int64]]] = {
-            k: [] for k in ("pid", "bucket", "sid", "seq", "kind", "slice")
+            k: [] for k in ("pid", "bucket", "sid", "seq", "kind")
         }
         for sid, e in entries:
             kv = read_kv_file(
@@ -326,7 +339,7 @@ class CrossPartitionAssigner:
                 columns=key_names,
                 expected_rows=e.file.row_count,
             )
-            self.stats["advanced_files"] += 1
+            self._cache.note("advanced_files")  # type: ignore[union-attr]
             n = kv.num_rows
             if n == 0:
                 continue
@@ -336,12 +349,11 @@ class CrossPartitionAssigner:
             cols["sid"].append(np.full(n, sid, dtype=np.int64))
             cols["seq"].append(kv.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64))
             cols["kind"].append(kv.column(VALUE_KIND).to_numpy().astype(np.int64))
-            cols["slice"].append(key_slices(table, kv, self.num_assigners))
         if not fps:
             return None
         fp = pa.concat_arrays(fps)
-        pid, bucket, sid_, seq, kind, slc = (
-            np.concatenate(cols[k]) for k in ("pid", "bucket", "sid", "seq", "kind", "slice")
+        pid, bucket, sid_, seq, kind = (
+            np.concatenate(cols[k]) for k in ("pid", "bucket", "sid", "seq", "kind")
         )
         key_id = pc.dictionary_encode(fp).indices.to_numpy(zero_copy_only=False).astype(np.int64)
         # A key's state in one bucket is its newest record there (sequence numbers order a
@@ -351,22 +363,12 @@ class CrossPartitionAssigner:
         last = np.ones(len(order), dtype=bool)
         last[:-1] = (p_s[1:] != p_s[:-1]) | (b_s[1:] != b_s[:-1]) | (k_s[1:] != k_s[:-1])
         rows = order[last]
-        g_pid, g_bucket, g_key, g_slice = pid[rows], bucket[rows], key_id[rows], slc[rows]
+        g_pid, g_bucket, g_key = pid[rows], bucket[rows], key_id[rows]
         g_add = ~np.isin(kind[rows], (1, 3))  # -U and -D retract
         if not g_add.all() and not self._retractions_exact:
             return "retraction"
-        held = np.isin(g_slice, np.array(sorted(self._held), dtype=np.int64))
-        n_slices = self.num_assigners
-        if not held.all():
-            # Another slice's key changed in a bucket one of our slices owns: that bucket's count
-            # cannot be told without its key; elsewhere the counts are not ours to keep.
-            foreign = ~held & np.isin(g_bucket % n_slices, np.array(sorted(self._held), dtype=np.int64))
-            if foreign.any():
-                return "foreign-key"
-            g_pid, g_bucket, g_key, g_add = g_pid[held], g_bucket[held], g_key[held], g_add[held]
-            if not len(g_key):
-                return None
-        g_fp = fp.take(pa.array(rows[held]))
+        # The state holds every slice's keys (see _bootstrap), so each key's place is known.
+        g_fp = fp.take(pa.array(rows))
         prev_part, prev_bucket = self._lookup(g_fp)
         touched = (prev_part == g_pid) & (prev_bucket == g_bucket)  # live there before the delta
         change = g_add.astype(np.int64) - touched.astype(np.int64)
@@ -419,7 +421,8 @@ class CrossPartitionAssigner:
             self._counts = defaultdict(dict)
         self._counted = True
         self._held |= need
-        self.stats["bootstrap_scans"] += 1
+        if self._cache is not None:
+            self._cache.note("scans")
         schema = table.schema()
         key_names = list(schema.trimmed_primary_keys)
         read = new_read(table, columns=key_names)  # the partition comes with the split

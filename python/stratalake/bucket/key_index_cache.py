@@ -10,8 +10,10 @@ the snapshot it reflects to the table's latest by reading only the data files ad
 An entry is keyed by the table's location and branch, its trimmed primary key and partition
 fields (names and types: the index holds encoded keys and partition values), and the number of
 assigner slices; it holds the snapshot it reflects (id and delta manifest list, so a rollback that
-reused the id is noticed), the partitions, the live keys per (partition, bucket), and the keys of
-the slices it has seen. The cache keeps at most ``stratalake.key-index-cache.max-memory`` bytes
+reused the id is noticed), the partitions, the live keys per (partition, bucket), and every live
+key's place: a writer that caches bootstraps every slice's keys (Spark hands a reused worker any
+slice), so the counts follow every key. A table whose keys would not fit the budget (its record
+count, 32 bytes a key) is not cached: its writers hold their own slices' keys only, as before. The cache keeps at most ``stratalake.key-index-cache.max-memory`` bytes
 (a table option, default 256 MiB; 0 turns the cache off for that table), least recently used first
 out.
 """
@@ -188,9 +190,7 @@ class KeyIndexState:
     parts: list[bytes]  # partition id -> the partition's BinaryRow bytes
     counts: dict[int, dict[int, int]]  # partition id -> bucket -> live keys
     index: SortedKeyIndex  # the held slices' keys
-    # The slices whose keys the index holds; the counts are exact for the buckets they own
-    # (``bucket % N``), the only buckets their writers place new keys in.
-    slices: frozenset[int]
+    slices: frozenset[int]  # the slices whose keys the index holds: all of them
 
     @property
     def nbytes(self) -> int:

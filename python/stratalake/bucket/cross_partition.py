@@ -21,6 +21,12 @@ bootstrapped once per writer (at one snapshot), and a commit is refused when ano
 rows after that snapshot (``commit/conflicts.check_key_index_base``): it may have placed a key this
 writer places again elsewhere.
 
+As Paimon's Flink job keeps its bootstrapped index for the job's life, a process keeps the index
+its writers bootstrapped (``key_index_cache.py``): the next writer of the table takes it and
+advances it to the latest snapshot by reading only the data files APPEND snapshots added since
+(:meth:`CrossPartitionAssigner._advance`), or bootstraps afresh where that would not be exact. The
+advanced index is the table's at that snapshot, so the commit's check above stays as it was.
+
 Distributed assignment (a Spark write, ``num_assigners`` = N): Spark routes every row to a task by
 its key's *slice* ``|key hash % N|`` alone (no partition columns), so a task holds every row of
 its keys whatever their partition, as Paimon's ``GlobalIndexAssigner`` tasks do. A writer then

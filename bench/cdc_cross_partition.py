@@ -112,6 +112,26 @@ def _counting_io() -> Any:
     return Counting()
 
 
+def _cache_stats() -> Any:
+    """The process's key index cache statistics (an empty counter on code without the cache,
+    e.g. main's before it: ``PYTHONPATH=<main>/python:<this checkout>``)."""
+    import collections
+
+    try:
+        from stratalake.bucket.key_index_cache import CACHE
+    except ImportError:
+        return collections.Counter()
+    return CACHE.stats
+
+
+def _clear_cache() -> None:
+    try:
+        from stratalake.bucket.key_index_cache import CACHE
+    except ImportError:
+        return
+    CACHE.clear()
+
+
 def run_batches(
     location: str, keys: int, partitions: int, batches: int, batch_size: int, move: float, seed: int = 1
 ) -> list[dict[str, Any]]:
@@ -119,8 +139,9 @@ def run_batches(
     import numpy as np
     import pyarrow as pa
 
-    from stratalake.bucket.key_index_cache import CACHE
     from stratalake.table import Table
+
+    stats = _cache_stats()
 
     io = _counting_io()
     rng = np.random.default_rng(seed)
@@ -149,7 +170,7 @@ def run_batches(
         )
         io.reset()
         table = Table(io, f"{location}/db.db/cdc", "db.cdc")  # a new handle per batch, as a new task
-        hits = CACHE.stats["hit"]
+        hits = stats["hit"]
         t0 = time.perf_counter()
         table.write(batch)
         elapsed = time.perf_counter() - t0
@@ -164,7 +185,7 @@ def run_batches(
                 "metadata_bytes_read": io.other_bytes,
                 "live_files": len(entries),
                 "live_data_bytes": sum(e.file.file_size for e in entries),
-                "cache_hit": CACHE.stats["hit"] > hits,
+                "cache_hit": stats["hit"] > hits,
             }
         )
         print(json.dumps(out[-1]), flush=True)
@@ -203,9 +224,7 @@ def measure(
     try:
         built = build(d, keys, partitions, options)
         print(f"  preload: {keys:,} keys in {built:.1f}s", flush=True)
-        from stratalake.bucket.key_index_cache import CACHE
-
-        CACHE.clear()  # the CDC job starts cold, as a new process
+        _clear_cache()  # the CDC job starts cold, as a new process
         rows = run_batches(d, keys, partitions, batches, batch_size, move)
         return {"build_s": round(built, 1), "options": options, **summarize(rows, keys), "per_batch": rows}
     finally:

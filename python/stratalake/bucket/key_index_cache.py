@@ -13,9 +13,9 @@ assigner slices; it holds the snapshot it reflects (id and delta manifest list, 
 reused the id is noticed), the partitions, the live keys per (partition, bucket), and every live
 key's place: a writer that caches bootstraps every slice's keys (Spark hands a reused worker any
 slice), so the counts follow every key. A table whose keys would not fit the budget (its record
-count, 32 bytes a key) is not cached: its writers hold their own slices' keys only, as before. The cache keeps at most ``stratalake.key-index-cache.max-memory`` bytes
-(a table option, default 256 MiB; 0 turns the cache off for that table), least recently used first
-out.
+count, 32 bytes a key) is not cached: its writers hold their own slices' keys only, as before.
+The cache keeps at most ``stratalake.key-index-cache.max-memory`` bytes (a table option, default
+256 MiB; 0 turns the cache off for that table), least recently used first out.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import pyarrow as pa
 
 #: The table option holding the cache's byte budget (the table being written sets it).
 MAX_MEMORY_OPTION = "stratalake.key-index-cache.max-memory"
-DEFAULT_MAX_MEMORY = "256 mb"
 
 
 def fixed_keys(fingerprints: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.bytes_]:

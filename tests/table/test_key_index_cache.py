@@ -269,3 +269,45 @@ def test_sorted_key_index_is_a_dict(steps: list[tuple[bool, dict[bytes, tuple[in
         probe = [*model, b"\x01" * 25]  # longer than any key
         part, bucket = index.lookup(fixed_keys(pa.array(probe, pa.binary())))
         assert list(zip(part.tolist(), bucket.tolist(), strict=True)) == [*model.values(), (-1, -1)]
+
+
+def test_expired_snapshots_in_the_gap_bootstrap_afresh(tmp_path: Path) -> None:
+    """Another process (here: writers without the cache) wrote and expired the snapshots after the
+    cached one: the index is not advanced over the gap but bootstrapped afresh."""
+    t = _table(tmp_path)
+    t.write(_rows(range(30), "x", [PARTS[i % 4] for i in range(30)]))
+    t.write(_rows(range(5), "y", ["a"] * 5))  # bootstraps at snapshot 1: cached
+    other = t.copy({"stratalake.key-index-cache.max-memory": "0"})
+    for step in range(3):
+        other.write(_rows(range(10 + step, 20), f"o{step}", ["d"] * (10 - step)))
+    assert t.refresh().expire_snapshots(retain_max=1, retain_min=1) > 0
+    t.refresh().write(_rows(range(12, 14), "z", ["b"] * 2))
+    assert CACHE.stats["fallback:expired"] == 1
+    model = {i: (PARTS[i % 4], "x") for i in range(30)}
+    model.update({i: ("a", "y") for i in range(5)})
+    for step in range(3):
+        model.update({i: ("d", f"o{step}") for i in range(10 + step, 20)})
+    model.update({i: ("b", "z") for i in range(12, 14)})
+    assert _contents(t) == model
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation"])
+def test_engines_that_keep_keys_in_place_advance_too(tmp_path: Path, engine: str) -> None:
+    """Partial-update and aggregation keep a key in its partition: the cached index advances
+    over their files (no retractions) and routes as a fresh bootstrap does."""
+    options = {"merge-engine": engine}
+    if engine == "aggregation":
+        options["fields.v.aggregate-function"] = "max"
+    t = _table(tmp_path, **options)
+    t.write(_rows(range(30), "a", [PARTS[i % 4] for i in range(30)]))
+    for step in range(3):
+        rows = _rows(
+            range(step * 5, step * 5 + 20), f"b{step}", [PARTS[(i + step + 1) % 4] for i in range(20)]
+        )
+        assert _route(t, rows, None, True, 1) == _route(t, rows, None, False, 1)
+        t.write(rows)
+        t = t.refresh()
+    assert CACHE.stats["hit"] >= 3 and not any(k.startswith("fallback") for k in CACHE.stats)
+    located = _contents(t)
+    # Every key stays in the partition it was first written to.
+    assert {i: p for i, (p, _) in located.items()} == {i: PARTS[i % 4] for i in range(30)}

@@ -13,7 +13,7 @@ TEST_WORKERS ?= 2
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-metastores test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-peers bench-peers-quick clean
+.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-metastores test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-cdc bench-peers bench-peers-quick clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -123,6 +123,12 @@ bench-metadata: setup
 
 bench-metadata-quick: setup
 	$(VPY) -m bench.metadata_scale --quick
+
+# Issue 33: CDC micro-batches of 10,000 upserts into a cross-partition table (bench/cdc_cross_partition.py;
+# BENCH_CDC_ARGS='--keys 2000000 --batches 200', default the full 20M keys and 200 batches).
+BENCH_CDC_ARGS ?=
+bench-cdc: setup
+	$(VPY) -m bench.cdc_cross_partition $(BENCH_CDC_ARGS)
 
 # Issue 31: stratalake vs Delta Lake and Iceberg (and Spark's Parquet) on Spark, one process per
 # system. The peers' venv (pyspark $(PEERS_SPARK)) and their jars from Maven Central are cached in

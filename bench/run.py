@@ -20,7 +20,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench import core_read, core_write, growth, merge_engines, spark_scale, spark_sql, streaming_merge
+from bench import (
+    cdc_cross_partition,
+    core_read,
+    core_write,
+    growth,
+    merge_engines,
+    spark_scale,
+    spark_sql,
+    streaming_merge,
+)
 from bench.common import Goal, available_peers, location
 from bench.config import TABLE_OPTIONS, Config
 from bench.harness import REPO_DIR, RESULTS_DIR, WORK_DIR, MeasurementError, machine_info, run_worker
@@ -34,6 +43,7 @@ WORKLOADS: dict[str, ModuleType] = {
     "merge_engines": merge_engines,
     "streaming_merge": streaming_merge,
     "spark_scale": spark_scale,
+    "cdc_cross_partition": cdc_cross_partition,
 }
 
 
@@ -93,7 +103,8 @@ def sizes_text(cfg: Config) -> str:
         f"{cfg.growth_reps} reps; spark: insert {cfg.spark_rows:,} rows, {cfg.spark_reps} reps; "
         f"merge engines: {cfg.fold_rows:,} rows; streaming merge: one bucket, "
         f"{streaming_merge.commits(cfg).total_rows:,} rows in 5 runs; spark scale: "
-        f"{spark_scale.rows_for(cfg):,} rows, 8 buckets x 4 partitions, one run"
+        f"{spark_scale.rows_for(cfg):,} rows, 8 buckets x 4 partitions, one run; cdc cross-partition: "
+        f"{cdc_cross_partition.sizes(cfg)}"
     )
 
 

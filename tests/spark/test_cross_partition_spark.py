@@ -209,3 +209,70 @@ def test_streaming_micro_batches_assign_in_several_tasks(four_tasks: Any, wareho
         assert len({_writer(f) for f in new}) > 1, "one task wrote the micro-batch"
     got = spark.sql(f"SELECT id, v, p FROM lake.{ident}").toArrow()
     assert _rows_by_key(got, ("v", "p")) == model
+
+
+def test_statements_of_one_session_reuse_the_key_index(spark: Any, warehouse: Path) -> None:
+    """INSERTs into a cross-partition table from one session: the Python workers Spark reuses
+    keep the key index (bucket/key_index_cache.py) and advance it by the files added since, so a
+    statement after the first few reads none of the files the table held before them: with those
+    files moved away, it still runs (a writer bootstrapping afresh would fail to read them). Every
+    key lands where it lands on a twin table whose writers bootstrap afresh each time."""
+    wh = str(warehouse)
+    cat = stratalake.Catalog(wh)
+    cat.create_database("cross_cache", ignore_if_exists=True)
+    tables = {}
+    for name, budget in (("cached", "64 mb"), ("fresh", "0")):
+        tables[name] = cat.create_table(
+            f"cross_cache.{name}",
+            schema=pa.schema([("id", pa.int64()), ("v", pa.string()), ("p", pa.string())]),
+            primary_key=["id"],
+            partition_keys=["p"],
+            options={
+                "bucket": "-1",
+                "write-only": "true",
+                "dynamic-bucket.target-row-num": "300",
+                "dynamic-bucket.assigner-parallelism": "1",
+                "stratalake.key-index-cache.max-memory": budget,
+            },
+        )
+        first = np.arange(0, 3000)
+        tables[name].write(
+            pa.table({"id": first, "v": ["w"] * 3000, "p": [f"p{i % 4}" for i in first.tolist()]})
+        )
+    model = {i: ("w", f"p{i % 4}") for i in range(3000)}
+    snap = tables["cached"].latest_snapshot()
+    assert snap is not None
+    preload = {e.file.file_name for e in tables["cached"].live_entries(snap)}
+    root = Path(tables["cached"].location)
+    paths = [p for p in root.rglob("data-*") if p.name in preload]
+    assert len(paths) == len(preload)
+
+    def insert(step: int) -> None:
+        lo = 300 * step
+        for name in tables:
+            spark.sql(
+                f"INSERT INTO lake.cross_cache.{name} SELECT id, 's{step}', "
+                f"concat('p', CAST((id + {step + 1}) % 4 AS STRING)) FROM range({lo}, {lo + 500})"
+            )
+        model.update({i: (f"s{step}", f"p{(i + step + 1) % 4}") for i in range(lo, lo + 500)})
+
+    # Spark hands a task the longest idle Python worker: each of the few the pool holds (local[2])
+    # writes one of these statements and keeps the index.
+    for step in range(6):
+        insert(step)
+    away = root / "away"
+    away.mkdir()
+    for path in paths:
+        path.rename(away / f"{path.parent.parent.name}-{path.parent.name}-{path.name}")
+    try:
+        insert(6)  # reads only files written after the preload
+    finally:
+        for path in paths:
+            (away / f"{path.parent.parent.name}-{path.parent.name}-{path.name}").rename(path)
+    located = {}
+    for name, t in tables.items():
+        t = t.refresh()
+        got = spark.sql(f"SELECT id, v, p FROM lake.cross_cache.{name}").toArrow()
+        assert _rows_by_key(got, ("v", "p")) == model
+        located[name] = {tuple(sorted(ids.tolist())): key for key, ids in _key_locations(t).items()}
+    assert located["cached"] == located["fresh"]  # every key in the same partition and bucket

@@ -73,7 +73,9 @@ def test_slice_writers_commit_one_statement(tmp_path: Path, engine: str) -> None
     messages: list[CommitMessage] = []
     # Writer 0 holds slice 0; writer 1 slices 1 and 2, met in two batches (two bootstrap scans).
     for held in ([0], [1, 2]):
-        w = t.new_write()
+        # Without the per-process cache of key indexes (key_index_cache.py), whose writers hold
+        # every slice's keys.
+        w = t.copy({"stratalake.key-index-cache.max-memory": "0"}).new_write()
         w.dynamic_assigners = N
         for s in held:
             w.write(_rows(ids[slices == s], "new", lambda i: "b" if i % 2 else "a"))

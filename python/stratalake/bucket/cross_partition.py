@@ -21,6 +21,12 @@ bootstrapped once per writer (at one snapshot), and a commit is refused when ano
 rows after that snapshot (``commit/conflicts.check_key_index_base``): it may have placed a key this
 writer places again elsewhere.
 
+As Paimon's Flink job keeps its bootstrapped index for the job's life, a process keeps the index
+its writers bootstrapped (``key_index_cache.py``): the next writer of the table takes it and
+advances it to the latest snapshot by reading only the data files APPEND snapshots added since
+(:meth:`CrossPartitionAssigner._advance`), or bootstraps afresh where that would not be exact. The
+advanced index is the table's at that snapshot, so the commit's check above stays as it was.
+
 Distributed assignment (a Spark write, ``num_assigners`` = N): Spark routes every row to a task by
 its key's *slice* ``|key hash % N|`` alone (no partition columns), so a task holds every row of
 its keys whatever their partition, as Paimon's ``GlobalIndexAssigner`` tasks do. A writer then
@@ -46,17 +52,36 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.bucket.dynamic import DEFAULT_TARGET_ROW_NUM, compacts_every_commit, largest_divisor
-from stratalake.exceptions import CommitConflictError
+from stratalake.bucket.key_index_cache import (
+    CACHE,
+    MAX_MEMORY_OPTION,
+    KeyIndexCache,
+    KeyIndexState,
+    SortedKeyIndex,
+    fixed_keys,
+)
+from stratalake.exceptions import CommitConflictError, SnapshotNotFoundError
+from stratalake.lsm.data_file import read_kv_file
+from stratalake.merge import SEQUENCE_NUMBER, VALUE_KIND
 from stratalake.options import MergeEngine
 from stratalake.read import new_branch_scan, new_read
 from stratalake.spec.binary_row import encode_arrow_rows
 from stratalake.spec.bucket import hash_rows
+from stratalake.spec.manifest import FileKind, ManifestEntry
+from stratalake.spec.snapshot import CommitKind
 from stratalake.store.partition import group_rows
+from stratalake.store.references import ReferenceCollector
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+
+    from stratalake.spec.snapshot import Snapshot
     from stratalake.store.table_store import TableStore
 
 _DELETE = 3  # _VALUE_KIND of -D
+# Index bytes per key with a one-column 8-byte key (16-byte BinaryRow, its hash, partition, bucket):
+# whether a table's keys fit the cache's budget, estimated from its record count.
+_BYTES_PER_KEY = 32
 
 
 def key_fingerprints(table: TableStore, rows: pa.Table) -> pa.Array:
@@ -130,6 +155,7 @@ class CrossPartitionAssigner:
         ignore_existing: bool = False,
         num_assigners: int | None = None,
         allow_foreign: bool = False,
+        cache: KeyIndexCache | None = CACHE,
     ) -> None:
         self.table = table
         self.ignore_existing = ignore_existing
@@ -144,11 +170,34 @@ class CrossPartitionAssigner:
         self._parts: list[bytes] = []
         self._part_ids: dict[bytes, int] = {}
         self._counts: dict[int, dict[int, int]] = defaultdict(dict)  # part id -> bucket -> live keys
-        self._index = _empty_index()  # _KEY (binary, unique), _PART (int32), _BUCKET (int32)
-        self._slices: set[int] = set()  # slices whose keys are in the index
-        self._scanned = False  # bucket counts taken (at the first bootstrap)
+        self._index = SortedKeyIndex.empty()  # key -> (partition id, bucket)
+        self._slices: set[int] = set()  # slices this writer met (claimed, :meth:`owns`)
+        self._held: set[int] = set()  # slices whose keys are in the index (a cached index may hold more)
+        self._scanned = False  # the index's snapshot chosen (at the first bootstrap)
+        self._counted = False  # the bucket counts hold (a scan counted them, or a cached index)
+        self._routed = False  # rows routed: the index now holds this writer's uncommitted rows
         self._snapshot_id: int | None = None  # every bootstrap scan reads this snapshot
+        self._snapshot_delta: str | None = None  # its delta manifest list (names it in the cache)
         self.token = uuid.uuid4().hex  # this writer, in its commit messages' claims
+        # The per-process cache of bootstrapped indexes (key_index_cache.py); not for tables whose
+        # batch reads skip level 0 (deletion vectors without merge-on-read, first-row): their
+        # bootstrap leaves out the level-0 files that advancing the index would read.
+        self._cache = cache
+        self._cache_budget = opts.get_int(MAX_MEMORY_OPTION) or 0
+        if opts.deletion_vectors_enabled:
+            skips_level0 = not opts.get_bool("deletion-vectors.merge-on-read")
+        else:
+            skips_level0 = self.engine is MergeEngine.FIRST_ROW
+        if cache is None or self._cache_budget <= 0 or skips_level0 or ignore_existing:
+            self._cache = None
+        # A retraction ends a key's life only for deduplicate (without ignore-delete or a
+        # sequence field that could order it before the stored row): elsewhere an advance that
+        # meets one bootstraps afresh.
+        self._retractions_exact = (
+            self.engine is MergeEngine.DEDUPLICATE
+            and not opts.get_bool("ignore-delete")
+            and not opts.get("sequence.field")
+        )
 
     # -- the key index ------------------------------------------------------------------------------
     def _part_id(self, partition: bytes) -> int:
@@ -158,32 +207,236 @@ class CrossPartitionAssigner:
             self._parts.append(partition)
         return pid
 
+    def _cache_key(self) -> Hashable:
+        schema = self.table.schema()
+        fields = [
+            (k, str(schema.field(k).type)) for k in (*schema.trimmed_primary_keys, *schema.partition_keys)
+        ]
+        return (
+            self.table.location,
+            self.table.current_branch,
+            tuple(fields),
+            len(schema.trimmed_primary_keys),
+            self.num_assigners,
+        )
+
     def _bootstrap(self, slices: set[int]) -> None:
-        """Add the live keys of ``slices`` to the index: one streaming scan of the table's keys
-        (one batch in memory at a time besides the index), keeping only those slices' keys; the
-        first scan also counts every live key per (partition, bucket)."""
+        """Make the index hold the live keys of ``slices``: at the first call, from the cached index
+        of this table advanced to the latest snapshot where it can be, then by one streaming scan
+        of the table's keys (one batch in memory at a time besides the index) for the slices still
+        missing, which also counts every live key per (partition, bucket) unless the counts hold."""
         missing = slices - self._slices
         if not missing:
             return
         self._slices |= missing
-        table = self.table
-        count = not self._scanned
-        self._scanned = True
         if self.ignore_existing:
+            self._scanned = True
             return
+        if not self._scanned:
+            self._scanned = True
+            snap = self.table.latest_snapshot()
+            if snap is None:
+                self._counted = True  # an empty table: nothing to read
+                self._held = set(range(self.num_assigners))
+                return
+            self._snapshot_id, self._snapshot_delta = snap.id, snap.delta_manifest_list
+            self._from_cache(snap)
+            if not self._held and self._cache is not None:
+                # A cached index holds every slice's keys: then its bucket counts follow every
+                # key, exactly. A table whose keys would not fit the budget is left uncached.
+                rows = snap.total_record_count
+                if rows is not None and rows * _BYTES_PER_KEY <= self._cache_budget:
+                    slices = set(range(self.num_assigners))
+                else:
+                    self._cache = None
+        need = slices - self._held
+        if not need:
+            return
+        self._scan(need)
+        if self._cache is not None and not self._routed and len(self._held) == self.num_assigners:
+            self._cache.put(self._cache_key(), self._state(), self._cache_budget)
+
+    def _state(self) -> KeyIndexState:
+        assert self._snapshot_id is not None
+        return KeyIndexState(
+            self._snapshot_id,
+            self._snapshot_delta,
+            self._parts,
+            {p: c for p, c in self._counts.items() if c},
+            self._index,
+            frozenset(self._held),
+        )
+
+    def _from_cache(self, snap: Snapshot) -> None:
+        """Take the cached index of this table, advanced to ``snap``, if there is one that can be."""
+        if self._cache is None:
+            return
+        state = self._cache.get(self._cache_key())
+        if state is None:
+            return
+        if len(state.slices) != self.num_assigners:
+            self._cache.note("fallback:slices")
+            return
+        assert not self._parts, "the cached index's partition ids replace the writer's"
+        self._parts = state.parts
+        self._part_ids = {p: i for i, p in enumerate(self._parts)}
+        self._counts = defaultdict(dict, state.counts)
+        self._index = state.index
+        self._held = set(state.slices)
+        reason = self._advance(state, snap)
+        if reason is not None:
+            self._cache.note(f"fallback:{reason}")
+            self._parts, self._part_ids = [], {}
+            self._counts = defaultdict(dict)
+            self._index = SortedKeyIndex.empty()
+            self._held = set()
+            return
+        self._cache.note("hit")
+        self._counted = True
+        if state.snapshot_id != snap.id:
+            self._cache.put(self._cache_key(), self._state(), self._cache_budget)
+
+    def _advance(self, state: KeyIndexState, snap: Snapshot) -> str | None:
+        """Bring the index loaded from ``state`` to ``snap`` by reading only the data files the
+        APPEND snapshots in between added (their keys, sequence numbers and value kinds); COMPACT
+        and ANALYZE snapshots keep every key where it is. None when done, else why it cannot be
+        done exactly (then the caller bootstraps afresh): a snapshot in between is gone or was
+        replaced (expiration, rollback), an OVERWRITE (partition drops, truncate, row-level
+        deletes), a retraction whose effect depends on the merge engine, or a key found live in
+        two places."""
+        table = self.table
+        sm = table.snapshot_manager
+        if snap.id < state.snapshot_id:
+            return "rollback"
+        try:
+            if sm.snapshot(state.snapshot_id).delta_manifest_list != state.delta_manifest_list:
+                return "rollback"
+            entries: list[tuple[int, ManifestEntry]] = []
+            for sid in range(state.snapshot_id + 1, snap.id + 1):
+                between = sm.snapshot(sid)
+                if between.commit_kind is CommitKind.OVERWRITE:
+                    return "overwrite"
+                if between.commit_kind is not CommitKind.APPEND:
+                    continue
+                mio = table.manifest_io
+                for meta in mio.read_list(between.delta_manifest_list):
+                    for e in mio.read_entries(meta.file_name):
+                        if e.kind is not FileKind.ADD:
+                            return "overwrite"
+                        if e.bucket >= 0:  # postpone-bucket files are invisible to reads
+                            entries.append((sid, e))
+        except SnapshotNotFoundError:
+            return "expired"
+        if not entries:
+            return None
+        schema = table.schema()
+        key_names = list(schema.trimmed_primary_keys)
+        refs = ReferenceCollector(table)
+        fps: list[pa.Array] = []
+        cols: dict[str, list[npt.NDArray[np.int64]]] = {
+            k: [] for k in ("pid", "bucket", "sid", "seq", "kind")
+        }
+        for sid, e in entries:
+            kv = read_kv_file(
+                table.file_io,
+                next(refs.entry_paths(e)),
+                table.file_schema(e.file.schema_id),
+                schema,
+                columns=key_names,
+                expected_rows=e.file.row_count,
+            )
+            self._cache.note("advanced_files")  # type: ignore[union-attr]
+            n = kv.num_rows
+            if n == 0:
+                continue
+            fps.append(key_fingerprints(table, kv))
+            cols["pid"].append(np.full(n, self._part_id(e.partition), dtype=np.int64))
+            cols["bucket"].append(np.full(n, e.bucket, dtype=np.int64))
+            cols["sid"].append(np.full(n, sid, dtype=np.int64))
+            cols["seq"].append(kv.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64))
+            cols["kind"].append(kv.column(VALUE_KIND).to_numpy().astype(np.int64))
+        if not fps:
+            return None
+        fp = pa.concat_arrays(fps)
+        pid, bucket, sid_, seq, kind = (
+            np.concatenate(cols[k]) for k in ("pid", "bucket", "sid", "seq", "kind")
+        )
+        key_id = pc.dictionary_encode(fp).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        # A key's state in one bucket is its newest record there (sequence numbers order a
+        # bucket's records; the snapshots in between order them too).
+        order = np.lexsort((seq, sid_, key_id, bucket, pid))
+        p_s, b_s, k_s = pid[order], bucket[order], key_id[order]
+        last = np.ones(len(order), dtype=bool)
+        last[:-1] = (p_s[1:] != p_s[:-1]) | (b_s[1:] != b_s[:-1]) | (k_s[1:] != k_s[:-1])
+        rows = order[last]
+        g_pid, g_bucket, g_key = pid[rows], bucket[rows], key_id[rows]
+        g_add = ~np.isin(kind[rows], (1, 3))  # -U and -D retract
+        if not g_add.all() and not self._retractions_exact:
+            return "retraction"
+        # The state holds every slice's keys (see _bootstrap), so each key's place is known.
+        g_fp = fp.take(pa.array(rows))
+        prev_part, prev_bucket = self._lookup(g_fp)
+        touched = (prev_part == g_pid) & (prev_bucket == g_bucket)  # live there before the delta
+        change = g_add.astype(np.int64) - touched.astype(np.int64)
+        moved = change != 0
+        pairs = np.stack([g_pid[moved], g_bucket[moved]], axis=1)
+        if len(pairs):
+            uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+            sums = np.bincount(inverse.reshape(-1), weights=change[moved], minlength=len(uniq)).astype(
+                np.int64
+            )
+            for (p, b), d in zip(uniq.tolist(), sums.tolist(), strict=True):
+                counts = self._counts[int(p)]
+                left = counts.get(int(b), 0) + int(d)
+                if left < 0:
+                    return "count"
+                if left:
+                    counts[int(b)] = left
+                else:
+                    counts.pop(int(b), None)  # as a scan, which sees no live key there
+        # Each key's place after the delta: the bucket where its newest record adds it, else where
+        # it was unless the delta retracted it there.
+        _, kid = np.unique(g_key, return_inverse=True)
+        kid = kid.reshape(-1)
+        nk = int(kid.max()) + 1
+        adds = np.bincount(kid, weights=g_add, minlength=nk)
+        hit = np.bincount(kid, weights=touched, minlength=nk) > 0
+        was = np.zeros(nk, dtype=bool)
+        was[kid] = prev_part >= 0
+        kept = was & ~hit
+        if ((adds + kept) > 1).any():
+            return "ambiguous"
+        add_rows = np.flatnonzero(g_add)
+        first_row = np.unique(kid, return_index=True)[1]  # a row of each key
+        keep_rows = first_row[np.flatnonzero(kept)]
+        g_keys = fixed_keys(g_fp)
+        self._index = self._index.without(g_keys).put(
+            np.concatenate([g_keys[add_rows], g_keys[keep_rows]]),
+            np.concatenate([g_pid[add_rows], prev_part[keep_rows]]),
+            np.concatenate([g_bucket[add_rows], prev_bucket[keep_rows]]),
+        )
+        return None
+
+    def _scan(self, need: set[int]) -> None:
+        """Add the live keys of slices ``need`` to the index: one streaming scan of the table's keys
+        at the index's snapshot, keeping only those slices' keys; counts every live key per
+        (partition, bucket) unless the counts already hold."""
+        table = self.table
+        count = not self._counted
         if count:
-            snap = table.latest_snapshot()
-            self._snapshot_id = None if snap is None else snap.id
-        if self._snapshot_id is None:
-            return
+            self._counts = defaultdict(dict)
+        self._counted = True
+        self._held |= need
+        if self._cache is not None:
+            self._cache.note("scans")
         schema = table.schema()
         key_names = list(schema.trimmed_primary_keys)
         read = new_read(table, columns=key_names)  # the partition comes with the split
-        wanted = np.array(sorted(missing), dtype=np.int64)
-        every = len(self._slices) == self.num_assigners and len(missing) == self.num_assigners
-        keys: list[pa.Array] = [self._index.column("_KEY").combine_chunks()]
-        part_ids: list[npt.NDArray[np.int32]] = [self._index.column("_PART").to_numpy()]
-        buckets: list[npt.NDArray[np.int32]] = [self._index.column("_BUCKET").to_numpy()]
+        wanted = np.array(sorted(need), dtype=np.int64)
+        every = len(need) == self.num_assigners
+        keys: list[npt.NDArray[np.bytes_]] = [self._index.keys]
+        part_ids: list[npt.NDArray[np.int32]] = [self._index.part]
+        buckets: list[npt.NDArray[np.int32]] = [self._index.bucket]
         for split in new_branch_scan(table, snapshot_id=self._snapshot_id).plan():
             pid = self._part_id(split.partition)
             for batch in read.read_split(split):
@@ -197,25 +450,16 @@ class CrossPartitionAssigner:
                     live = live.filter(pa.array(np.isin(key_slices(table, live, self.num_assigners), wanted)))
                     if live.num_rows == 0:
                         continue
-                keys.append(key_fingerprints(table, live))
+                keys.append(fixed_keys(key_fingerprints(table, live)))
                 part_ids.append(np.full(live.num_rows, pid, dtype=np.int32))
                 buckets.append(np.full(live.num_rows, split.bucket, dtype=np.int32))
-        self._index = pa.table(
-            {
-                "_KEY": pa.concat_arrays(keys),
-                "_PART": pa.array(np.concatenate(part_ids).astype(np.int32)),
-                "_BUCKET": pa.array(np.concatenate(buckets).astype(np.int32)),
-            }
+        self._index = SortedKeyIndex.build(
+            np.concatenate(keys), np.concatenate(part_ids), np.concatenate(buckets)
         )
 
     def _lookup(self, fingerprints: pa.Array) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """(partition id, bucket) of each fingerprint in the index, -1 where absent."""
-        n = len(fingerprints)
-        probe = pa.table({"_KEY": fingerprints, "_ROW": pa.array(np.arange(n, dtype=np.int64))})
-        joined = probe.join(self._index, keys="_KEY", join_type="left outer").sort_by("_ROW")
-        part = joined.column("_PART").fill_null(-1).to_numpy().astype(np.int32)
-        bucket = joined.column("_BUCKET").fill_null(-1).to_numpy().astype(np.int32)
-        return part, bucket
+        return self._index.lookup(fixed_keys(fingerprints))
 
     def owns(self, partition: bytes, bucket: int) -> bool:
         """Whether this writer may compact ``bucket`` (of any partition): always in one process;
@@ -244,13 +488,15 @@ class CrossPartitionAssigner:
         table = self.table
         codec = table.partition_codec
         n = rows.num_rows
+        fp = key_fingerprints(table, rows)
+        row_slice = key_slices(table, rows, self.num_assigners)
+        # First: a cached index brings its own partition ids.
+        self._bootstrap(set(np.unique(row_slice).tolist()))
+        self._routed = True
         row_part = np.empty(n, dtype=np.int32)
         for indices, _ in group_rows(rows, list(codec.keys)):
             values = tuple(rows.column(k)[int(indices[0])].as_py() for k in codec.keys)
             row_part[indices] = self._part_id(codec.to_bytes(values))
-        fp = key_fingerprints(table, rows)
-        row_slice = key_slices(table, rows, self.num_assigners)
-        self._bootstrap(set(np.unique(row_slice).tolist()))
         boot_part, boot_bucket = self._lookup(fp)
         if self.owners_only:
             self._check_owned(boot_part, boot_bucket, row_slice)
@@ -479,27 +725,4 @@ class CrossPartitionAssigner:
     def _remember_keys(
         self, fps: pa.Array, part: npt.NDArray[np.int32], bucket: npt.NDArray[np.int32]
     ) -> None:
-        index = self._index
-        kept = index.filter(pc.invert(pc.is_in(index.column("_KEY"), value_set=fps)))
-        self._index = pa.concat_tables(
-            [
-                kept,
-                pa.table(
-                    {
-                        "_KEY": fps.cast(pa.binary()),
-                        "_PART": pa.array(part.astype(np.int32)),
-                        "_BUCKET": pa.array(bucket.astype(np.int32)),
-                    }
-                ),
-            ]
-        ).combine_chunks()
-
-
-def _empty_index() -> pa.Table:
-    return pa.table(
-        {
-            "_KEY": pa.array([], pa.binary()),
-            "_PART": pa.array(np.empty(0, np.int32)),
-            "_BUCKET": pa.array(np.empty(0, np.int32)),
-        }
-    )
+        self._index = self._index.put(fixed_keys(fps), part, bucket)

@@ -111,6 +111,7 @@ public class StrataLakeTable
     this.identity = base.identity;
     this.updateError = base.updateError;
     this.deleteError = base.deleteError;
+    this.deleteByPosition = base.deleteByPosition;
     this.systemTable = base.systemTable;
     this.anySchema = anySchema;
     this.merge = merge;

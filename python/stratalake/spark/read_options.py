@@ -86,12 +86,12 @@ def _known() -> list[str]:
 def check_read_options(table: str, options: Mapping[str, str]) -> None:
     """Refuses, by name, a read option of a batch read that is neither one of
     :data:`BATCH_SCAN_OPTIONS`, a streaming option, one of Spark's generic options nor
-    stratalake's internal ``stratalake.*``; consumer options are refused (streaming only)."""
+    stratalake's internal options (``source_options.INTERNAL``); consumer options are refused (streaming only)."""
     accepted = {k.lower() for k in (*_known(), *_SPARK_GENERIC, *WRITE_SESSION_OPTIONS)}
     not_yet = {k.lower(): why for k, why in (*_NOT_YET.items(), *_STREAM_ONLY.items())}
     for key in options:
         lowered = key.lower()
-        if lowered.startswith("stratalake.") or lowered in accepted:
+        if lowered in keys.INTERNAL or lowered in accepted:
             continue
         if lowered in not_yet:
             raise UnsupportedError(f"table {table}: read option '{key}': {not_yet[lowered]}")

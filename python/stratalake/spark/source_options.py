@@ -45,3 +45,13 @@ ROW_KIND_COLUMN: Final = "stratalake.write.row-kind-column"  # set by row-level 
 ROW_LEVEL_COMMAND: Final = "stratalake.scan.row-level-command"
 SYSTEM_TABLE: Final = "stratalake.system-table"  # t$<name>: the system table to read
 GLOBAL_SYSTEM_TABLE: Final = "stratalake.global-system-table"  # sys.<name>: catalog-wide tables
+
+#: Every option above: the catalog's and the shim's own, accepted on any scan or write. Other
+#: ``stratalake.*`` keys are no exception to the read and write option checks: an unknown one
+#: would otherwise be ignored without a word (a stratalake table option given to a write is refused
+#: as any table option is).
+INTERNAL: Final = frozenset(
+    value
+    for name, value in list(globals().items())
+    if name.isupper() and isinstance(value, str) and value.startswith("stratalake.")
+)

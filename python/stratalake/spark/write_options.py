@@ -5,8 +5,9 @@ option were absent, and ``.option("bucket", "8")`` on an existing table changed 
 ignored option looks like an answer and is not the one asked for. So a write accepts only:
 
 - the data source's own locators and Spark's generic write options (``path``, ``warehouse``,
-  ``table``, ``checkpointLocation``, ``partitionOverwriteMode``), and stratalake's internal
-  ``stratalake.*`` options that the shim adds;
+  ``table``, ``checkpointLocation``, ``partitionOverwriteMode``), and the internal options
+  the catalog and the shim add (``source_options.INTERNAL``; any other ``stratalake.*`` key is
+  refused like any unknown option);
 - ``commit.user`` on streaming writes (:mod:`stratalake.spark.streaming`);
 - the table's own options with the values it stores: ``CREATE TABLE ... AS SELECT`` and
   ``df.write.option("bucket", "2").saveAsTable(...)`` hand their table options to the write too.
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 from stratalake.exceptions import InvalidOptionError, UnsupportedError
 from stratalake.options import KNOWN_OPTIONS
 from stratalake.paimon_options import CONNECTOR_OPTIONS, CORE_OPTIONS, PREFIXES
+from stratalake.spark import source_options
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -80,7 +82,7 @@ def check_write_options(table: Table, options: Mapping[str, str], streaming: boo
     accepted = {k.lower() for k in _known(streaming)}
     for key, value in options.items():
         lowered = key.lower()
-        if lowered.startswith("stratalake.") or lowered in accepted:
+        if lowered in source_options.INTERNAL or lowered in accepted:
             continue
         text = str(value).strip()
         if lowered in {k.lower() for k in _MERGE_SCHEMA}:

@@ -216,9 +216,12 @@ KNOWN_OPTIONS: dict[str, _Spec] = {
     "compaction.force-up-level-0": _Spec(_parse_bool, "false", "always compact every level-0 file"),
     "force-lookup": _Spec(_parse_bool, "false", "compact with lookup even without a lookup changelog"),
     "lookup.cache-max-memory-size": _Spec(parse_memory_size, "256 mb", "memory of the lookup cache"),
-    # stratalake's own (Paimon ignores it): bucket/key_index_cache.py.
+    # stratalake's own (Paimon ignores it): bucket/key_index_cache.py, bucket/dynamic.py HASH_FILES.
     "stratalake.key-index-cache.max-memory": _Spec(
-        parse_memory_size, "256 mb", "memory of the per-process cache of cross-partition key indexes (0: off)"
+        parse_memory_size,
+        "256 mb",
+        "memory of each per-process cache of writers' key indexes: cross-partition keys, "
+        "dynamic-bucket HASH files (0: off)",
     ),
     "lookup.cache-max-disk-size": _Spec(parse_memory_size, str(2**63 - 1), "local disk of the lookup cache"),
     "lookup.cache-file-retention": _Spec(parse_duration_ms, "1 h", "how long local lookup copies live"),

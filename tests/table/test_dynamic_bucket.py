@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import stratalake
 from stratalake.bucket.dynamic import (
+    HASH_FILES,
     BucketAssigner,
     assigner_ids,
     decode_hash_index,
@@ -526,3 +527,30 @@ def test_owners_only_writer_refuses_a_bucket_of_another_slice() -> None:
             w.prepare_commit()
         w.abort()
         assert t.refresh().latest_snapshot() == snapshot
+
+
+def test_hash_files_are_kept_per_process() -> None:
+    """A writer's next statement reads no HASH file its own process wrote or read before; files
+    another process wrote are read once; a budget of 0 reads every time; answers never change."""
+    with tempfile.TemporaryDirectory() as d:
+        t = _table(d, {"dynamic-bucket.target-row-num": "3"}, partitioned=True)
+        HASH_FILES.clear()
+        t.write(pa.concat_tables([_rows(list(range(10)), p="a"), _rows(list(range(5)), p="b")]))
+        assert HASH_FILES.stats["wrote"] == 6 and HASH_FILES.stats["read"] == 0
+        t.write(_rows([0, 4, 9, 30], "y", p="a"))  # bucket 3 of 'a' gets key 30: its file is rewritten
+        assert HASH_FILES.stats["read"] == 0 and HASH_FILES.stats["hit"] >= 4
+        expected = _key_buckets(t)
+        HASH_FILES.clear()  # as a fresh process: the files of the partition written are read once
+        t.write(_rows([1, 31], "z", p="a"))
+        assert HASH_FILES.stats["read"] == 4
+        t.write(_rows([2, 32], "w", p="a"))
+        assert HASH_FILES.stats["read"] == 4
+        off = t.copy({"stratalake.key-index-cache.max-memory": "0"})
+        HASH_FILES.clear()
+        off.write(_rows([3, 33], "v", p="a"))
+        off.write(_rows([5, 34], "u", p="a"))
+        assert HASH_FILES.stats["read"] >= 8 and HASH_FILES.stats["hit"] == 0  # (re-read to rewrite, too)
+        got = _key_buckets(t)
+        assert {k: got[k] for k in expected} == expected
+        fresh = _key_buckets(stratalake.Catalog(d).get_table("db.t"))
+        assert got == fresh

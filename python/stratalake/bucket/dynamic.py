@@ -31,6 +31,12 @@ as Paimon's ``PartitionIndex.loadIndex``, only the partitions the writer meets a
 HASH files, and the data manifests whose partition statistics admit them, to refuse a bucket with
 data but no index), never the whole table.
 
+Each process keeps the HASH files it decoded or wrote (:data:`HASH_FILES`, by table location and
+file name: a file is never rewritten under its name), within the byte budget of the table option
+``stratalake.key-index-cache.max-memory`` (0: off). A writer's next statement (a Spark Python
+worker is reused; a streaming micro-batch) then reads only the index manifest and the HASH files
+another process wrote since; the ones its own commits wrote are already here.
+
 Paimon allows one writing job at a time on such a table. :func:`check_hash_index_conflicts` makes a
 commit that changes a partition's hash index fail with :class:`CommitConflictError` when another
 commit changed that partition's index after this writer loaded it (two writers could otherwise
@@ -41,7 +47,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections import defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -50,6 +56,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from stratalake.bucket.key_index_cache import MAX_MEMORY_OPTION
 from stratalake.exceptions import CommitConflictError, CorruptFileError, UnsupportedError
 from stratalake.lsm.compaction.strategy import needs_lookup
 from stratalake.lsm.deletion_vector import index_file_name
@@ -65,6 +72,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DYNAMIC_BUCKET",
+    "HASH_FILES",
     "HASH_INDEX",
     "POSTPONE_BUCKET",
     "BucketAssigner",
@@ -100,6 +108,61 @@ def decode_hash_index(data: bytes, origin: str = "hash index") -> npt.NDArray[np
     if len(data) % 4:
         raise CorruptFileError(f"{origin}: a HASH index holds 4-byte hashes, got {len(data)} bytes")
     return np.frombuffer(data, dtype=">i4").astype(np.int32)
+
+
+class HashFileCache:
+    """Decoded HASH index files of this process, least recently used out past a byte budget;
+    thread safe. ``stats`` counts hits, reads and files kept from this process's own writes."""
+
+    def __init__(self) -> None:
+        self._files: OrderedDict[tuple[str, str], npt.NDArray[np.int32]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.stats: Counter[str] = Counter()
+
+    def read(self, table: TableStore, entry: IndexManifestEntry) -> npt.NDArray[np.int32]:
+        """The hashes of ``entry``'s file (read-only), from here or read and kept."""
+        key = (table.location, entry.file_name)
+        with self._lock:
+            hashes = self._files.get(key)
+            if hashes is not None:
+                self._files.move_to_end(key)
+                self.stats["hit"] += 1
+                return hashes
+        path = index_file_path(table, entry)
+        hashes = decode_hash_index(table.file_io.read_bytes(path), path)
+        self._keep(table, entry.file_name, hashes, "read")
+        return hashes
+
+    def wrote(self, table: TableStore, name: str, hashes: npt.NDArray[np.int32]) -> None:
+        """Keep the hashes of a file this process just wrote."""
+        self._keep(table, name, hashes, "wrote")
+
+    def _keep(self, table: TableStore, name: str, hashes: npt.NDArray[np.int32], why: str) -> None:
+        budget = table.core_options.get_int(MAX_MEMORY_OPTION) or 0
+        with self._lock:
+            self.stats[why] += 1
+            key = (table.location, name)
+            if budget <= 0 or hashes.nbytes > budget or key in self._files:
+                return
+            hashes = hashes.copy()
+            hashes.setflags(write=False)
+            self._files[key] = hashes
+            self._bytes += hashes.nbytes
+            while self._bytes > budget:
+                _, old = self._files.popitem(last=False)
+                self._bytes -= old.nbytes
+
+    def clear(self) -> None:
+        """Forget every file and the statistics."""
+        with self._lock:
+            self._files.clear()
+            self._bytes = 0
+            self.stats.clear()
+
+
+#: This process's decoded HASH files (module docstring).
+HASH_FILES = HashFileCache()
 
 
 def hash_index_entries_by_partition(
@@ -320,8 +383,7 @@ class BucketAssigner:
         hashes: list[npt.NDArray[np.int32]] = [index.hashes]
         buckets: list[npt.NDArray[np.int32]] = [index.buckets]
         for bucket, e in sorted(index.entries.items()):
-            path = index_file_path(self.table, e)
-            h = decode_hash_index(self.table.file_io.read_bytes(path), path)
+            h = HASH_FILES.read(self.table, e)
             if len(slices) < self.options.num_assigners:
                 h = h[np.isin(self._assigners(index, h), wanted)]
             hashes.append(h)
@@ -492,12 +554,12 @@ class BucketAssigner:
                     parts = index.added[bucket]
                     old = index.entries.get(bucket)
                     if old is not None:
-                        path = index_file_path(table, old)
-                        parts = [decode_hash_index(table.file_io.read_bytes(path), path), *parts]
+                        parts = [HASH_FILES.read(table, old), *parts]
                     hashes = np.unique(np.concatenate(parts))
                     data = encode_hash_index(hashes)
                     name = index_file_name()
                     table.file_io.write_bytes(f"{index_dir(table)}/{name}", data)
+                    HASH_FILES.wrote(table, name, hashes)
                     entry = IndexManifestEntry(
                         FileKind.ADD, partition, bucket, HASH_INDEX, name, len(data), len(hashes)
                     )

@@ -7,9 +7,6 @@ Run by ``make test-paimon-java`` (marker ``paimon_java``); the jars are fetched 
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +18,6 @@ from stratalake.expressions import field, to_predicate
 from stratalake.table import Table
 from stratalake.table.row_delete import delete_stored_rows
 from tests.interop_java.paimon_java import RELEASES, JavaUnavailable, read_tables, write_table
-from tests.spark.conftest import _build_jar_if_missing
 
 pytestmark = pytest.mark.paimon_java
 
@@ -147,24 +143,6 @@ def test_paimon_java_writes_on_after_a_delete(tmp_path: Path, engine: str) -> No
         == expected
     )
     assert read_tables(release, wh, ["db.t"])["db.t"] == expected
-
-
-@pytest.fixture(scope="module")
-def spark_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
-    """A SparkSession whose catalog ``lake`` is a fresh warehouse (tests/spark's session is not
-    shared with this folder)."""
-    _build_jar_if_missing()
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    # Deferred: pyspark starts a JVM, which only this test needs.
-    from pyspark.sql import SparkSession
-
-    from stratalake.spark import configure
-
-    wh = str(tmp_path_factory.mktemp("wh"))
-    session = configure(SparkSession.builder.master("local[2]"), wh).getOrCreate()
-    session.sparkContext.setLogLevel("OFF")
-    yield session, wh
-    session.stop()
 
 
 @pytest.mark.spark

@@ -7,37 +7,15 @@ Run by ``make test-paimon-java`` (marker ``paimon_java``); the jars are fetched 
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.interop_java.paimon_java import RELEASES, read_tables, write_table
-from tests.spark.conftest import _build_jar_if_missing
 from tests.spark.test_native_changes import both
 
 pytestmark = [pytest.mark.paimon_java, pytest.mark.spark]
-
-
-@pytest.fixture(scope="module")
-def spark_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
-    """A SparkSession whose catalog ``lake`` is a fresh warehouse (tests/spark's session is not
-    shared with this folder)."""
-    _build_jar_if_missing()
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    # Deferred: pyspark starts a JVM, which only this test needs.
-    from pyspark.sql import SparkSession
-
-    from stratalake.spark import configure
-
-    wh = str(tmp_path_factory.mktemp("wh"))
-    session = configure(SparkSession.builder.master("local[2]"), wh).getOrCreate()
-    session.sparkContext.setLogLevel("OFF")
-    yield session, wh
-    session.stop()
 
 
 @pytest.mark.parametrize("producer", ["input", "lookup"])

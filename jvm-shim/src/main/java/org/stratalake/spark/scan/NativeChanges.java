@@ -3,7 +3,6 @@ package org.stratalake.spark.scan;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.paths.SparkPath;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -158,16 +157,7 @@ final class NativeChanges {
         String path = files.paths[next];
         long size = files.sizes[next++];
         LocalLinks.refuseRead(path);
-        PartitionedFile file =
-            new PartitionedFile(
-                InternalRow.empty(),
-                SparkPath.fromPathString(path),
-                0L,
-                size,
-                new String[0],
-                0L,
-                size,
-                scala.collection.immutable.Map$.MODULE$.<String, Object>empty());
+        PartitionedFile file = NativeParquet.wholeFile(path, size);
         current = parquet.buildColumnarReader(file);
       }
     }

@@ -65,6 +65,19 @@ public final class NativeParquet {
     return value == null || Boolean.parseBoolean(value.trim());
   }
 
+  /** A whole local Parquet file of {@code size} bytes, as Spark's reader takes one. */
+  static org.apache.spark.sql.execution.datasources.PartitionedFile wholeFile(String path, long size) {
+    return new org.apache.spark.sql.execution.datasources.PartitionedFile(
+        org.apache.spark.sql.catalyst.InternalRow.empty(),
+        org.apache.spark.paths.SparkPath.fromPathString(path),
+        0L,
+        size,
+        new String[0],
+        0L,
+        size,
+        scala.collection.immutable.Map$.MODULE$.<String, Object>empty());
+  }
+
   static FilePartitionReaderFactory readerFactory(StructType readSchema, Filter[] filters) {
     org.apache.spark.sql.classic.SparkSession session =
         org.apache.spark.sql.classic.SparkSession$.MODULE$.active();

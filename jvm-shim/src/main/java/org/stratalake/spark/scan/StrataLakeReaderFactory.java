@@ -1,7 +1,6 @@
 package org.stratalake.spark.scan;
 
 import java.io.IOException;
-import org.apache.spark.paths.SparkPath;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -194,16 +193,7 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
         if (f.dvPath != null) {
           LocalLinks.refuseRead(f.dvPath);
         }
-        PartitionedFile file =
-            new PartitionedFile(
-                InternalRow.empty(),
-                SparkPath.fromPathString(f.path),
-                0L,
-                f.size,
-                new String[0],
-                0L,
-                f.size,
-                scala.collection.immutable.Map$.MODULE$.<String, Object>empty());
+        PartitionedFile file = NativeParquet.wholeFile(f.path, f.size);
         deleted = f.dvPath == null ? null : DeletionVectors.read(f, conf());
         if (superseded != null && superseded[next - 1] != null) {
           // (the planner sends no split with both; a union keeps both right regardless)

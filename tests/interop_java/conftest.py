@@ -1,30 +1,25 @@
-"""Fixtures of the Paimon Java interop tests."""
+"""Fixtures of the Paimon Java interop tests.
+
+Every Spark test here shares tests/spark's session (``spark``, over the session-scoped
+``warehouse``): ``SparkSession.builder.getOrCreate()`` returns a running session as it is, so a
+second session with its own warehouse would silently get the first one's catalog.
+"""
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.spark.conftest import _build_jar_if_missing
+from tests.spark import conftest as spark_fixtures
+
+warehouse = spark_fixtures.warehouse
+spark = spark_fixtures.spark
 
 
-@pytest.fixture(scope="module")
-def spark_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
-    """A SparkSession whose catalog ``lake`` is a fresh warehouse (tests/spark's session is not
-    shared with this folder)."""
-    _build_jar_if_missing()
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    # Deferred: pyspark starts a JVM, which only this test needs.
-    from pyspark.sql import SparkSession
-
-    from stratalake.spark import configure
-
-    wh = str(tmp_path_factory.mktemp("wh"))
-    session = configure(SparkSession.builder.master("local[2]"), wh).getOrCreate()
-    session.sparkContext.setLogLevel("OFF")
-    yield session, wh
-    session.stop()
+@pytest.fixture
+def spark_lake(spark: Any, warehouse: Path) -> tuple[Any, str]:
+    """The shared SparkSession and the warehouse of its catalog ``lake``; tests name their own
+    databases, since the warehouse holds every Spark test's tables of this run."""
+    return spark, str(warehouse)

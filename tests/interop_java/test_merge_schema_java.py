@@ -2,7 +2,7 @@
 (``write.merge-schema``): the added column, NULL in the rows written before, and the old snapshot
 in its own columns.
 
-Run by ``make test-paimon-java``; needs a Spark session (the one of tests/spark's fixtures).
+Run by ``make test-paimon-java``; needs a Spark session (``conftest.py``'s).
 """
 
 from __future__ import annotations
@@ -12,12 +12,8 @@ from typing import Any
 import pytest
 
 from tests.interop_java.paimon_java import RELEASES, read_tables
-from tests.spark import conftest as spark_fixtures
 
 pytestmark = [pytest.mark.paimon_java, pytest.mark.spark]
-
-warehouse = spark_fixtures.warehouse
-spark = spark_fixtures.spark
 
 
 @pytest.mark.parametrize("release", [RELEASES[0], RELEASES[-1]])

@@ -24,21 +24,21 @@ def test_change_files_paimon_java_wrote_read_natively(
 ) -> None:
     spark, wh = spark_lake
     release = RELEASES[-1]
-    name = f"db.ch_{producer}"
+    name = f"java_changes.ch_{producer}"
     options = {"bucket": "2", "changelog-producer": producer}
     for ids, prefix in ((range(0, 30), "j"), (range(20, 40), "k")):
         write_table(release, wh, name, True, ids, prefix, options)
-    last = spark.sql(f"SELECT max(snapshot_id) FROM lake.db.`ch_{producer}$snapshots`").first()[0]
+    last = spark.sql(f"SELECT max(snapshot_id) FROM lake.java_changes.`ch_{producer}$snapshots`").first()[0]
     got, used = both(
         spark,
-        f"SELECT rowkind, id, v FROM lake.db.`ch_{producer}$audit_log` WITH ('incremental-between' = '0,{last}')",
+        f"SELECT rowkind, id, v FROM lake.java_changes.`ch_{producer}$audit_log` WITH ('incremental-between' = '0,{last}')",
     )
     assert used and got
     kinds = {r[0] for r in got}
     assert "+I" in kinds and (producer == "input" or {"-U", "+U"} <= kinds), kinds
     # Replaying the changes in snapshot order gives the table Paimon Java reads.
     ordered = spark.sql(
-        f"SELECT rowkind, id, v FROM lake.db.`ch_{producer}$audit_log` WITH ('incremental-between' = '0,{last}')"
+        f"SELECT rowkind, id, v FROM lake.java_changes.`ch_{producer}$audit_log` WITH ('incremental-between' = '0,{last}')"
     ).collect()
     state: dict[int, Any] = {}
     for kind, k, v in ordered:

@@ -71,6 +71,7 @@ def calls(spark: Any) -> dict[str, int]:
     spark.sql(f"DELETE FROM {db}.pk WHERE p = 'a'")  # can_delete_where, delete_where
     # plan_changes: an incremental $audit_log read
     spark.sql(f"SELECT * FROM {db}.`pk$audit_log` WITH ('incremental-between' = '0,1')").collect()
+    spark.sql(f"SELECT * FROM {db}.`pk$snapshots`").collect()  # read_system_table
     spark.sql(f"SHOW PARTITIONS {db}.pk").collect()  # list_partitions
     spark.sql(f"INSERT INTO {db}.pk VALUES (4, 'c', 40)")
     spark.sql(f"ALTER TABLE {db}.pk DROP PARTITION (p = 'c')")  # drop_partitions

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from stratalake.catalog import Catalog
+from stratalake.spark import bridge_contract as bc
+from stratalake.spark import bridge_handlers, driver_tables
+from tests.spark.test_native_read import native, plan_of
 
 pytestmark = pytest.mark.spark
 
@@ -135,14 +140,22 @@ def test_global_system_tables(spark: Any, tmp_path: Any) -> None:
     g, e = tables["g"], tables["e"]
     assert g["database_name"] == name
     assert (g["table_type"], g["partitioned"], g["primary_key"]) == ("table", True, True)
-    assert (e["partitioned"], e["primary_key"], e["record_count"], e["file_count"]) == (False, False, None, None)
-    live = spark.sql(f"SELECT count(*), sum(file_size_in_bytes), sum(record_count) FROM {db}.`g$files`").collect()[0]
+    assert (e["partitioned"], e["primary_key"], e["record_count"], e["file_count"]) == (
+        False,
+        False,
+        None,
+        None,
+    )
+    live = spark.sql(
+        f"SELECT count(*), sum(file_size_in_bytes), sum(record_count) FROM {db}.`g$files`"
+    ).collect()[0]
     assert (g["file_count"], g["file_size_in_bytes"], g["record_count"]) == tuple(live)
     assert g["last_file_creation_time"] is not None
     assert spark.sql("SELECT count(*) FROM globalsys.sys.all_tables").collect()[0][0] == 2
 
     options = {
-        (r.table_name, r.key): r.value for r in spark.sql("SELECT * FROM globalsys.sys.all_table_options").collect()
+        (r.table_name, r.key): r.value
+        for r in spark.sql("SELECT * FROM globalsys.sys.all_table_options").collect()
     }
     assert options[("g", "bucket")] == "2"
     assert options[("g", "snapshot.num-retained.min")] == "7"
@@ -161,3 +174,76 @@ def test_global_system_tables(spark: Any, tmp_path: Any) -> None:
         spark.sql("SELECT * FROM globalsys.sys.tables VERSION AS OF 1").collect()
     with pytest.raises(Exception, match=r"(?i)TABLE_OR_VIEW_NOT_FOUND|does not exist"):
         spark.sql("SELECT * FROM globalsys.sys.nosuch").collect()
+
+
+def test_metadata_tables_are_answered_on_the_driver(spark: Any, db: str, warehouse: Any) -> None:
+    """Metadata system tables are a local scan on the driver (``driver_tables``), with the rows
+    of the Python data source's read (native reads off); per-file and row tables stay scans."""
+    t = f"{db}.drv"
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, v STRING, dt STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt) WITH ('bucket' = '2', 'deletion-vectors.enabled' = 'true')"
+    )
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 'd1'), (2, 'b', 'd1'), (3, 'c', 'd2')")
+    spark.sql(f"INSERT INTO {t} VALUES (2, 'b2', 'd1')")
+    Catalog(str(warehouse)).get_table(t.removeprefix("lake.")).create_tag("t1", 1)
+    driver = (
+        "snapshots",
+        "schemas",
+        "options",
+        "manifests",
+        "partitions",
+        "buckets",
+        "tags",
+        "branches",
+        "consumers",
+        "statistics",
+        "aggregation_fields",
+        "table_indexes",
+    )
+    queries = [(f"SELECT * FROM {db}.`drv${name}`", True) for name in driver]
+    queries += [
+        (f"SELECT max(snapshot_id), count(*) FROM {db}.`drv$snapshots`", True),
+        (f"SELECT file_name FROM {db}.`drv$manifests` VERSION AS OF 1", True),
+        (f"SELECT snapshot_id FROM {db}.`drv$snapshots` WITH ('scan.tag-name' = 't1')", True),
+        ("SELECT * FROM lake.sys.all_table_options", True),
+        (f"SELECT * FROM {db}.`drv$files`", False),
+        (f"SELECT * FROM {db}.`drv$file_key_ranges`", False),
+        (f"SELECT * FROM {db}.`drv$audit_log`", False),
+        (f"SELECT * FROM {db}.`drv$audit_log` WITH ('incremental-between' = '0,2')", False),
+    ]
+    for sql, on_driver in queries:
+        with native(spark, False):
+            df = spark.sql(sql)
+            reference = sorted(map(repr, df.collect()))
+            assert "LocalTableScan" not in plan_of(df), sql
+        df = spark.sql(sql)
+        assert sorted(map(repr, df.collect())) == reference, sql
+        plan = plan_of(df)
+        assert ("LocalTableScan" in plan and "BatchScan" not in plan) == on_driver, (sql, plan)
+    # Options the table does not honour are still refused by name, and nothing runs on a task.
+    with pytest.raises(Exception, match=r"scan\.nope"):
+        spark.sql(f"SELECT * FROM {db}.`drv$snapshots` WITH ('scan.nope' = '1')").collect()
+
+
+def test_a_large_answer_is_left_to_a_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``driver_tables.MAX_BYTES`` the rows are not held on the driver (None: Spark's task
+    reads them); a table that is no system table is never answered there."""
+    cat = Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.big", pa.schema([("id", pa.int64())]), primary_key=["id"], options={"bucket": "1"}
+    )
+    for i in range(3):
+        t.write(pa.table({"id": [i]}))
+    conf = bc.CatalogConf(warehouse=str(tmp_path), options={})
+
+    def described(name: str) -> tuple[dict[str, str], Any]:
+        d = bridge_handlers.load_table(bc.LoadTable(conf, "db", name, None, None))
+        return d.source_options, d.schema
+
+    options, schema = described("big$snapshots")
+    assert driver_tables.read(options, schema) is not None
+    assert driver_tables.read(*described("big")) is None
+    monkeypatch.setattr(driver_tables, "MAX_BYTES", 100)
+    assert driver_tables.read(options, schema) is None

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 8
+PROTOCOL_VERSION = 9
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -432,6 +432,16 @@ class ChangesPlan:
 
 
 @dataclass(frozen=True)
+class ReadSystemTable:
+    """The rows of a metadata system table, read on the driver (``driver_tables.read``): a base64
+    Arrow IPC stream in ``schema`` (Spark's JSON), or null when a Spark task reads them."""
+
+    OP: ClassVar[str] = "read_system_table"
+    source_options: dict[str, str]
+    schema: Json
+
+
+@dataclass(frozen=True)
 class CountRows:
     OP: ClassVar[str] = "count_rows"
     source_options: dict[str, str]
@@ -560,6 +570,7 @@ OPERATIONS: dict[str, Operation] = _ops(
     (DropPartitions, int | None),
     (PlanChanges, ChangesPlan | None),
     (MergeSchema, Json),
+    (ReadSystemTable, str | None),
 )
 
 

@@ -46,6 +46,7 @@ from stratalake.exceptions import (
 from stratalake.spark import bridge_contract as bc
 from stratalake.spark import (
     dml,
+    driver_tables,
     native_changes,
     native_write,
     partition_ddl,
@@ -752,6 +753,12 @@ def plan_changes(req: bc.PlanChanges) -> Any:
     return native_changes.plan(req.source_options, req.columns, req.parallelism)
 
 
+def read_system_table(req: bc.ReadSystemTable) -> str | None:
+    """A metadata system table's rows for a local scan on the driver, or null; see
+    :func:`stratalake.spark.driver_tables.read`."""
+    return driver_tables.read(req.source_options, req.schema)
+
+
 def classify_filters(req: bc.ClassifyFilters) -> list[bool]:
     """Which pushed filters the scan applies exactly (Spark drops those from its plan)."""
     table, _options = _scan_table(req.source_options)
@@ -791,6 +798,7 @@ HANDLERS: dict[str, Handler] = {
     "call_procedure": call_procedure,
     "plan_scan": plan_scan,
     "plan_changes": plan_changes,
+    "read_system_table": read_system_table,
     "count_rows": count_rows,
     "classify_filters": classify_filters,
     "aggregate_partitions": aggregate_partitions,

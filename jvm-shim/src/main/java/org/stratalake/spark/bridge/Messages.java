@@ -208,6 +208,9 @@ public final class Messages {
   /** The input partitions of a native {@code $audit_log} read: each a list of change files. */
   public record ChangesPlan(List<List<NativeFile>> partitions) {}
 
+  /** A metadata system table's rows, read on the driver (reply: base64 Arrow IPC, or null). */
+  public record ReadSystemTable(Map<String, String> sourceOptions, JsonNode schema) {}
+
   public record CountRows(Map<String, String> sourceOptions) {}
 
   public record ClassifyFilters(

@@ -33,6 +33,7 @@ import org.stratalake.spark.bridge.Messages.MergeSchema;
 import org.stratalake.spark.bridge.Messages.PlanScan;
 import org.stratalake.spark.bridge.Messages.ProcedureAnswer;
 import org.stratalake.spark.bridge.Messages.ProcedureSpec;
+import org.stratalake.spark.bridge.Messages.ReadSystemTable;
 import org.stratalake.spark.bridge.Messages.RenameTable;
 import org.stratalake.spark.bridge.Messages.ScanPlan;
 import org.stratalake.spark.bridge.Messages.StageTable;
@@ -106,6 +107,9 @@ public final class Operation<Q extends Record, R> {
       new Operation<>("plan_changes", PlanChanges.class, new TypeReference<>() {}, true);
   public static final Operation<MergeSchema, JsonNode> MERGE_SCHEMA =
       new Operation<>("merge_schema", MergeSchema.class, new TypeReference<>() {}, false);
+  public static final Operation<ReadSystemTable, String> READ_SYSTEM_TABLE =
+      new Operation<>(
+          "read_system_table", ReadSystemTable.class, new TypeReference<>() {}, true);
 
   /** Every operation, in Python's order. */
   public static final List<Operation<?, ?>> ALL =
@@ -137,7 +141,8 @@ public final class Operation<Q extends Record, R> {
           LIST_PARTITIONS,
           DROP_PARTITIONS,
           PLAN_CHANGES,
-          MERGE_SCHEMA);
+          MERGE_SCHEMA,
+          READ_SYSTEM_TABLE);
 
   private final String name;
   private final Class<Q> request;

@@ -45,6 +45,7 @@ import org.stratalake.spark.bridge.Messages.WriteDistribution;
 import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
 import org.stratalake.spark.scan.ColumnarPythonScans;
+import org.stratalake.spark.scan.DriverSystemTables;
 import org.stratalake.spark.scan.StrataLakeScanBuilder;
 import org.stratalake.spark.source.LakeSource;
 import org.stratalake.spark.source.LakeTable;
@@ -393,7 +394,12 @@ public class StrataLakeTable
             read -> ((SupportsRead) LakeSource.pythonTable(read)).newScanBuilder(merged),
             "audit_log".equals(systemTable) ? merged.asCaseSensitiveMap() : null);
       }
-      return ((SupportsRead) LakeSource.pythonTable(schema)).newScanBuilder(merged);
+      // Metadata tables are a few rows from metadata files: answered on the driver when Python
+      // says so (DriverSystemTables), else read by the plain Python scan.
+      return DriverSystemTables.builder(
+          schema,
+          merged.asCaseSensitiveMap(),
+          () -> ((SupportsRead) LakeSource.pythonTable(schema)).newScanBuilder(merged));
     }
     return new StrataLakeScanBuilder(this, withSourceOptions(readOptions));
   }

@@ -247,3 +247,36 @@ def test_a_large_answer_is_left_to_a_task(tmp_path: Path, monkeypatch: pytest.Mo
     assert driver_tables.read(*described("big")) is None
     monkeypatch.setattr(driver_tables, "MAX_BYTES", 100)
     assert driver_tables.read(options, schema) is None
+
+
+def test_aggregates_of_a_driver_answered_table(spark: Any, db: str) -> None:
+    """COUNT, MIN and MAX without grouping are answered with the rows (one row, no aggregation
+    left in the plan); other aggregates, and any after a filter, are Spark's. Same answers as
+    the Python data source's read."""
+    spark.sql(f"CREATE TABLE {db}.agg (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '1')")
+    for i in range(3):
+        spark.sql(f"INSERT INTO {db}.agg VALUES ({i})")
+    snaps = f"{db}.`agg$snapshots`"
+    for sql, pushed in (
+        (f"SELECT max(snapshot_id) FROM {snaps}", True),
+        (
+            f"SELECT min(snapshot_id), max(commit_time), min(commit_kind), count(*), count(watermark), "
+            f"count(snapshot_id), max(watermark) FROM {snaps}",
+            True,
+        ),
+        (f"SELECT max(snapshot_id) FROM {db}.`agg$options`", False),  # no such column: refused
+        (f"SELECT max(snapshot_id) FROM {snaps} WHERE snapshot_id < 3", False),
+        (f"SELECT sum(snapshot_id), count(DISTINCT commit_kind) FROM {snaps}", False),
+        (f"SELECT commit_kind, max(snapshot_id) FROM {snaps} GROUP BY commit_kind", False),
+    ):
+        if "agg$options" in sql:
+            with pytest.raises(Exception, match="snapshot_id"):
+                spark.sql(sql).collect()
+            continue
+        with native(spark, False):
+            reference = [tuple(r) for r in spark.sql(sql).collect()]
+        df = spark.sql(sql)
+        assert [tuple(r) for r in df.collect()] == reference, sql
+        plan = plan_of(df)
+        assert ("HashAggregate" not in plan) == pushed, (sql, plan)
+    assert reference == [("APPEND", 3)]

@@ -15,10 +15,30 @@ import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Count;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.expressions.aggregate.Max;
+import org.apache.spark.sql.connector.expressions.aggregate.Min;
 import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -48,21 +68,143 @@ public final class DriverSystemTables {
     if (!NativeParquet.enabled(sourceOptions)) {
       return distributed.get(); // native reads off: everything through the Python data source
     }
-    return () -> {
-      String ipc;
-      try {
-        ipc =
-            PythonBridge.call(
-                Operation.READ_SYSTEM_TABLE,
-                new ReadSystemTable(sourceOptions, PythonBridge.JSON.readTree(schema.json())));
-      } catch (JsonProcessingException e) {
-        throw new IllegalStateException("stratalake: Spark's schema JSON did not parse", e);
+    return new Builder(schema, sourceOptions, distributed);
+  }
+
+  /**
+   * Asks Python for the rows once. An aggregate without grouping over them (COUNT, MIN, MAX: the
+   * {@code max(snapshot_id)} before an incremental read) is answered here too, as one row: a
+   * local scan of several rows is split over the cores and shuffled before Spark aggregates it,
+   * two stages for a handful of rows.
+   */
+  private static final class Builder implements ScanBuilder, SupportsPushDownAggregates {
+    private final StructType schema;
+    private final Map<String, String> sourceOptions;
+    private final Supplier<ScanBuilder> distributed;
+    private boolean asked;
+    private InternalRow[] rows;
+    private Rows aggregated;
+
+    Builder(StructType schema, Map<String, String> sourceOptions, Supplier<ScanBuilder> distributed) {
+      this.schema = schema;
+      this.sourceOptions = sourceOptions;
+      this.distributed = distributed;
+    }
+
+    /** The rows, or null when Spark tasks read the table. */
+    private InternalRow[] rows() {
+      if (!asked) {
+        asked = true;
+        String ipc;
+        try {
+          ipc =
+              PythonBridge.call(
+                  Operation.READ_SYSTEM_TABLE,
+                  new ReadSystemTable(sourceOptions, PythonBridge.JSON.readTree(schema.json())));
+        } catch (JsonProcessingException e) {
+          throw new IllegalStateException("stratalake: Spark's schema JSON did not parse", e);
+        }
+        rows = ipc == null ? null : decode(ipc);
       }
-      if (ipc == null) {
-        return distributed.get().build();
+      return rows;
+    }
+
+    @Override
+    public boolean supportCompletePushDown(Aggregation aggregation) {
+      return pushAggregation(aggregation);
+    }
+
+    @Override
+    public boolean pushAggregation(Aggregation aggregation) {
+      aggregated = null;
+      if (aggregation.groupByExpressions().length > 0 || rows() == null) {
+        return false;
       }
-      return new Rows(schema, decode(ipc));
-    };
+      AggregateFunc[] functions = aggregation.aggregateExpressions();
+      StructField[] fields = new StructField[functions.length];
+      Object[] values = new Object[functions.length];
+      for (int i = 0; i < functions.length; i++) {
+        AggregateFunc f = functions[i];
+        if (f instanceof CountStar) {
+          fields[i] = new StructField("count(*)", DataTypes.LongType, false, Metadata.empty());
+          values[i] = (long) rows.length;
+          continue;
+        }
+        Expression argument =
+            f instanceof Count c && !c.isDistinct()
+                ? c.column()
+                : f instanceof Min m ? m.column() : f instanceof Max x ? x.column() : null;
+        int ordinal = ordinal(argument);
+        if (ordinal < 0) {
+          return false;
+        }
+        DataType type = schema.fields()[ordinal].dataType();
+        if (f instanceof Count) {
+          long n = 0;
+          for (InternalRow row : rows) {
+            n += row.isNullAt(ordinal) ? 0 : 1;
+          }
+          fields[i] = new StructField("count", DataTypes.LongType, false, Metadata.empty());
+          values[i] = n;
+          continue;
+        }
+        java.util.Comparator<InternalRow> order = order(type, ordinal);
+        if (order == null) {
+          return false;
+        }
+        InternalRow best = null;
+        for (InternalRow row : rows) {
+          if (!row.isNullAt(ordinal)
+              && (best == null || (f instanceof Min ? -1 : 1) * order.compare(row, best) > 0)) {
+            best = row;
+          }
+        }
+        fields[i] = new StructField(f instanceof Min ? "min" : "max", type, true, Metadata.empty());
+        values[i] = best == null ? null : best.get(ordinal, type);
+      }
+      aggregated =
+          new Rows(new StructType(fields), new InternalRow[] {new GenericInternalRow(values)});
+      return true;
+    }
+
+    /** The ordinal of the top-level column {@code e} names, or -1. */
+    private int ordinal(Expression e) {
+      if (e instanceof NamedReference r && r.fieldNames().length == 1) {
+        String[] names = schema.fieldNames();
+        for (int i = 0; i < names.length; i++) {
+          if (names[i].equals(r.fieldNames()[0])) {
+            return i;
+          }
+        }
+      }
+      return -1;
+    }
+
+    /** Rows ordered by column {@code ordinal} of {@code type} as Spark orders it, or null. */
+    private static java.util.Comparator<InternalRow> order(DataType type, int ordinal) {
+      if (type instanceof LongType || type instanceof TimestampType || type instanceof TimestampNTZType) {
+        return (a, b) -> Long.compare(a.getLong(ordinal), b.getLong(ordinal));
+      }
+      if (type instanceof IntegerType || type instanceof DateType) {
+        return (a, b) -> Integer.compare(a.getInt(ordinal), b.getInt(ordinal));
+      }
+      if (DataTypes.StringType.equals(type)) {
+        // (only the default UTF8_BINARY collation: the system tables' string columns)
+        return (a, b) -> a.getUTF8String(ordinal).binaryCompare(b.getUTF8String(ordinal));
+      }
+      if (type instanceof BooleanType) {
+        return (a, b) -> Boolean.compare(a.getBoolean(ordinal), b.getBoolean(ordinal));
+      }
+      return null;
+    }
+
+    @Override
+    public Scan build() {
+      if (aggregated != null) {
+        return aggregated;
+      }
+      return rows() == null ? distributed.get().build() : new Rows(schema, rows);
+    }
   }
 
   /** The rows of a base64 Arrow IPC stream in Spark's rows (each copied out of the vectors). */

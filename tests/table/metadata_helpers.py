@@ -11,6 +11,7 @@ import pytest
 
 import stratalake
 from stratalake.io import LocalFileIO
+from stratalake.operation.commit import live_cache
 from stratalake.spec.binary_row import encode_row
 from stratalake.spec.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
 from stratalake.spec.snapshot import BATCH_COMMIT_IDENTIFIER, CommitKind, Snapshot
@@ -40,7 +41,9 @@ class RecordingFileIO(LocalFileIO):
 def cold_manifest_cache(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every test starts with no decoded manifest cached (reads reach the FileIO)."""
     monkeypatch.setattr(manifests, "_CACHE", manifests._LRU(2048))
+    live_cache.clear()  # nor any commit's kept fold of live files
     yield
+    live_cache.clear()
 
 
 def _file(j: int, seq: int) -> DataFileMeta:

@@ -28,7 +28,7 @@ from stratalake.exceptions import (
 )
 from stratalake.lsm.deletion_vector import DELETION_VECTORS_INDEX
 from stratalake.maintenance.after_commit import expire_after_commit
-from stratalake.operation.commit import conflicts, partition_expire
+from stratalake.operation.commit import conflicts, live_cache, partition_expire
 from stratalake.operation.commit.manifest_merge import ManifestMerger
 from stratalake.operation.commit.message import CommitMessage, delete_uncommitted
 from stratalake.spec.manifest import (
@@ -491,7 +491,7 @@ class TableCommit:
             base_metas = self._all_metas(latest)
             live = self._advance(previous, latest, scope) if previous is not None else None
             if live is None:
-                live = self._live(base_metas, scope)
+                live = self._live_at(latest, base_metas, scope)
             if latest is not None:
                 previous = (latest, live)
             plan = plan_for(live)
@@ -572,6 +572,28 @@ class TableCommit:
         self, metas: Sequence[ManifestFileMeta], scope: ManifestFilter | None = None
     ) -> conflicts.LiveEntries:
         return fold_entries(filtered_entries(self.table.manifest_io, metas, scope))
+
+    def _live_at(
+        self, latest: Snapshot | None, base_metas: Sequence[ManifestFileMeta], scope: ManifestFilter | None
+    ) -> conflicts.LiveEntries:
+        """The live files of ``latest`` in ``scope``: advanced from this process's last fold of the
+        same partitions when that is safe (:mod:`live_cache`), else folded from ``base_metas``."""
+        k = live_cache.key(self.table.snapshot_manager.snapshot_dir, scope)
+        if latest is None or k is None or scope is None:
+            return self._live(base_metas, scope)
+        wide = live_cache.widen(scope)
+        live: conflicts.LiveEntries | None = None
+        kept = live_cache.get(k)
+        if kept is not None:
+            if kept[0] == latest:
+                live = kept[1]
+            elif latest.id - kept[0].id <= live_cache.MAX_GAP:
+                live = self._advance(kept, latest, wide)
+        if live is None:
+            live = self._live(base_metas, wide)
+        if kept is None or live is not kept[1]:
+            live_cache.put(k, latest, live)
+        return live_cache.narrow(live, scope)
 
     def _advance(
         self,

@@ -92,6 +92,9 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
         )
         snaps = [r[0] for r in sql("SELECT snapshot_id FROM lake.smoke.`t$snapshots`").collect()]
         check(len(snaps) >= 3, True, f"snapshots {snaps}")
+        # (answered on the driver; the aggregate too, as one row)
+        newest = sql("SELECT max(snapshot_id) FROM lake.smoke.`t$snapshots`").collect()[0][0]
+        check(newest, max(snaps), "max(snapshot_id) of t$snapshots")
 
     def write_to() -> None:
         df = spark.createDataFrame([(6, "f", 6), (7, "g", 7)], "id BIGINT, v STRING, n INT")

@@ -22,6 +22,8 @@ INSERT INTO shop.product VALUES (1, 23.0, 15);
 INSERT INTO shop.product VALUES (1, 30.2, 20);
 SELECT concat('result=', id, ',', price, ',', sales) FROM shop.product;
 SELECT concat('v1=', sales) FROM shop.product VERSION AS OF 1;
+SELECT concat('snapshots=', max(snapshot_id), ',', count(*)) FROM shop.`product$snapshots`;
+SELECT concat('option=', value) FROM shop.`product$options` WHERE key = 'merge-engine';
 CREATE TABLE shop.bad (id INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = 'x');
 SELECT 'not reached';
 """
@@ -49,6 +51,8 @@ def test_stratalake_sql_runs_a_file(tmp_path: Path) -> None:
     )
     assert "result=1,30.2,35" in result.stdout, result.stderr[-3000:]
     assert "v1=15" in result.stdout
+    # Metadata system tables, answered on the driver (an aggregate of them as one row)
+    assert "snapshots=2,2" in result.stdout and "option=aggregation" in result.stdout
     # the failing statement stops the script with the core's message
     assert result.returncode != 0
     assert "[STRATALAKE:InvalidOptionError]" in result.stdout + result.stderr

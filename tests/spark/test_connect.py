@@ -20,7 +20,7 @@ import pytest
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
-STEPS = "ddl,insert,merged_select,merge_into,write_to,stream,magics"
+STEPS = "ddl,insert,merged_select,merge_into,time_travel,write_to,stream,magics"
 
 
 def test_connect_session_runs_sql_writes_streams_and_magics(tmp_path: Path) -> None:

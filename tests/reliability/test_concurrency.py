@@ -7,6 +7,7 @@ every snapshot the reader saw was complete (see :mod:`tests.reliability.workload
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -15,10 +16,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stratalake
 from stratalake.exceptions import CommitConflictError
 from stratalake.operation.commit import CommitMessage, TableCommit
+from stratalake.store.snapshot_manager import _any_id_above
 from stratalake.table import Table
 from tests.reliability.procs import Worker, wait_all
 from tests.reliability.workload import (
@@ -369,7 +373,9 @@ def test_snapshot_created_below_a_gap_is_withdrawn(tmp_path: Path) -> None:
     assert not t.file_io.exists(sm.snapshot_path(3)) and t.file_io.exists(sm.snapshot_path(5))
 
 
-def test_resurrection_check_lists_names_and_stats_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resurrection_check_lists_names_and_stats_one_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The check after each create reads no per-file metadata of the snapshot directory: one
     listing of names and, when there is a successor, one status (its time)."""
     t = create_table(str(tmp_path / "wh"), **{"write-only": "true"})
@@ -464,3 +470,23 @@ def test_writer_compaction_after_its_restored_files_were_compacted_and_expired(
     assert calls
     t.new_commit().commit(messages)
     assert sorted(t.refresh().read().column("k").to_pylist())[:5] == [0, 1, 2, 3, 5]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    names=st.lists(
+        st.builds(
+            lambda head, n, tail: f"{head}{n}{tail}",
+            st.sampled_from(["snapshot-", "snapshot-0", ".snapshot-", "EARLIEST", "x"]),
+            st.integers(0, 12_000),
+            st.sampled_from(["", "", ".tmp", "x"]),
+        ),
+        max_size=12,
+    ),
+    snapshot_id=st.integers(0, 12_000),
+)
+def test_newer_id_check_agrees_with_parsing_every_name(names: list[str], snapshot_id: int) -> None:
+    """The per-commit listing check (``_any_id_above``, no regular expression per name) answers
+    as parsing every ``snapshot-<n>`` name would."""
+    ids = {int(m.group(1)) for n in names if (m := re.match(r"^snapshot-([0-9]+)$", n))}
+    assert _any_id_above(sorted(names), snapshot_id) == (bool(ids) and max(ids) > snapshot_id)

@@ -88,6 +88,7 @@ def test_list_names_and_status(tmp_path: Path, fio: FileIO) -> None:
     fio.mkdirs(base + "sub")
     assert fio.list_names(base) == ["snapshot-10", "snapshot-2", "sub"] == [s.name for s in fio.list_status(base)]
     assert fio.list_names(f"file://{tmp_path}/snapshot") == ["snapshot-10", "snapshot-2", "sub"]
+    assert sorted(fio.list_names(base, ordered=False)) == ["snapshot-10", "snapshot-2", "sub"]
     assert fio.list_names(base + "snapshot-2") == []  # a file is not a directory
     # The base implementation (object stores, wrapped filesystems) lists through list_status.
     plain = FileIO(pafs.LocalFileSystem())

@@ -82,8 +82,8 @@ class LockedFileIO(FileIO):
     def list_status(self, path: str) -> list[FileStatus]:
         return self.inner.list_status(path)
 
-    def list_names(self, path: str) -> list[str]:
-        return self.inner.list_names(path)
+    def list_names(self, path: str, ordered: bool = True) -> list[str]:
+        return self.inner.list_names(path, ordered)
 
     def status(self, path: str) -> FileStatus:
         return self.inner.status(path)

@@ -336,7 +336,7 @@ class SnapshotManager:
         when there is one (its time, the only metadata the check reads). A successor deleted
         between the two raises FileNotFoundError, and ``_confirm`` runs the check again.
         """
-        names = self.file_io.list_names(self.snapshot_dir)
+        names = self.file_io.list_names(self.snapshot_dir, ordered=False)
         present = set(names)
         if f"snapshot-{snapshot_id}" not in present or not _any_id_above(names, snapshot_id):
             return False

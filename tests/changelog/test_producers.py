@@ -93,9 +93,11 @@ def test_lookup_second_insert_is_an_update(tmp_path: Path) -> None:
     snaps = t.snapshots()
     assert [s.commit_kind for s in snaps] == [CommitKind.APPEND, CommitKind.COMPACT] * 2
     assert all(e.file.level > 0 for e in t.live_entries(t.latest_snapshot()))
-    assert all(e.file.level == 0 for e in t.live_entries(snaps[2]) if e.file.file_name not in {
-        x.file.file_name for x in t.live_entries(snaps[1])
-    })
+    assert all(
+        e.file.level == 0
+        for e in t.live_entries(snaps[2])
+        if e.file.file_name not in {x.file.file_name for x in t.live_entries(snaps[1])}
+    )
     logs = [changelog(t, s) for s in snaps]
     assert logs == [[], [("+I", 1, "1")], [], [("-U", 1, "1"), ("+U", 1, "2")]]
     t.write(pa.table({"k": [1], "v": ["x"], "op": ["-D"]}), row_kind="op")
@@ -306,5 +308,139 @@ def test_new_runs_merged_directly_equal_level0_compaction(
     assert direct_log == level0_log
     assert {s.commit_kind for s in level0.snapshots()} == {CommitKind.APPEND, CommitKind.COMPACT}
     assert [s.commit_kind for s in direct.snapshots()[:2]] == [CommitKind.APPEND, CommitKind.COMPACT]
-    assert all(s.changelog_manifest_list is None for s in direct.snapshots() if s.commit_kind is CommitKind.APPEND)
+    assert all(
+        s.changelog_manifest_list is None for s in direct.snapshots() if s.commit_kind is CommitKind.APPEND
+    )
     assert all(e.file.level > 0 for e in direct.live_entries(direct.latest_snapshot()))
+
+
+def _files_of(t: stratalake.Table, snap: Snapshot, changelog_files: bool = False) -> dict[str, Any]:
+    """File name -> meta of the snapshot's delta (or changelog) manifests' added files."""
+    mio = t.manifest_io
+    listed = snap.changelog_manifest_list if changelog_files else snap.delta_manifest_list
+    out: dict[str, Any] = {}
+    for m in mio.read_list(listed) if listed else ():
+        for e in mio.read_entries(m.file_name):
+            if e.kind is FileKind.ADD:
+                out[e.file.file_name] = (e.partition, e.bucket, e.file)
+    return out
+
+
+def test_lookup_upgrades_level0_in_place_and_copies_a_changelog_of_inserts(tmp_path: Path) -> None:
+    """Paimon's upgrade without rewrite (deletion vectors, deduplicate): the level-0 file moves up
+    under its own name; a changelog that is all of its rows as inserts (a first load) is the file
+    copied; updates still get -U/+U, and a file with retractions is rewritten."""
+    t = make(tmp_path, "lookup", bucket="1", **{"deletion-vectors.enabled": "true"})
+    t.write(pa.table({"k": list(range(50)), "v": [f"a{i}" for i in range(50)]}))
+    append, compact = t.snapshots()
+    assert (append.commit_kind, compact.commit_kind) == (CommitKind.APPEND, CommitKind.COMPACT)
+    (level0,) = _files_of(t, append).values()
+    upgraded = _files_of(t, compact)
+    assert list(upgraded) == [level0[2].file_name] and upgraded[level0[2].file_name][2].level > 0
+    (copied,) = _files_of(t, compact, changelog_files=True).values()
+    directory = bucket_dir(t.location, t.partition_codec.path(t.partition_codec.from_bytes(copied[0])), 0)
+    data_bytes = t.file_io.read_bytes(f"{directory}/{level0[2].file_name}")
+    assert t.file_io.read_bytes(f"{directory}/{copied[2].file_name}") == data_bytes
+    assert copied[2].row_count == 50 and copied[2].file_name.startswith("changelog-")
+    assert changelog(t, compact) == [("+I", i, f"a{i}") for i in range(50)]
+
+    # Updates of stored keys and a new key: upgraded in place again, the changelog encoded.
+    t.write(pa.table({"k": [3, 7, 60], "v": ["b3", "b7", "b60"]}))
+    append, compact = t.snapshots()[-2:]
+    (level0,) = _files_of(t, append).values()
+    assert list(_files_of(t, compact)) == [level0[2].file_name]
+    assert changelog(t, compact) == [
+        ("-U", 3, "a3"),
+        ("+U", 3, "b3"),
+        ("-U", 7, "a7"),
+        ("+U", 7, "b7"),
+        ("+I", 60, "b60"),
+    ]
+
+    # A retraction: rewritten (the -D record is dropped on the way up, the old row masked).
+    t.write(pa.table({"k": [5, 8], "v": ["x", "c8"], "op": ["-D", "+I"]}), row_kind="op")
+    append, compact = t.snapshots()[-2:]
+    (level0,) = _files_of(t, append).values()
+    assert level0[2].file_name not in _files_of(t, compact)
+    assert changelog(t, compact) == [("-D", 5, "a5"), ("-U", 8, "a8"), ("+U", 8, "c8")]
+    expected = {i: f"a{i}" for i in range(50) if i != 5} | {3: "b3", 7: "b7", 60: "b60", 8: "c8"}
+    assert {r["k"]: r["v"] for r in t.read().to_pylist()} == expected
+    assert check_invariant(t, "lookup") == 3
+
+    # As many changelog records as rows, yet not the rows: one key updated, one unchanged.
+    options = {"deletion-vectors.enabled": "true", "changelog-producer.row-deduplicate": "true"}
+    u = make(tmp_path / "dedup", "lookup", bucket="1", **options)
+    u.write(pa.table({"k": list(range(50)), "v": [f"a{i}" for i in range(50)]}))
+    u.write(pa.table({"k": [3, 7], "v": ["b3", "a7"]}))
+    append, compact = u.snapshots()[-2:]
+    assert list(_files_of(u, compact)) == list(_files_of(u, append))  # upgraded in place
+    assert changelog(u, compact) == [("-U", 3, "a3"), ("+U", 3, "b3")]
+
+
+_ENGINES = {
+    "deduplicate": ({}, ("+I", "+U", "-D")),
+    "inserts": ({}, ("+I",)),
+    "partial-update": ({"merge-engine": "partial-update"}, ("+I",)),
+    "aggregation": (
+        {"merge-engine": "aggregation", "fields.n.aggregate-function": "sum"},
+        ("+I", "+I", "-D"),
+    ),
+    "first-row": ({"merge-engine": "first-row"}, ("+I",)),
+    "sequence-field": ({"sequence.field": "n"}, ("+I", "+U")),
+}
+
+
+@pytest.mark.parametrize(
+    ("engine", "kinds", "vectors"),
+    [
+        pytest.param(*_ENGINES[name], vectors, id=f"{name}-{'dv' if vectors else 'no-dv'}")
+        for name in _ENGINES
+        for vectors in (True, False)
+        if not (vectors and name == "first-row")  # first-row tables take no deletion vectors
+    ],
+)
+def test_level0_upgrades_in_place_equal_rewrites(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    engine: dict[str, str],
+    kinds: tuple[str, ...],
+    vectors: bool,
+) -> None:
+    """Moving level-0 files up without rewriting them (and copying a changelog of inserts) gives
+    the rows and changelog that rewriting every such file gives, engine by engine."""
+    from stratalake.changelog.lookup import LookupChangelogRewriter
+
+    rng = np.random.default_rng(5)
+    batches = [
+        pa.table(
+            {
+                "k": rng.integers(c * 10, c * 10 + 40, 30),  # new keys and stored ones
+                "v": [f"v{c}-{x}" for x in rng.integers(0, 5, 30)],
+                "n": rng.integers(0, 100, 30),
+                "op": list(rng.choice(kinds, 30)),
+            }
+        )
+        for c in range(6)
+    ]
+
+    def run(tmp: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        cat = stratalake.Catalog(str(tmp))
+        cat.create_database("db")
+        schema = pa.schema([("k", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
+        opts = {
+            "bucket": "2",
+            "changelog-producer": "lookup",
+            "num-sorted-run.compaction-trigger": "3",
+            "deletion-vectors.enabled": str(vectors).lower(),
+        }
+        t = cat.create_table("db.t", schema=schema, primary_key=["k"], options={**opts, **engine})
+        for b in batches:
+            t.write(b, row_kind="op")
+        return sorted(t.read().to_pylist(), key=lambda r: r["k"]), t.changelog().to_pylist()
+
+    with monkeypatch.context() as m:  # every level-0 file goes through the upgrade
+        m.setattr(LookupChangelogRewriter, "merges_new_runs", lambda self: False)
+        in_place = run(tmp_path / "in-place")
+        m.setattr(LookupChangelogRewriter, "_rewrites_on_upgrade", lambda self, level, f: True)
+        rewritten = run(tmp_path / "rewritten")
+    assert in_place[0] and in_place == rewritten

@@ -113,3 +113,19 @@ def test_readers_do_not_read_through_a_linked_partition_directory(tmp_path: Path
     os.symlink(moved, partition)
     with pytest.raises(UnsupportedError, match=r"p=x is a symbolic link; stratalake does not read"):
         t.read()
+
+
+def test_file_copies_do_not_read_through_links(tmp_path: Path) -> None:
+    """A copy (a changelog that is its data file's rows) reads its source like any reader."""
+    from stratalake.io.fileio import LocalFileIO
+
+    io = LocalFileIO()
+    outside = tmp_path / "outside.parquet"
+    outside.write_bytes(b"another table's rows")
+    os.symlink(outside, tmp_path / "data-1.parquet")
+    with pytest.raises(UnsupportedError, match=r"data-1.parquet is a symbolic link; stratalake does not read"):
+        io.copy_file(str(tmp_path / "data-1.parquet"), str(tmp_path / "bucket-0" / "changelog-1.parquet"))
+    assert not (tmp_path / "bucket-0" / "changelog-1.parquet").exists()
+    (tmp_path / "data-2.parquet").write_bytes(b"rows")
+    io.copy_file(str(tmp_path / "data-2.parquet"), str(tmp_path / "bucket-0" / "changelog-2.parquet"))
+    assert (tmp_path / "bucket-0" / "changelog-2.parquet").read_bytes() == b"rows"

@@ -85,6 +85,9 @@ class LockedFileIO(FileIO):
     def list_names(self, path: str, ordered: bool = True) -> list[str]:
         return self.inner.list_names(path, ordered)
 
+    def copy_file(self, src: str, dst: str) -> None:
+        self.inner.copy_file(src, dst)
+
     def status(self, path: str) -> FileStatus:
         return self.inner.status(path)
 

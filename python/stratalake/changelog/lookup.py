@@ -10,10 +10,13 @@ them gets one sort, one lookup pass and one merge.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from stratalake.changelog.diff import align_results, diff_changelog
 from stratalake.lsm.compaction.rewriter import (
@@ -26,11 +29,15 @@ from stratalake.lsm.compaction.rewriter import (
 from stratalake.lsm.data_file import kv_schema
 from stratalake.lsm.levels import SortedRun
 from stratalake.lsm.lookup import LEVEL, GroupLevels, LookupLevels, filter_groups, with_level, without_level
-from stratalake.merge import MergeContext, drop_retracted, key_group_starts
+from stratalake.merge import VALUE_KIND, MergeContext, drop_retracted, key_group_starts
 from stratalake.options import MergeEngine
 from stratalake.spec.manifest import DataFileMeta, FileSource
 
 LOOKUP_GROUP_BATCHES = 8
+"""Batches' worth of rows merged per lookup pass when compacting level 0 (bounded memory, few passes)."""
+
+HELD_CHANGELOG_BYTES = 64 * 1024 * 1024
+"""Changelog of an upgraded level-0 file held while it may still be the file itself (then copied)."""
 """Batches' worth of rows merged per lookup pass when compacting level 0 (bounded memory, few passes)."""
 
 
@@ -68,9 +75,112 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
         return self._rewrite_with_changelog(output_level, drop_delete, files)
 
     def upgrade(self, output_level: int, file: DataFileMeta) -> CompactResult:
-        if file.level == 0:
+        if file.level != 0:
+            return super().upgrade(output_level, file)
+        if self._rewrites_on_upgrade(output_level, file):
             return self._rewrite_with_changelog(output_level, False, (file,))
-        return super().upgrade(output_level, file)
+        return self._upgrade_in_place(output_level, file)
+
+    def _rewrites_on_upgrade(self, output_level: int, file: DataFileMeta) -> bool:
+        """Whether moving level-0 ``file`` up must rewrite it, as Paimon's lookup rewriter decides
+        (``upgradeStrategy``): when the output level's format differs, when the file holds
+        retractions (dropped on the way up; stricter than Paimon, which keeps them at the top level
+        without vectors), or unless the file's rows are the merge's result whatever is stored
+        above: the top level (nothing above it), or deduplicate without a sequence field (the
+        level-0 record is the newest)."""
+        opts = self.files.options
+        if opts.format_for_level(0) != opts.format_for_level(output_level):
+            return True
+        if file.delete_row_count is None or file.delete_row_count > 0:
+            return True
+        if output_level == self.lookup_levels.levels.max_level:
+            return False
+        return not (self.ctx.options.merge_engine is MergeEngine.DEDUPLICATE and not self.ctx.sequence_fields)
+
+    def _upgrade_in_place(self, output_level: int, file: DataFileMeta) -> CompactResult:
+        """Paimon's upgrade without rewrite: ``file`` moves to ``output_level`` as it is, and its
+        records still go through the lookup (older records masked by deletion vectors, the
+        changelog). A changelog that is the file's own rows, every one an insert (no key of it was
+        stored before: a first load), is the file copied rather than encoded again."""
+        upgraded = dataclasses.replace(file, level=output_level)
+        changelog = self.files.open_writer(output_level, changelog=True) if self.produce_changelog else None
+        # Changelog chunks held while each equals its rows of the file (bounded: past the budget
+        # they are written and the copy is off).
+        held: list[pa.Table] | None = (
+            [] if changelog is not None and self._copies_as_changelog(file, output_level) else None
+        )
+        held_bytes = 0
+        budget = self.lookup_levels.remember_budget()
+        kept: list[pa.Table] | None = []  # the file's rows, for the lookup cache, as a rewrite keeps its own
+        kept_bytes = 0
+        try:
+            for group in self._groups(self.files.chunks((file,), levels=True)):
+                rows = without_level(group)  # a lone sorted run: in file order
+                _, cl = self._merge_level0(group, output_level, False)
+                if kept is not None:
+                    kept_bytes += rows.nbytes
+                    if kept_bytes <= budget:
+                        kept.append(rows)
+                    else:
+                        kept = None
+                if cl is None or changelog is None:
+                    continue
+                if (
+                    held is not None
+                    and _inserts_of(cl, rows)
+                    and held_bytes + cl.nbytes <= HELD_CHANGELOG_BYTES
+                ):
+                    held.append(cl)
+                    held_bytes += cl.nbytes
+                    continue
+                for h in held or ():
+                    changelog.write(h)
+                held = None
+                changelog.write(cl)
+        except BaseException:
+            if changelog is not None:
+                changelog.abort()
+            raise
+        if kept:
+            self.lookup_levels.remember((upgraded,), pa.concat_tables(kept), self.files.schema)
+        if changelog is None:
+            return CompactResult((file,), (upgraded,))
+        if held is not None and sum(h.num_rows for h in held) == file.row_count:
+            changelog.abort()
+            return CompactResult((file,), (upgraded,), (self._copy_as_changelog(file, output_level),))
+        for h in held or ():
+            changelog.write(h)
+        return CompactResult((file,), (upgraded,), self.files.close_writer(changelog))
+
+    def _copies_as_changelog(self, file: DataFileMeta, output_level: int) -> bool:
+        """Whether a changelog of ``file``'s own rows may be the file copied: the bytes a changelog
+        writer would produce (same schema, format and compression), of an engine whose merge of
+        a lone record is that record."""
+        opts = self.files.options
+        return (
+            self.ctx.options.merge_engine in (MergeEngine.DEDUPLICATE, MergeEngine.FIRST_ROW)
+            and file.schema_id == self.files.schema.id
+            and file.external_path is None
+            and opts.format_for_level(output_level, True) == opts.format_for_level(0)
+            and opts.compression_for_level(output_level, True) == opts.compression_for_level(0)
+        )
+
+    def _copy_as_changelog(self, file: DataFileMeta, output_level: int) -> DataFileMeta:
+        opts = self.files.options
+        name = self.files.changelog_namer.next(opts.format_for_level(output_level, True))
+        meta = dataclasses.replace(
+            file,
+            file_name=name,
+            level=output_level,
+            extra_files=(),
+            creation_time=int(time.time() * 1000),
+            embedded_file_index=None,
+            file_source=int(FileSource.COMPACT),
+        )
+        target = self.files.path(meta)
+        self.files.written.append(target)  # deleted with the writer's other files on failure
+        self.files.file_io.copy_file(self.files.path(file), target)
+        return meta
 
     def merges_new_runs(self) -> bool:
         # With deletion vectors the old records are masked in index files, committed with
@@ -205,3 +315,14 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
         if drop_delete:
             result = drop_retracted(result)
         return result, changelog
+
+
+def _inserts_of(changelog: pa.Table, rows: pa.Table) -> bool:
+    """Whether ``changelog`` is ``rows`` themselves: as many records, every one an insert (+I), of
+    input rows that are all inserts (one +I per key means each key was new)."""
+    if changelog.num_rows != rows.num_rows:
+        return False
+    zero = pa.scalar(0, changelog.schema.field(VALUE_KIND).type)
+    return bool(pc.all(pc.equal(changelog.column(VALUE_KIND), zero)).as_py()) and bool(
+        pc.all(pc.equal(rows.column(VALUE_KIND), zero)).as_py()
+    )

@@ -239,6 +239,10 @@ class FileIO:
         with self.open_output_stream(path) as out:
             out.write(data)
 
+    def copy_file(self, src: str, dst: str) -> None:
+        """Copy a file (replacing ``dst``); object stores copy on the server side."""
+        self._fs.copy_file(self.to_fs_path(src), self.to_fs_path(dst))
+
     def try_create_atomic(
         self, path: str, data: bytes, precondition: Callable[[], bool] | None = None
     ) -> bool:
@@ -382,6 +386,11 @@ class LocalFileIO(FileIO):
     def open_output_stream(self, path: str) -> pa.NativeFile:
         self._make_parent(path)
         return super().open_output_stream(path)
+
+    def copy_file(self, src: str, dst: str) -> None:
+        _refuse_linked_file(self.to_fs_path(src))
+        self._make_parent(dst)
+        super().copy_file(src, dst)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         target = self.to_fs_path(path)

@@ -88,6 +88,8 @@ built="$build/paimon-spark/paimon-spark-4.0/target/$jar_name"
 unzip -l "$built" >"$build/jar-contents.txt"
 grep -q 'org/apache/paimon/spark/SparkCatalog.class' "$build/jar-contents.txt" || fail "$built has no SparkCatalog"
 grep -q 'org/apache/paimon/table/FileStoreTable.class' "$build/jar-contents.txt" || fail "$built has no paimon-bundle"
+# one connector in the folder: a build of another tag replaces the previous one
+rm -f "$out"/paimon-spark-*.jar "$out"/paimon-spark-*.jar.txt
 cp "$built" "$out/$jar_name.tmp"
 mv "$out/$jar_name.tmp" "$out/$jar_name"
 {

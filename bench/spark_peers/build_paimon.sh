@@ -12,9 +12,10 @@
 # OUT_JAR_DIR/../paimon-build/TAG).
 #
 # Known to build: release-1.3.1 (module layout of 1.3.x: profile spark4, Scala 2.13, artifact
-# paimon-spark-4.0). release-2.0.0's connector would need the 2.0.0 core modules, which Maven
-# Central does not serve here, and building them pulls lumina-jni and Jindo from Aliyun's
-# repositories (not reachable).
+# paimon-spark-4.0). Not here: release-1.4.2 (Maven Central serves its paimon-bundle but not its
+# paimon-common, which paimon-hive-common needs) and release-2.0.0 (paimon-spark-4.1_2.13: no 2.0.0
+# core module on Maven Central, and building them with -am needs lumina-jni and Jindo from Aliyun's
+# repositories, which are not reachable).
 set -euo pipefail
 source=${1:-} tag=${2:-} out=${3:-}
 if [ -z "$source" ] || [ -z "$tag" ] || [ -z "$out" ]; then
@@ -35,8 +36,13 @@ if [ -s "$out/$jar_name" ]; then
   exit 0
 fi
 build=${PAIMON_BUILD_DIR:-$(dirname "$out")/paimon-build/$tag}
+# the build tree is emptied first: only one this script made (it marks it) or an empty folder
+if [ -n "$(ls -A "$build" 2>/dev/null)" ] && [ ! -f "$build/.build_paimon" ]; then
+  fail "$build is not empty and not a build tree of this script; set PAIMON_BUILD_DIR to a new folder"
+fi
 rm -rf "$build"
 mkdir -p "$build"
+touch "$build/.build_paimon"
 if git --git-dir="$source" rev-parse --git-dir >/dev/null 2>&1; then
   git_dir=$source
 elif git -C "$source" rev-parse --git-dir >/dev/null 2>&1; then
@@ -48,7 +54,7 @@ if [ -n "$git_dir" ]; then
   commit=$(git --git-dir="$git_dir" rev-parse --verify -q "$tag^{commit}") || fail "no tag $tag in $git_dir"
   git --git-dir="$git_dir" archive "$commit" | tar -x -C "$build"
 elif [ -f "$source/pom.xml" ]; then
-  commit="(no git: source tree $source)"
+  commit="no git: source tree $source"
   cp -a "$source/." "$build/"
 else
   fail "$source is neither a git repository nor a source tree with a pom.xml"
@@ -79,7 +85,7 @@ cmd=(mvn -B -Pspark4 -pl "$modules" -Dmaven.test.skip=true -DskipTests -Drat.ski
 echo "building Paimon's Spark connector $version from $tag ($commit) in $build; log: $build/build.log"
 start=$(date +%s)
 (cd "$build" && "${cmd[@]}") >"$build/build.log" 2>&1 || {
-  grep -E '^\[ERROR\]' "$build/build.log" | head -5 >&2 || true
+  grep -m3 -E '\[ERROR\] [A-Z]' "$build/build.log" >&2 || tail -5 "$build/build.log" >&2
   fail "mvn failed (log: $build/build.log)"
 }
 took=$(($(date +%s) - start))

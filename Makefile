@@ -130,21 +130,39 @@ BENCH_CDC_ARGS ?=
 bench-cdc: setup
 	$(VPY) -m bench.cdc_cross_partition $(BENCH_CDC_ARGS)
 
-# Issue 31: stratalake vs Delta Lake and Iceberg (and Spark's Parquet) on Spark, one process per
-# system. The peers' venv (pyspark $(PEERS_SPARK)) and their jars from Maven Central are cached in
-# $(PEERS_VENV) and $(PEERS_JARS). Sizes: BENCH_PEERS_ARGS='--rows 2000000' (default 20M rows);
-# --report rewrites the latest-run section of BENCHMARKS.md. The quick run (200k rows) took 13
-# minutes on the busy 2-core machine (Delta alone 6; each process warms up first): not in .ci/run.
+# Issue 31: stratalake vs Apache Paimon, Delta Lake and Iceberg (and Spark's Parquet) on Spark, one
+# process per system. The peers' venv (pyspark $(PEERS_SPARK)) and their jars from Maven Central are
+# cached in $(PEERS_VENV) and $(PEERS_JARS). Maven Central does not serve Paimon's Spark connector
+# here: with PAIMON_SOURCE (a Paimon git repository, bare or not, or a source tree of the release)
+# it is built from Paimon's released source tag $(PAIMON_TAG) by bench/spark_peers/build_paimon.sh
+# (the Spark modules only, the core modules from Maven Central; ~1.5 min, cached in $(PEERS_JARS)
+# and used by later runs); without a connector there Paimon is not measured and the run says so. Sizes: BENCH_PEERS_ARGS='--rows 2000000'
+# (default 20M rows); --report rewrites the latest-run section of BENCHMARKS.md. The quick run (200k
+# rows) took 13 minutes on the busy 2-core machine without Paimon (Delta alone 6; each process
+# warms up first): not in .ci/run.
 PEERS_SPARK ?= 4.0
 PEERS_VENV  := .venv-peers-$(PEERS_SPARK)
 PEERS_JARS  := .bench-peers/jars
+PAIMON_SOURCE ?=
+PAIMON_TAG  ?= release-1.3.1
 BENCH_PEERS_ARGS ?= --report
-bench-peers: setup
+.PHONY: bench-peers-prepare
+bench-peers-prepare:
 	PYTHON=$(PYTHON) bash bench/spark_peers/prepare.sh $(PEERS_VENV) $(PEERS_JARS) $(PEERS_SPARK)
+	@if [ -n "$(PAIMON_SOURCE)" ]; then \
+	  bash bench/spark_peers/build_paimon.sh "$(PAIMON_SOURCE)" $(PAIMON_TAG) $(PEERS_JARS); \
+	elif ls $(PEERS_JARS)/paimon-spark-*.jar >/dev/null 2>&1; then \
+	  echo "PAIMON_SOURCE is not set: Paimon is measured with the connector built before:"; \
+	  cat $(PEERS_JARS)/paimon-spark-*.jar.txt 2>/dev/null || ls $(PEERS_JARS)/paimon-spark-*.jar; \
+	else \
+	  echo "Paimon is not measured: Maven Central does not serve its Spark connector here and PAIMON_SOURCE" \
+	    "is not set (make $(MAKECMDGOALS) PAIMON_SOURCE=<Paimon git repository> builds it from $(PAIMON_TAG))"; \
+	fi
+
+bench-peers: setup bench-peers-prepare
 	$(VPY) -m bench.spark_peers.run --peer-python $(abspath $(PEERS_VENV))/bin/python --jars $(PEERS_JARS) $(BENCH_PEERS_ARGS)
 
-bench-peers-quick: setup
-	PYTHON=$(PYTHON) bash bench/spark_peers/prepare.sh $(PEERS_VENV) $(PEERS_JARS) $(PEERS_SPARK)
+bench-peers-quick: setup bench-peers-prepare
 	$(VPY) -m bench.spark_peers.run --peer-python $(abspath $(PEERS_VENV))/bin/python --jars $(PEERS_JARS) --quick
 
 clean:

@@ -36,7 +36,9 @@ ROWS: list[tuple[str, str, str | None]] = [
     ("full compaction", "compaction", None),
 ]
 PEERS = ("delta", "iceberg")
-NAMES = {"stratalake": "stratalake", "delta": "Delta", "iceberg": "Iceberg"}
+NAMES = {"stratalake": "stratalake", "paimon": "Paimon", "delta": "Delta", "iceberg": "Iceberg"}
+#: process kinds of the memory goal (workload.TreeSampler.KINDS)
+KINDS = {"jvm": "JVM", "driver_python": "driver Python", "python_workers": "Spark's Python workers"}
 
 
 def _s(res: dict[str, Any], key: str, stmt: str | None) -> float | None:
@@ -61,16 +63,69 @@ def _version(res: dict[str, Any], key: str) -> str:
     return str(res["systems"].get(key, {}).get("spark", "?"))
 
 
+def _peers_version(res: dict[str, Any]) -> str:
+    """The peers' pyspark, from whichever peer ran."""
+    for key in ("delta", "iceberg", "paimon", "parquet-peers"):
+        if "spark" in res["systems"].get(key, {}):
+            return _version(res, key)
+    return "?"
+
+
+def _label(label: str, rows: int) -> str:
+    return label.replace("N/4", f"{rows // 4:,}").replace("N ", f"{rows:,} ")
+
+
+def _paimon_measured(res: dict[str, Any]) -> bool:
+    return bool(res["systems"].get("paimon", {}).get("statements"))
+
+
+def paimon_workload_goals(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """stratalake / Paimon on every workload, each <= 1.0x."""
+    if not _paimon_measured(res):
+        why = res["systems"].get("paimon", {}).get("error") or "see the run's notes"
+        return [
+            (
+                "every workload: stratalake <= Paimon on Spark",
+                f"Paimon not measured ({why})",
+                "<= 1.0x",
+                "n/a",
+            )
+        ]
+    out = []
+    for label, stmt, _pq in ROWS:
+        a, b = _s(res, "stratalake", stmt), _s(res, "paimon", stmt)
+        goal = f"{_label(label, int(res['rows']))}: stratalake / Paimon"
+        if a is None or b is None or b == 0:
+            out.append((goal, "-", "<= 1.0x", "n/a"))
+        else:
+            out.append(
+                (goal, f"{a / b:.2f}x ({a:.2f} s vs {b:.2f} s)", "<= 1.0x", "met" if a <= b else "MISSED")
+            )
+    return out
+
+
+def paimon_memory_goals(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """Peak RSS of each process kind (over all statements): stratalake's <= Paimon's."""
+    if not _paimon_measured(res):
+        return [("peak memory of every process <= Paimon's", "Paimon not measured", "<= Paimon", "n/a")]
+    out = []
+    ours, theirs = _peak(res, "stratalake"), _peak(res, "paimon")
+    for kind, name in KINDS.items():
+        a, b = ours.get(kind, 0.0), theirs.get(kind, 0.0)
+        goal = f"peak memory, {name}: stratalake / Paimon"
+        if b == 0:
+            # Paimon's run has no such process (its statements start no Python worker): MiB against none
+            out.append((goal, f"{a:.0f} MiB vs none", "<= Paimon", "met" if a == 0 else "MISSED"))
+        else:
+            out.append(
+                (goal, f"{a / b:.2f}x ({a:.0f} vs {b:.0f} MiB)", "<= 1.0x", "met" if a <= b else "MISSED")
+            )
+    return out
+
+
 def goals(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(goal, measured, target, status) of issue 31's goals."""
-    out: list[tuple[str, str, str, str]] = [
-        (
-            "every workload: stratalake <= Paimon on Spark",
-            "not measured: Paimon's Spark connector is not on Maven Central (see the run's notes)",
-            "<= 1.0x",
-            "n/a",
-        )
-    ]
+    out = paimon_workload_goals(res)
     for label, stmt in (
         ("upsert", "upsert"),
         ("delete", "delete"),
@@ -117,7 +172,7 @@ def goals(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                     "met" if a / b <= 1.1 else "MISSED",
                 )
             )
-    out.append(("peak memory of every process <= Paimon's", "Paimon not measured", "<= Paimon", "n/a"))
+    out += paimon_memory_goals(res)
     return out
 
 
@@ -164,25 +219,42 @@ def section(res: dict[str, Any]) -> str:
     rows = int(res["rows"])
     systems = res["systems"]
     lines = [
-        f"## Latest run: stratalake vs Delta Lake and Iceberg on Spark (issue 31), {res['started']}",
+        f"## Latest run: stratalake vs Paimon, Delta Lake and Iceberg on Spark (issue 31), {res['started']}",
         "",
         f"- Command: `{res['command']}`, at {res['commit']}; {rows:,} rows (bench.spark_scale's data), `local[2]`, "
         f"4 shuffle partitions for every system; reads: median of {res['reps']}, every write once.",
-        f"- Spark: stratalake and its Parquet on pyspark {_version(res, 'stratalake')}; Delta "
+        f"- Spark: stratalake and its Parquet on pyspark {_version(res, 'stratalake')}; Paimon "
+        f"({', '.join(systems.get('paimon', {}).get('jars', [])) or '-'}), Delta "
         f"({', '.join(systems.get('delta', {}).get('jars', [])) or '-'}), Iceberg "
         f"({', '.join(systems.get('iceberg', {}).get('jars', [])) or '-'}) and their Parquet on pyspark "
-        f"{_version(res, 'delta')}.",
+        f"{_peers_version(res)}.",
         f"- Load average (1/5/15 min) before / after: {'/'.join(f'{x:.1f}' for x in res['load_before'])} / "
         f"{'/'.join(f'{x:.1f}' for x in res.get('load_after', []))}: the 2 cores were shared with other sessions; "
         "compare ratios of this run only.",
         "- Tables: stratalake `PRIMARY KEY (id, p)`, partitioned by `p`, `'bucket' = '8'`, "
-        "`'changelog-producer' = 'lookup'`, `'deletion-vectors.enabled' = 'true'`; Delta partitioned by `p`, "
+        "`'changelog-producer' = 'lookup'`, `'deletion-vectors.enabled' = 'true'`; Paimon the same table "
+        "(its Spark connector takes the key as `'primary-key' = 'id,p'`) and stratalake's statements "
+        "(upsert by `INSERT INTO`, delete by the key list's subquery, changelog from `$audit_log` with "
+        "`incremental-between`, `sys.compact` full); Delta partitioned by `p`, "
         "change data feed and deletion vectors on (its DELETE takes no subquery: the key list is deleted with "
         "`MERGE ... WHEN MATCHED THEN DELETE`); Iceberg format v2, partitioned by `p, bucket(8, id)`, "
         "merge-on-read for MERGE, DELETE and UPDATE.",
-        "- Paimon on Spark: not measured. Maven Central served none of "
+        "- Paimon on Spark: "
+        + (
+            "its own connector, built from Paimon's released source (bench/spark_peers/build_paimon.sh), "
+            "since Maven Central served none of "
+            if _paimon_measured(res)
+            else "not measured. Maven Central served none of "
+        )
         + ", ".join(f"`{a}`" for a in res.get("paimon_tried", []))
-        + " (`mvn dependency:get`, forced update).",
+        + " (`mvn dependency:get`, forced update)"
+        # build_paimon.sh's note: its first line names the tag, commit and build time, its last the jar's hash
+        + "".join(
+            f"; {line.strip().rstrip(':')}"
+            for line in res.get("paimon", "").splitlines()
+            if not line.startswith(" ")
+        )
+        + ".",
     ]
     errors = {k: v["error"] for k, v in systems.items() if "error" in v}
     errors.update(
@@ -204,27 +276,23 @@ def section(res: dict[str, Any]) -> str:
         "",
         "### Seconds (ratio to Spark's Parquet on the same Spark)",
         "",
-        "| workload | stratalake | Delta | Iceberg | stratalake / Delta | stratalake / Iceberg | Parquet "
-        f"{_version(res, 'parquet-own')} | Parquet {_version(res, 'parquet-peers')} |",
-        "|---|---|---|---|---|---|---|---|",
+        "| workload | stratalake | Paimon | Delta | Iceberg | stratalake / Paimon | stratalake / Delta | "
+        f"stratalake / Iceberg | Parquet {_version(res, 'parquet-own')} | Parquet {_version(res, 'parquet-peers')} |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, stmt, pq in ROWS:
         cells = []
-        for key in ("stratalake", "delta", "iceberg"):
+        for key in ("stratalake", "paimon", "delta", "iceberg"):
             s = _s(res, key, stmt)
             own = _s(res, _parquet_key(key), pq)
             cells.append(_fmt(s) + (f" ({_ratio(s, own)})" if pq and s is not None else ""))
         a = _s(res, "stratalake", stmt)
-        cells += [_ratio(a, _s(res, "delta", stmt)), _ratio(a, _s(res, "iceberg", stmt))]
+        cells += [_ratio(a, _s(res, peer, stmt)) for peer in ("paimon", "delta", "iceberg")]
         cells += [_fmt(_s(res, "parquet-own", pq)), _fmt(_s(res, "parquet-peers", pq))]
-        lines.append(
-            f"| {label.replace('N/4', f'{rows // 4:,}').replace('N ', f'{rows:,} ')} | "
-            + " | ".join(cells)
-            + " |"
-        )
+        lines.append(f"| {_label(label, rows)} | " + " | ".join(cells) + " |")
     f = _s(res, "parquet-own", "load sorted floor")
     lines.append(
-        f"| load: Spark's clustered, sorted Parquet write (fair floor) | - | - | - | - | - | {_fmt(f)} | - |"
+        f"| load: Spark's clustered, sorted Parquet write (fair floor) | - | - | - | - | - | - | - | {_fmt(f)} | - |"
     )
     lines += [
         "",
@@ -233,7 +301,7 @@ def section(res: dict[str, Any]) -> str:
         "| system | JVM | driver Python | Spark's Python workers (summed) |",
         "|---|---|---|---|",
     ]
-    for key in ("stratalake", "delta", "iceberg", "parquet-own", "parquet-peers"):
+    for key in ("stratalake", "paimon", "delta", "iceberg", "parquet-own", "parquet-peers"):
         pk = _peak(res, key)
         if pk:
             lines.append(

@@ -5,7 +5,9 @@
 
 (``make bench-peers`` / ``make bench-peers-quick`` prepare the peers' venv and jars first.)
 Systems: stratalake and Spark's Parquet source (with the clustered, sorted write) on this venv's
-pyspark; Delta, Iceberg and Spark's Parquet source on the peers' pyspark. Results:
+pyspark; Paimon's own Spark connector (when its jar, ``paimon-spark-*.jar``, is in ``--jars``:
+``build_paimon.sh`` builds it from Paimon's released source), Delta, Iceberg and Spark's Parquet
+source on the peers' pyspark. Results:
 ``bench/results/peers-<rows>.json``; ``--report`` also rewrites the latest-run section of
 BENCHMARKS.md (``bench.spark_peers.report``).
 """
@@ -24,7 +26,9 @@ from typing import Any
 from bench.harness import REPO_DIR, RESULTS_DIR, WORK_DIR
 
 #: Paimon's Spark connector was refused by Maven Central for every artifact tried (2026-11-26);
-#: kept here so the report says so instead of silently leaving Paimon out.
+#: kept here so the report says so. The connector is therefore built from Paimon's released source
+#: tag (build_paimon.sh, ``make bench-peers PAIMON_SOURCE=...``) into the jars folder; without it
+#: Paimon is not measured and the report says why.
 PAIMON_TRIED = [
     "org.apache.paimon:paimon-spark-4.1_2.13:2.0.0",
     "org.apache.paimon:paimon-spark-4.0_2.13:1.3.1",
@@ -41,8 +45,10 @@ def _systems(peer_python: str, jar_dir: Path) -> list[dict[str, Any]]:
     jars = sorted(str(p.resolve()) for p in jar_dir.glob("*.jar"))
     delta = [j for j in jars if os.path.basename(j).startswith("delta-")]
     iceberg = [j for j in jars if os.path.basename(j).startswith("iceberg-")]
+    paimon = [j for j in jars if os.path.basename(j).startswith("paimon-spark-")]
     return [
         {"key": "stratalake", "system": "stratalake", "python": sys.executable, "jars": []},
+        *([{"key": "paimon", "system": "paimon", "python": peer_python, "jars": paimon}] if paimon else []),
         {
             "key": "parquet-own",
             "system": "parquet",
@@ -64,12 +70,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="200k rows (13 minutes here, 2-6 per system)")
     p.add_argument("--reps", type=int, default=3, help="runs of each read (median reported)")
     p.add_argument(
-        "--only", help="comma-separated keys among stratalake,parquet-own,delta,iceberg,parquet-peers"
+        "--only", help="comma-separated keys among stratalake,parquet-own,paimon,delta,iceberg,parquet-peers"
     )
     p.add_argument("--report", action="store_true", help="rewrite the latest-run section of BENCHMARKS.md")
     args = p.parse_args(argv)
     rows = 200_000 if args.quick else args.rows
     systems = _systems(args.peer_python, Path(args.jars))
+    paimon_jars = sorted(Path(args.jars).glob("paimon-spark-*.jar"))
+    if len(paimon_jars) > 1:
+        p.error(f"more than one Paimon connector in {args.jars}: {', '.join(j.name for j in paimon_jars)}")
+    if paimon_jars:
+        # build_paimon.sh's note: the tag, commit and command the jar was built with
+        built = Path(f"{paimon_jars[0]}.txt")
+        paimon_note = built.read_text().strip() if built.exists() else paimon_jars[0].name
+    else:
+        paimon_note = (
+            f"no paimon-spark-*.jar in {args.jars} (Maven Central does not serve Paimon's "
+            "Spark connector here; `make bench-peers PAIMON_SOURCE=<Paimon git repository>` builds it "
+            "from Paimon's released source tag with bench/spark_peers/build_paimon.sh)"
+        )
+        print(f"Paimon is not measured: {paimon_note}", flush=True)
     if args.only:
         keep = set(args.only.split(","))
         systems = [s for s in systems if s["key"] in keep]
@@ -87,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "make bench-peers" + (" (quick)" if args.quick else f" BENCH_PEERS_ARGS='--rows {rows}'"),
         "load_before": os.getloadavg(),
         "paimon_tried": PAIMON_TRIED,
+        "paimon": paimon_note,
         "systems": previous.get("systems", {}),
     }
     for s in systems:

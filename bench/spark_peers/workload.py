@@ -2,8 +2,9 @@
 
     python -m bench.spark_peers.workload SYSTEM ROWS OUT.json [--jars a.jar,b.jar] [--reps 3]
 
-SYSTEM: ``stratalake``, ``delta``, ``iceberg`` or ``parquet`` (Spark's Parquet source on the
-running pyspark; ``--sorted-floor`` adds the clustered, sorted write). Data: bench.spark_scale's
+SYSTEM: ``stratalake``, ``paimon`` (Apache Paimon's own Spark connector, its jar in ``--jars``),
+``delta``, ``iceberg`` or ``parquet`` (Spark's Parquet source on the running pyspark;
+``--sorted-floor`` adds the clustered, sorted write). Data: bench.spark_scale's
 rows (``id, a, b, c, d, p``, ``p`` one of 4 values, key ``(id, p)``); the upsert rewrites a quarter
 of every partition's keys, the delete removes 1% of the keys by a key list. Each statement first
 runs untimed on a small table of the same system (class loading, Python workers), then once on
@@ -281,6 +282,7 @@ class System:
 
 class StrataLake(System):
     name = "stratalake"
+    catalog = "lake"
     OPTIONS = "'bucket' = '8', 'changelog-producer' = 'lookup', 'deletion-vectors.enabled' = 'true'"
 
     def session(self) -> Any:
@@ -289,10 +291,10 @@ class StrataLake(System):
         return session(str(self.work / "wh"), **{**_base_conf(self.work), **self.conf()})
 
     def name_of(self, t: str) -> str:
-        return f"lake.db.{t}"
+        return f"{self.catalog}.db.{t}"
 
     def create(self, spark: Any, t: str) -> None:
-        spark.sql("CREATE DATABASE IF NOT EXISTS lake.db")
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {self.catalog}.db")
         spark.sql(
             f"CREATE TABLE {self.name_of(t)} (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING, "
             f"PRIMARY KEY (id, p) NOT ENFORCED) PARTITIONED BY (p) WITH ({self.OPTIONS})"
@@ -302,7 +304,7 @@ class StrataLake(System):
         spark.table(view).writeTo(self.name_of(t)).append()
 
     def version(self, spark: Any, t: str) -> Any:
-        return spark.sql(f"SELECT max(snapshot_id) FROM lake.db.`{t}$snapshots`").first()[0]
+        return spark.sql(f"SELECT max(snapshot_id) FROM {self.catalog}.db.`{t}$snapshots`").first()[0]
 
     def changelog(self, spark: Any, t: str, before: Any) -> dict[str, int]:
         # The upsert's changes as a batch read gives them, as Delta's table_changes does: the
@@ -314,7 +316,7 @@ class StrataLake(System):
         rows = (
             spark.read.option("incremental-between", f"{before},{latest}")
             .option("incremental-between-scan-mode", "changelog")
-            .table(f"lake.db.`{t}$audit_log`")
+            .table(f"{self.catalog}.db.`{t}$audit_log`")
             .groupBy("rowkind")
             .count()
             .collect()
@@ -322,7 +324,38 @@ class StrataLake(System):
         return {kind: n for kind, n in rows}
 
     def compact(self, spark: Any, t: str) -> None:
-        spark.sql(f"CALL lake.sys.compact(table => 'db.{t}', compact_strategy => 'full')").collect()
+        spark.sql(f"CALL {self.catalog}.sys.compact(table => 'db.{t}', compact_strategy => 'full')").collect()
+
+
+class Paimon(StrataLake):
+    """Apache Paimon's own Spark connector (``paimon-spark-4.0``, built from Paimon's released source by
+    build_paimon.sh) on the peers' pyspark, with stratalake's statements: the same table options, the
+    upsert as an append (``writeTo().append()``, Spark's ``INSERT INTO``) that the primary key merges,
+    the delete by the key list's subquery, the changelog as ``$audit_log`` read with
+    ``incremental-between`` (scan mode changelog), and ``sys.compact`` with the full strategy. Only
+    the table's DDL differs: Paimon's connector takes the key as the ``'primary-key'`` table property
+    (on Spark 4.0 a ``PRIMARY KEY (id, p)`` clause is a ParseException)."""
+
+    name = "paimon"
+    catalog = "paimon"
+
+    def session(self) -> Any:
+        return System.session(self)
+
+    def conf(self) -> dict[str, str]:
+        return {
+            **super().conf(),
+            "spark.sql.extensions": "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions",
+            "spark.sql.catalog.paimon": "org.apache.paimon.spark.SparkCatalog",
+            "spark.sql.catalog.paimon.warehouse": (self.work / "paimon").as_uri(),
+        }
+
+    def create(self, spark: Any, t: str) -> None:
+        spark.sql("CREATE DATABASE IF NOT EXISTS paimon.db")
+        spark.sql(
+            f"CREATE TABLE {self.name_of(t)} (id BIGINT, a BIGINT, b STRING, c DOUBLE, d BIGINT, p STRING) "
+            f"PARTITIONED BY (p) TBLPROPERTIES ('primary-key' = 'id,p', {self.OPTIONS})"
+        )
 
 
 class Delta(System):
@@ -424,7 +457,12 @@ class Iceberg(System):
         ).collect()
 
 
-SYSTEMS: dict[str, type[System]] = {"stratalake": StrataLake, "delta": Delta, "iceberg": Iceberg}
+SYSTEMS: dict[str, type[System]] = {
+    "stratalake": StrataLake,
+    "paimon": Paimon,
+    "delta": Delta,
+    "iceberg": Iceberg,
+}
 
 
 # ---------------------------------------------------------------------------------------------------------

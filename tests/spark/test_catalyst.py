@@ -334,6 +334,31 @@ def test_ordering_only_when_every_split_is_sorted(spark: Any, warehouse: Any, db
     assert _output_ordering(t, [merged, unmerged], None) == []
 
 
+def test_small_sorted_splits_are_packed_large_ones_keep_their_order(spark: Any, warehouse: Any, db: str) -> None:
+    """A compacted table of many small buckets (one sorted file each) reads in few tasks, as
+    Spark packs the small files of its own scans, rather than a task per split for a key order;
+    splits near Spark's split size keep the order and a task each. Same rows either way."""
+    from stratalake.spark.planning import plan
+
+    spark.sql(
+        f"CREATE TABLE {db}.packed (id BIGINT, v STRING, p STRING, PRIMARY KEY (id, p) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '4')"
+    )
+    spark.sql(f"INSERT INTO {db}.packed SELECT id, concat('v', id), concat('p', id % 4) FROM range(400)")
+    spark.sql(f"CALL lake.sys.compact(table => '{db.split('.')[1]}.packed')")
+    t = Catalog(str(warehouse)).get_table(f"{db.split('.')[1]}.packed")
+    request = {"columns": ["id", "v", "p"], "filters": [], "native": True, "parallelism": 4}
+    small = plan(t, {}, request)
+    assert small["ordering"] == [] and small["num_buckets"] == 4
+    assert len(small["splits"]) == 4 < sum(s["files"] for s in small["splits"]) == 16  # one per bucket
+    # Splits weighing more than half of Spark's split size: a task each, in key order.
+    t = t.copy({"source.split.target-size": "4mb"})
+    large = plan(t, {}, request)
+    assert large["ordering"] == ["id"] and len(large["splits"]) == 16
+    got = sorted(map(tuple, spark.sql(f"SELECT id, v, p FROM {db}.packed").collect()))
+    assert got == [(i, f"v{i}", f"p{i % 4}") for i in range(400)]
+
+
 def test_one_column_bucket_key_of_a_two_column_primary_key(spark: Any, db: str) -> None:
     """bucket-key = 'a' of primary key (a, b): joins and aggregations on (a, b) use the buckets."""
     for name in ("m1", "m2"):

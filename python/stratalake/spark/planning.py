@@ -25,7 +25,7 @@ import math
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
@@ -77,6 +77,8 @@ from stratalake.types import (
     VarBinaryType,
     VarCharType,
 )
+
+T = TypeVar("T")
 
 _COMPARISONS = ("=", "<", "<=", ">", ">=")
 _FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -626,6 +628,12 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     rng = incremental_range(table, options)
     if rng is not None:
         return incremental_plan(table, rng, predicate, request)
+    # Spark keeps what the scan reported before its runtime filters: its key order (the rows must
+    # still come in it) and its bucket layout (no bucket may get more input partitions than it
+    # had). The plan before them decides the order here, and so whether splits are packed.
+    before = (
+        plan(table, options, {**request, "runtime_filters": []}) if request.get("runtime_filters") else None
+    )
     if options.get(keys.ROW_LEVEL_COMMAND):
         # Paimon's commands would read the fallback branch's rows and write their changes to this one.
         fallback.refuse_fallback(table, str(options[keys.ROW_LEVEL_COMMAND]))
@@ -681,6 +689,18 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     # whole-file reads are not in key order. Order within partitions helps only where Spark knows
     # how rows are partitioned (the bucket layout reported, or a single partition).
     ordering = [] if mixed else _output_ordering(table, splits, columns)
+    parallelism = int(request.get("parallelism") or 0)
+    if before is not None:
+        ordering = list(before["ordering"])  # the splits left are among those, sorted as they were
+    elif (
+        ordering
+        and request.get("native")
+        and _packs_well(table, splits, bool(bucket_keys and num_buckets), parallelism)
+    ):
+        # Many small splits (a compacted table of small buckets): a task each costs Spark's
+        # per-task overhead for a key order that only a sort-merge join over the bucket layout
+        # would use; packed, as Spark packs the small files of its own scans, they read faster.
+        ordering = []
     order_matters = bool(ordering) and (bool(bucket_keys and num_buckets) or len(splits) <= 1)
     picks = getattr(read, "picks_by_position", None)  # (append tables never merge)
     key_merge = picks if request.get("native_merge", True) and not order_matters else None
@@ -708,9 +728,14 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     if any(e.get("superseded_") for e in out_splits):
         ordering = []
     if not ordering:
-        parallelism = request.get("parallelism")
+        by_bucket = bool(bucket_keys and num_buckets)
         out_splits = pack_native_splits(
-            table, out_splits, by_bucket=bool(bucket_keys and num_buckets), parallelism=int(parallelism or 0)
+            table,
+            out_splits,
+            by_bucket=by_bucket,
+            parallelism=parallelism,
+            # After runtime filters, one input partition per bucket: never more than before them.
+            whole_buckets=by_bucket and before is not None,
         )
     for entry in out_splits:
         group = entry.pop("splits_")
@@ -739,7 +764,9 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     }
 
 
-def _position_plan(table: Table, options: Mapping[str, str], filters: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _position_plan(
+    table: Table, options: Mapping[str, str], filters: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
     """The scan of a row-level DELETE that removes stored rows by position (``row_delete.py``):
     the candidate files of each bucket, read by Python without a merge, every row with its data
     file and position; no native read, no key order or bucket layout reported (files of several
@@ -831,7 +858,11 @@ def _spark_stat_value(dt: DataType, text: str | None) -> Any:
 
 
 def pack_native_splits(
-    table: Table, entries: list[dict[str, Any]], by_bucket: bool, parallelism: int
+    table: Table,
+    entries: list[dict[str, Any]],
+    by_bucket: bool,
+    parallelism: int,
+    whole_buckets: bool = False,
 ) -> list[dict[str, Any]]:
     """Plan entries (each with its ``splits_``, not yet encoded) whose native splits
     (``native_files``) are packed into fewer input partitions, as Spark packs the
@@ -843,37 +874,80 @@ def pack_native_splits(
     bytes / parallelism))`` (Spark's ``maxSplitBytes`` rule with Paimon's split options), each
     file weighing at least the open cost, largest first. With ``by_bucket`` (the scan reports
     the bucket layout to Spark) only splits of the same bucket share a partition, whose key
-    stays that bucket. Callers pack only scans that report no ordering: the rows of a packed
-    partition are no longer sorted by key. Merged splits stay one per partition.
+    stays that bucket; with ``whole_buckets`` too, every bucket's native splits share one
+    partition whatever their size. Callers pack only scans that report no ordering: the rows of a
+    packed partition are no longer sorted by key. Merged splits stay one per partition.
     """
     native = [e for e in entries if e.get("native_files") is not None]
     if len(native) < 2:
         return entries
-    opts = table.core_options
-    target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
-    open_cost = opts.get_int("source.split.open-file-cost") or 4 * 1024 * 1024
+    open_cost = _split_costs(table)[1]
 
     def weight(e: dict[str, Any]) -> int:
         return sum(max(int(f["size"]), open_cost) for f in e["native_files"])
 
-    total = sum(weight(e) for e in native)
-    max_bytes = min(target, max(open_cost, total // max(parallelism, 1)))
-    groups: dict[int, list[dict[str, Any]]] = {}
-    for e in native:
-        groups.setdefault(int(e["bucket"]) if by_bucket else 0, []).append(e)
-    packed: list[dict[str, Any]] = []
-    for key in sorted(groups):
-        current: list[dict[str, Any]] = []
-        size = 0
-        for e in sorted(groups[key], key=weight, reverse=True):
-            if current and size + weight(e) > max_bytes:
-                packed.append(_merge_entries(current, key if by_bucket else -1))
-                current, size = [], 0
-            current.append(e)
-            size += weight(e)
-        if current:
-            packed.append(_merge_entries(current, key if by_bucket else -1))
+    if whole_buckets:
+        groups: dict[int, list[dict[str, Any]]] = {}
+        for e in native:
+            groups.setdefault(int(e["bucket"]), []).append(e)
+        bins = sorted(groups.items())
+    else:
+        bins = _pack(native, lambda e: int(e["bucket"]) if by_bucket else 0, weight, table, parallelism)
+    packed = [_merge_entries(group, key if by_bucket else -1) for key, group in bins]
     return packed + [e for e in entries if e.get("native_files") is None]
+
+
+def _split_costs(table: Table) -> tuple[int, int]:
+    """Paimon's ``source.split.target-size`` and ``source.split.open-file-cost``."""
+    opts = table.core_options
+    target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
+    return target, opts.get_int("source.split.open-file-cost") or 4 * 1024 * 1024
+
+
+def _pack(
+    items: Sequence[T],
+    group_of: Callable[[T], int],
+    weight: Callable[[T], int],
+    table: Table,
+    parallelism: int,
+) -> list[tuple[int, list[T]]]:
+    """``items`` packed into bins of at most ``min(target-size, max(open-file-cost, total /
+    parallelism))`` weight (Spark's ``maxSplitBytes`` rule with Paimon's split options), each
+    bin holding items of one group only, largest first; as (group, items) in group order."""
+    target, open_cost = _split_costs(table)
+    total = sum(weight(i) for i in items)
+    max_bytes = min(target, max(open_cost, total // max(parallelism, 1)))
+    groups: dict[int, list[T]] = {}
+    for item in items:
+        groups.setdefault(group_of(item), []).append(item)
+    bins: list[tuple[int, list[T]]] = []
+    for key in sorted(groups):
+        current: list[T] = []
+        size = 0
+        for item in sorted(groups[key], key=weight, reverse=True):
+            if current and size + weight(item) > max_bytes:
+                bins.append((key, current))
+                current, size = [], 0
+            current.append(item)
+            size += weight(item)
+        if current:
+            bins.append((key, current))
+    return bins
+
+
+def _packs_well(table: Table, splits: Sequence[Split], by_bucket: bool, parallelism: int) -> bool:
+    """Whether packing ``splits`` as :func:`pack_native_splits` would at least halve the scan's
+    input partitions (its splits are small next to Spark's split size)."""
+    if len(splits) < 2:
+        return False
+    open_cost = _split_costs(table)[1]
+
+    def weight(s: Split) -> int:
+        return sum(max(f.file_size, open_cost) for f in s.files)
+
+    return 2 * len(_pack(splits, lambda s: s.bucket if by_bucket else 0, weight, table, parallelism)) <= len(
+        splits
+    )
 
 
 def _merge_entries(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]:
@@ -892,7 +966,7 @@ def _merge_entries(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]
         "files": sum(e["files"] for e in entries),
         "bytes": sum(e["bytes"] for e in entries),
         "rows": sum(e["rows"] for e in entries),
-        "runs": max(e["runs"] for e in entries),
+        "runs": sum(e["runs"] for e in entries),  # the sorted runs of every split it reads
         "splits": sum(e.get("splits", 1) for e in entries),
         "native_files": [f for e in entries for f in e["native_files"]],
     }

@@ -157,6 +157,30 @@ def test_native_metrics(spark: Any, kv: str) -> None:
     assert metrics["stratalakeRowsAfterMerge"] == 300
 
 
+def test_native_reads_share_the_broadcast_hadoop_settings(spark: Any, kv: str) -> None:
+    """Scans with equal Hadoop settings share one broadcast of them (Spark's own file scans make
+    one per query: most of a short query's planning); a changed setting gets a broadcast of its
+    own, and every scan reads the same rows."""
+    spark.sql(f"CALL lake.sys.compact(table => '{kv.split('.', 1)[1]}', compact_strategy => 'full')")
+    confs = spark._jvm.org.stratalake.spark.scan.NativeParquet.HadoopConfs
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    q = f"SELECT k, a FROM {kv} WHERE k = 17"
+    with native(spark, True):
+        first = rows(spark.sql(q))
+        made = confs.created()
+        for _ in range(3):
+            assert rows(spark.sql(q)) == first
+            assert rows(spark.sql(f"SELECT k, b FROM {kv} WHERE k < 5")) != []
+        assert confs.created() == made  # the same settings: shared
+        hadoop.set("stratalake.test.broadcast-marker", "changed")
+        try:
+            assert rows(spark.sql(q)) == first
+            assert confs.created() == made + 1  # a changed setting: its own broadcast
+        finally:
+            hadoop.unset("stratalake.test.broadcast-marker")
+    assert first == [(17, 17)]
+
+
 def test_compacted_partition_next_to_merged_one(spark: Any, db: str) -> None:
     spark.sql(
         f"""CREATE TABLE {db}.mix (k BIGINT, p STRING, a INT, b STRING, c DOUBLE,

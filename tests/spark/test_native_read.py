@@ -600,7 +600,8 @@ def test_partition_values_needing_escapes(spark: Any, db: str) -> None:
 def test_small_native_splits_share_input_partitions(spark: Any, db: str) -> None:
     """Native splits are packed into input partitions as Spark packs Parquet files (a task per
     small split costs more than reading it): by bucket when the scan reports the bucket layout,
-    by size otherwise; never when the scan reports key order (packed rows are not sorted)."""
+    by size otherwise; never when the scan reports key order (packed rows are not sorted), which
+    it reports only for splits too large to pack well (test_catalyst.py)."""
     spark.sql(
         f"""CREATE TABLE {db}.packed (k BIGINT, p STRING, a INT, PRIMARY KEY (k, p) NOT ENFORCED)
             PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '4')"""
@@ -611,8 +612,11 @@ def test_small_native_splits_share_input_partitions(spark: Any, db: str) -> None
     assert "[splits: 16 native, 0 merged" in plan_of(unordered)
     got, _ = same(spark, f"SELECT p, count(*), sum(a) FROM {db}.packed GROUP BY p")
     assert got == [(f"p{r}", 1000, sum(i for i in range(4000) if i % 4 == r)) for r in range(4)]
-    # Selecting the key reports sorted splits: one partition per split.
-    assert spark.sql(f"SELECT k, a FROM {db}.packed").rdd.getNumPartitions() == 16
+    # Selecting the key of these small sorted splits: packed too, rather than a partition per
+    # split for a key order.
+    keyed = spark.sql(f"SELECT k, a FROM {db}.packed")
+    assert keyed.rdd.getNumPartitions() == 4
+    assert sorted(keyed.collect()) == [(i, i) for i in range(4000)]
     # An append table (no bucket layout to keep): packed by size alone.
     spark.sql(f"CREATE TABLE {db}.packed_log (k BIGINT, p STRING) PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO {db}.packed_log SELECT id, concat('p', id % 16) FROM range(4000)")

@@ -141,7 +141,8 @@ class LookupChangelogRewriter(MergeTreeCompactRewriter):
             if changelog is not None:
                 changelog.abort()
             raise
-        if kept:
+        if kept and sum(k.num_rows for k in kept) == file.row_count:
+            # Every row of the file (none masked by a vector): lookups address rows by position.
             self.lookup_levels.remember((upgraded,), pa.concat_tables(kept), self.files.schema)
         if changelog is None:
             return CompactResult((file,), (upgraded,))

@@ -18,6 +18,7 @@ import org.apache.paimon.types.RowType;
  * argument a line "## db.table", then one line per row with its fields tab-separated (String.valueOf,
  * "null" for nulls), or a line "!! <exception>" when Paimon fails to read the table.
  * A table argument may carry read options after an "@": "db.t@scan.tag-name=x,scan.snapshot-id=2"
+ * (";" between them instead when a value holds a comma)
  * reads the table copied with them (Paimon's time travel: the snapshot's own schema).
  * Usage: java -cp paimon-bundle.jar:... PaimonRead WAREHOUSE db.t1 [db.t2 ...]
  */
@@ -33,7 +34,9 @@ public class PaimonRead {
         Table table = catalog.getTable(Identifier.fromString(nameAndOptions[0]));
         if (nameAndOptions.length == 2) {
           Map<String, String> readOptions = new HashMap<>();
-          for (String kv : nameAndOptions[1].split(",")) {
+          // ";" separates the options when a value holds a comma ("incremental-between=0,4").
+          String separator = nameAndOptions[1].contains(";") ? ";" : ",";
+          for (String kv : nameAndOptions[1].split(separator)) {
             String[] pair = kv.split("=", 2);
             readOptions.put(pair[0], pair[1]);
           }

@@ -886,13 +886,8 @@ def pack_native_splits(
     def weight(e: dict[str, Any]) -> int:
         return sum(max(int(f["size"]), open_cost) for f in e["native_files"])
 
-    if whole_buckets:
-        groups: dict[int, list[dict[str, Any]]] = {}
-        for e in native:
-            groups.setdefault(int(e["bucket"]), []).append(e)
-        bins = sorted(groups.items())
-    else:
-        bins = _pack(native, lambda e: int(e["bucket"]) if by_bucket else 0, weight, table, parallelism)
+    group_of = (lambda e: int(e["bucket"])) if by_bucket else (lambda e: 0)
+    bins = _pack(native, group_of, weight, table, parallelism, unbounded=whole_buckets)
     packed = [_merge_entries(group, key if by_bucket else -1) for key, group in bins]
     return packed + [e for e in entries if e.get("native_files") is None]
 
@@ -910,13 +905,15 @@ def _pack(
     weight: Callable[[T], int],
     table: Table,
     parallelism: int,
+    unbounded: bool = False,
 ) -> list[tuple[int, list[T]]]:
     """``items`` packed into bins of at most ``min(target-size, max(open-file-cost, total /
-    parallelism))`` weight (Spark's ``maxSplitBytes`` rule with Paimon's split options), each
-    bin holding items of one group only, largest first; as (group, items) in group order."""
+    parallelism))`` weight (Spark's ``maxSplitBytes`` rule with Paimon's split options; with
+    ``unbounded``, one bin per group), each bin holding items of one group only, largest first;
+    as (group, items) in group order."""
     target, open_cost = _split_costs(table)
     total = sum(weight(i) for i in items)
-    max_bytes = min(target, max(open_cost, total // max(parallelism, 1)))
+    max_bytes = total if unbounded else min(target, max(open_cost, total // max(parallelism, 1)))
     groups: dict[int, list[T]] = {}
     for item in items:
         groups.setdefault(group_of(item), []).append(item)

@@ -19,6 +19,9 @@ import org.apache.paimon.types.DataTypes;
  * Writes a table with Apache Paimon's Java implementation: (id BIGINT, v STRING), rows
  * id = from..to-1 with v = prefix + id (null when id % 7 == 0), in one batch commit; the table is
  * created (primary key id when "pk", else an append table) with the given "key=value" options.
+ * The option "test.partitions=N" is not a table option: it partitions the table by
+ * (dt STRING, h INT), row id going to dt = "2026-11-" + (id % N) (two digits), h = id % 2, and
+ * the primary key becomes (id, dt, h).
  * Usage: java -cp ... PaimonWrite WAREHOUSE db.t pk|append FROM TO PREFIX [key=value ...]
  */
 public class PaimonWrite {
@@ -28,12 +31,24 @@ public class PaimonWrite {
     Catalog catalog = CatalogFactory.createCatalog(CatalogContext.create(options));
     Identifier id = Identifier.fromString(args[1]);
     Schema.Builder schema = Schema.newBuilder().column("id", DataTypes.BIGINT()).column("v", DataTypes.STRING());
-    if (args[2].equals("pk")) {
-      schema.primaryKey("id");
-    }
+    int partitions = 0;
     for (int i = 6; i < args.length; i++) {
       String[] kv = args[i].split("=", 2);
-      schema.option(kv[0], kv[1]);
+      if (kv[0].equals("test.partitions")) {
+        partitions = Integer.parseInt(kv[1]);
+      } else {
+        schema.option(kv[0], kv[1]);
+      }
+    }
+    if (partitions > 0) {
+      schema.column("dt", DataTypes.STRING()).column("h", DataTypes.INT()).partitionKeys("dt", "h");
+    }
+    if (args[2].equals("pk")) {
+      if (partitions > 0) {
+        schema.primaryKey("id", "dt", "h");
+      } else {
+        schema.primaryKey("id");
+      }
     }
     catalog.createDatabase(id.getDatabaseName(), true);
     catalog.createTable(id, schema.build(), true);
@@ -45,7 +60,13 @@ public class PaimonWrite {
       // Lookup compaction (changelog-producer lookup, deletion vectors) spills to local disk.
       write.withIOManager(IOManager.create(System.getProperty("java.io.tmpdir")));
       for (long k = from; k < to; k++) {
-        write.write(GenericRow.of(k, k % 7 == 0 ? null : BinaryString.fromString(args[5] + k)));
+        BinaryString v = k % 7 == 0 ? null : BinaryString.fromString(args[5] + k);
+        if (partitions > 0) {
+          String dt = String.format("2026-11-%02d", k % partitions);
+          write.write(GenericRow.of(k, v, BinaryString.fromString(dt), (int) (k % 2)));
+        } else {
+          write.write(GenericRow.of(k, v));
+        }
       }
       List<CommitMessage> messages = write.prepareCommit();
       try (BatchTableCommit commit = builder.newCommit()) {

@@ -74,14 +74,17 @@ def _table(tmp_path: Any, partition_type: pa.DataType | None = None, buckets: in
     return Table(RecordingFileIO(), f"{tmp_path}/db.db/t", "db.t")
 
 
-def _synthesize(table: Table, partitions: list[Any], files_per_manifest: int, buckets: int = 4) -> None:
+def _synthesize(
+    table: Table, partitions: list[Any], files_per_manifest: int, buckets: int = 4, bucket_run: int = 1
+) -> None:
     """One snapshot whose manifests hold ``partitions`` (one entry per item, in order), written
-    through ManifestIO: ``files_per_manifest`` consecutive entries per manifest."""
+    through ManifestIO: ``files_per_manifest`` consecutive entries per manifest, buckets taking
+    turns every ``bucket_run`` entries."""
     mio: ManifestIO = table.manifest_io
     codec = table.partition_codec
     namer = ManifestNamer()
     entries = [
-        ManifestEntry(FileKind.ADD, codec.to_bytes([p]), j % buckets, buckets, _file(j, j))
+        ManifestEntry(FileKind.ADD, codec.to_bytes([p]), (j // bucket_run) % buckets, buckets, _file(j, j))
         for j, p in enumerate(partitions)
     ]
     metas = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 import json
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypeVar
 
@@ -35,6 +35,7 @@ from stratalake.spec.manifest import (
 
 __all__ = [
     "decode_index_manifest_entries",
+    "decode_manifest_blocks",
     "decode_manifest_entries",
     "decode_manifest_file_metas",
     "encode_index_manifest_entries",
@@ -560,6 +561,79 @@ def encode_manifest_entries(entries: Sequence[ManifestEntry]) -> bytes:
 def decode_manifest_entries(data: bytes, origin: str) -> list[ManifestEntry]:
     """Decode a manifest file written by stratalake, pypaimon or Java Paimon."""
     return _decode(data, origin, "manifest", _entry_from)
+
+
+def _zigzag_varint(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z > 0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def _entry_needles(writer_schema: Any, wanted: Collection[tuple[bytes, int | None]]) -> set[bytes] | None:
+    """Byte strings one of which the encoding of every entry of a ``(partition, bucket)`` in
+    ``wanted`` (bucket None: any) contains, from the file's own writer schema; None if it lays
+    entries out otherwise (then every block is decoded).
+
+    ``_PARTITION`` is Avro ``bytes``: its length, then the partition's bytes. When the writer put
+    ``_BUCKET`` (an ``int``) right after it, as Paimon does, the bucket's varint follows.
+    """
+    branches = writer_schema if isinstance(writer_schema, list) else [writer_schema]
+    records = [b for b in branches if isinstance(b, dict) and b.get("type") == "record"]
+    if len(records) != 1:
+        return None
+    fields = records[0].get("fields") or []
+    names = [f.get("name") if isinstance(f, dict) else None for f in fields]
+    if "_PARTITION" not in names:
+        return None
+    i = names.index("_PARTITION")
+    if fields[i].get("type") != "bytes":
+        return None
+    bucket_follows = i + 1 < len(fields) and names[i + 1] == "_BUCKET" and fields[i + 1].get("type") == "int"
+    out = set()
+    for partition, bucket in wanted:
+        needle = _zigzag_varint(len(partition)) + partition
+        out.add(needle + _zigzag_varint(bucket) if bucket is not None and bucket_follows else needle)
+    return out
+
+
+def decode_manifest_blocks(
+    data: bytes, origin: str, wanted: Collection[tuple[bytes, int | None]]
+) -> tuple[list[ManifestEntry], bool]:
+    """The entries of the manifest's Avro blocks that may hold an entry of a ``(partition,
+    bucket)`` in ``wanted`` (bucket None: any bucket), and whether that was every block.
+
+    A superset (the searched bytes may also occur in other fields): the caller still filters
+    each entry. A block whose decompressed records do not contain a wanted entry's encoded
+    partition (and bucket) is searched but not decoded, and decoding is most of the cost of a
+    manifest (fastavro's records, then frozen objects); so reading a few partitions of a
+    partition-clustered manifest costs the blocks holding them. The container is checked whole
+    first, as :func:`decode_manifest_entries` does.
+    """
+    try:
+        check_container(data)
+    except (ValueError, IndexError, TypeError, RecursionError, zlib.error) as e:
+        raise CorruptFileError(f"{origin} is not a valid manifest file: {e}") from None
+    out: list[ManifestEntry] = []
+    every = True
+    try:
+        blocks = fastavro.block_reader(io.BytesIO(data))
+        needles = _entry_needles(blocks.writer_schema, wanted)
+        for block in blocks:
+            # The decompressed records (fastavro's Block keeps them in ``bytes_``, a BytesIO).
+            raw = block.bytes_.getvalue()  # type: ignore[attr-defined]
+            if needles is None or any(n in raw for n in needles):
+                out += [_entry_from(r) for r in block]  # type: ignore[arg-type]
+            else:
+                every = False
+    except (CorruptFileError, UnsupportedError) as e:
+        raise type(e)(f"{origin}: {e}") from e
+    except Exception as e:  # fastavro, zstandard and conversions raise many unrelated types
+        raise CorruptFileError(f"{origin} is not a valid manifest file: {type(e).__name__}: {e}") from e
+    return out, every
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,15 +16,42 @@ partition, ``__DEFAULT_PARTITION__`` on disk) count whenever the null counts do 
 
 from __future__ import annotations
 
+import datetime
+import itertools
 import operator
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from stratalake.expressions import And, Compare, In, IsNotNull, IsNull, Not, Or, Predicate
+from stratalake.expressions import (
+    And,
+    Compare,
+    In,
+    IsNotNull,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+    split_conjuncts,
+)
 from stratalake.spec.binary_row import decode_row
 from stratalake.spec.manifest import ManifestFileMeta
 from stratalake.store.partition import PartitionCodec
+from stratalake.types import (
+    BigIntType,
+    BooleanType,
+    DataType,
+    DateType,
+    IntType,
+    SmallIntType,
+    TinyIntType,
+    VarCharType,
+)
+
+# Past these counts a block search costs more than it saves (one substring search per pair).
+MAX_WANTED_PARTITIONS = 256
+MAX_WANTED_PAIRS = 1024
 
 _ALL: frozenset[bool | None] = frozenset({True, False, None})
 
@@ -234,6 +261,57 @@ class ManifestFilter:
                 return False
         return True
 
+    @cached_property
+    def wanted_pairs(self) -> frozenset[tuple[bytes, int | None]] | None:
+        """Every ``(partition, bucket)`` an entry may have to be wanted (bucket None: any), so
+        manifest blocks holding none of them need not be decoded
+        (:func:`~stratalake.spec.avro.decode_manifest_blocks`); None when the wanted partitions
+        are not a small known set.
+
+        Partitions are identified by their bytes, as Paimon's ``BinaryRow.equals`` does and as
+        ``partitions`` here already is. A partition predicate yields pairs only when it pins
+        every partition column to non-null values of a type whose encoding is one-to-one with
+        its Python values (strings, integers, booleans, dates): never floats (``-0.0 == 0.0``),
+        decimals (``1.0 == 1.00``), CHAR (padding) or timestamps.
+        """
+        wanted = self.partitions if self.partitions is not None else self._pinned_partitions()
+        if wanted is None or len(wanted) > MAX_WANTED_PARTITIONS:
+            return None
+        if self.buckets is not None and len(wanted) * len(self.buckets) <= MAX_WANTED_PAIRS:
+            return frozenset((p, b) for p in wanted for b in self.buckets)
+        return frozenset((p, None) for p in wanted)
+
+    def _pinned_partitions(self) -> frozenset[bytes] | None:
+        """The encodings of every partition the predicate may admit, when it pins each column."""
+        codec = self.codec
+        if self.predicate is None or not codec.is_partitioned:
+            return None
+        pinned: dict[str, set[Any]] = {}
+        for c in split_conjuncts(self.predicate):
+            if isinstance(c, Compare) and c.op == "=":
+                values: set[Any] = {c.value}
+            elif isinstance(c, In):
+                values = set(c.values)
+            else:
+                continue  # other conjuncts only narrow the set further
+            column = c.column
+            pinned[column] = pinned[column] & values if column in pinned else values
+        choices: list[list[Any]] = []
+        for name, dtype in zip(codec.keys, codec.types, strict=True):
+            allowed = pinned.get(name)
+            if allowed is None or not all(_one_to_one(dtype, v) for v in allowed):
+                return None
+            choices.append(sorted(allowed))
+        combos = 1
+        for options in choices:
+            combos *= len(options)
+        if combos > MAX_WANTED_PARTITIONS:
+            return None
+        try:
+            return frozenset(codec.to_bytes(list(values)) for values in itertools.product(*choices))
+        except Exception:  # a value the column cannot hold (out of range): read everything
+            return None
+
     def entry_partition_ok(self, partition: bytes) -> bool:
         """Whether entries of ``partition`` are wanted (cached per partition)."""
         ok = self._partition_ok.get(partition)
@@ -243,6 +321,23 @@ class ManifestFilter:
                 ok = self.predicate.eval_values(self.codec.to_dict(partition)) is not False
             self._partition_ok[partition] = ok
         return ok
+
+
+_INTEGERS = (TinyIntType, SmallIntType, IntType, BigIntType)
+
+
+def _one_to_one(dtype: DataType, value: Any) -> bool:
+    """Whether ``value`` equals a partition value of ``dtype`` exactly when their encodings are
+    equal (so a needle made from it cannot miss an equal partition)."""
+    if isinstance(dtype, VarCharType):
+        return type(value) is str
+    if isinstance(dtype, _INTEGERS):
+        return type(value) is int
+    if isinstance(dtype, BooleanType):
+        return type(value) is bool
+    if isinstance(dtype, DateType):
+        return type(value) is datetime.date
+    return False
 
 
 def _admits(ranges: Mapping[str, ColumnRange], keys: Sequence[str], values: Sequence[Any]) -> bool:

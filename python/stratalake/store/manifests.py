@@ -12,6 +12,7 @@ from stratalake.exceptions import CorruptFileError
 from stratalake.io import FileIO
 from stratalake.spec.avro import (
     decode_index_manifest_entries,
+    decode_manifest_blocks,
     decode_manifest_entries,
     decode_manifest_file_metas,
     encode_index_manifest_entries,
@@ -37,18 +38,19 @@ class _LRU:
     """A small process-wide cache of decoded immutable files (manifests never change)."""
 
     def __init__(self, capacity: int) -> None:
-        self._data: OrderedDict[str, Any] = OrderedDict()
+        # Keyed by path, or (path, wanted) for a manifest read in part (ManifestIO.read_entries_of).
+        self._data: OrderedDict[Any, Any] = OrderedDict()
         self._capacity = capacity
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> Any:
+    def get(self, key: Any) -> Any:
         with self._lock:
             value = self._data.get(key)
             if value is not None:
                 self._data.move_to_end(key)
             return value
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: Any, value: Any) -> None:
         with self._lock:
             self._data[key] = value
             self._data.move_to_end(key)
@@ -111,6 +113,27 @@ class ManifestIO:
 
     def read_entries(self, name: str) -> list[ManifestEntry]:
         return self._read_cached(name, decode_manifest_entries, _check_entry)
+
+    def read_entries_of(self, name: str, wanted: frozenset[tuple[bytes, int | None]]) -> list[ManifestEntry]:
+        """A superset of the entries of ``name`` whose (partition, bucket) is in ``wanted``
+        (:attr:`ManifestFilter.wanted_pairs`): the whole manifest when it is cached, else only
+        its Avro blocks that may hold them are decoded. Such a partial read is cached under
+        ``wanted``; one that decoded every block is cached as the whole manifest."""
+        path = self.path(name)
+        full: list[ManifestEntry] | None = _CACHE.get(path)
+        if full is not None:
+            return list(full)
+        key = (path, wanted)
+        partial: list[ManifestEntry] | None = _CACHE.get(key)
+        if partial is None:
+            partial, every = decode_manifest_blocks(self.file_io.read_bytes(path), path, wanted)
+            try:
+                for e in partial:
+                    _check_entry(e)
+            except CorruptFileError as err:
+                raise CorruptFileError(f"{path}: {err}") from None
+            _CACHE.put(path if every else key, partial)
+        return list(partial)
 
     def write_entries(self, entries: Sequence[ManifestEntry], namer: ManifestNamer) -> list[ManifestFileMeta]:
         metas = []
@@ -203,10 +226,14 @@ def filtered_entries(
             yield from mio.read_entries(m.file_name)
         return
     buckets = where.buckets
+    wanted = where.wanted_pairs
     for m in metas:
         if not where.manifest_may_match(m):
             continue
-        for e in mio.read_entries(m.file_name):
+        entries = (
+            mio.read_entries(m.file_name) if wanted is None else mio.read_entries_of(m.file_name, wanted)
+        )
+        for e in entries:
             if (buckets is None or e.bucket in buckets) and where.entry_partition_ok(e.partition):
                 yield e
 

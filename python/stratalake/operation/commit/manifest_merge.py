@@ -118,6 +118,7 @@ class ManifestMerger:
                 rewritten.append(m)
             else:
                 kept.append(m)
+        entries = self._clustered(entries)
         _LOG.info(
             "table %s: full manifest compaction of %d manifests (%d bytes), %d DELETE entries dropped",
             self.table.identifier,
@@ -126,6 +127,24 @@ class ManifestMerger:
             len(deleted),
         )
         return kept + self._write_rolling(entries, namer, written, target)
+
+    def _clustered(self, entries: list[ManifestEntry]) -> list[ManifestEntry]:
+        """``entries`` (ADDs of distinct files, so their order means nothing to a reader) ordered
+        by partition values, then bucket: each rewritten manifest then covers a narrow range of
+        partitions, so its partition statistics prune it for reads of other partitions, and a
+        read of one partition decodes only the Avro blocks holding it."""
+        codec = self.table.partition_codec
+        if not codec.is_partitioned:
+            return sorted(entries, key=lambda e: e.bucket)
+
+        def key(e: ManifestEntry) -> tuple[tuple[tuple[bool, object], ...], bytes, int]:
+            values = tuple((v is not None, v) for v in codec.from_bytes(e.partition))
+            return values, e.partition, e.bucket
+
+        try:
+            return sorted(entries, key=key)
+        except Exception:  # values that do not decode or compare: their bytes still group them
+            return sorted(entries, key=lambda e: (e.partition, e.bucket))
 
     def _may_hold_partitions(self, partitions: set[bytes]) -> Callable[[ManifestFileMeta], bool]:
         """Whether a manifest's partition statistics admit one of ``partitions`` (conservative)."""

@@ -134,17 +134,13 @@ class ManifestMerger:
         partitions, so its partition statistics prune it for reads of other partitions, and a
         read of one partition decodes only the Avro blocks holding it."""
         codec = self.table.partition_codec
-        if not codec.is_partitioned:
-            return sorted(entries, key=lambda e: e.bucket)
-
-        def key(e: ManifestEntry) -> tuple[tuple[tuple[bool, object], ...], bytes, int]:
-            values = tuple((v is not None, v) for v in codec.from_bytes(e.partition))
-            return values, e.partition, e.bucket
-
+        distinct = {e.partition for e in entries}
         try:
-            return sorted(entries, key=key)
+            ordered = sorted(distinct, key=lambda p: tuple((v is not None, v) for v in codec.from_bytes(p)))
         except Exception:  # values that do not decode or compare: their bytes still group them
-            return sorted(entries, key=lambda e: (e.partition, e.bucket))
+            ordered = sorted(distinct)
+        rank = {p: i for i, p in enumerate(ordered)}
+        return sorted(entries, key=lambda e: (rank[e.partition], e.bucket))
 
     def _may_hold_partitions(self, partitions: set[bytes]) -> Callable[[ManifestFileMeta], bool]:
         """Whether a manifest's partition statistics admit one of ``partitions`` (conservative)."""

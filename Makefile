@@ -118,8 +118,10 @@ bench-quick: setup
 	$(VPY) -m bench.run --quick
 
 # Issue 33: commit, planning and expiration cost at 1k, 10k and 100k live files (metadata only).
+# BENCH_METADATA_ARGS='--paimon' also measures Paimon's Java core on the same tables (jars from Maven).
+BENCH_METADATA_ARGS ?=
 bench-metadata: setup
-	$(VPY) -m bench.metadata_scale
+	$(VPY) -m bench.metadata_scale $(BENCH_METADATA_ARGS)
 
 bench-metadata-quick: setup
 	$(VPY) -m bench.metadata_scale --quick

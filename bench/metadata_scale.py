@@ -13,10 +13,18 @@ manifests are minor-merged every 30 as a committer would. Then, in a fresh inter
 - a writer's first small write (one row into the newest partition, not committed), in an
   interpreter of its own (cold);
 - one small commit (one new level-0 file in the newest partition, ``TableCommit.commit`` of a
-  writer's message): the first one (cold) and the median of 20;
+  writer's message): the first one (cold) and the median of 20; then the median of 20 more with
+  ``write-only`` (no expiration after each commit);
 - planning a query of one partition (``dt = <one>``): cold, then the median of 5;
 - planning the whole table, in an interpreter of its own: time and peak RSS growth;
 - ``expire_snapshots`` keeping 10 snapshots (all others expire).
+
+With ``--paimon``, Apache Paimon's Java implementation (``paimon-bundle`` 1.3.1 from Maven Central,
+the core its Spark connector plans and commits with) measures the same figures on a copy of the
+same table (``bench/PaimonMetadata.java``): planning one partition first in a fresh JVM, then
+first after the JVM is warm, then warm; planning the whole table; small commits of one row into
+the newest partition (``write-only``: the bench writes no data files, so nothing may compact);
+expiring all but 10 snapshots.
 """
 
 from __future__ import annotations
@@ -229,9 +237,11 @@ def measure(location: str, n_files: int, commits: int) -> dict[str, Any]:
         times.append((time.perf_counter() - t0) * 1000)
     out["plan_one_partition_ms"] = statistics.median(times)
 
-    # Small commits: one new level-0 file in the newest partition, numbered after its bucket.
+    # Small commits: one new level-0 file in the newest partition, numbered after its bucket;
+    # then as many again with write-only (no expiration after each), as Paimon's are timed here.
     latencies = []
-    for i in range(commits):
+    write_only = table.copy({"write-only": "true"})
+    for i in range(2 * commits):
         bucket = i % BUCKETS
         seq = 10_000_000 + i * 10
         key = encode_row([-(i + 1)], [bigint])
@@ -253,11 +263,12 @@ def measure(location: str, n_files: int, commits: int) -> dict[str, Any]:
         )
         msg = CommitMessage(partition, bucket, BUCKETS, new_files=(f,))
         t0 = time.perf_counter()
-        table.new_commit().commit([msg])
+        (table if i < commits else write_only).new_commit().commit([msg])
         latencies.append((time.perf_counter() - t0) * 1000)
     out["commit_first_ms"] = latencies[0]
-    out["commit_median_ms"] = statistics.median(latencies)
-    out["commit_max_ms"] = max(latencies)
+    out["commit_median_ms"] = statistics.median(latencies[:commits])
+    out["commit_max_ms"] = max(latencies[:commits])
+    out["commit_write_only_median_ms"] = statistics.median(latencies[commits:])
 
     t0 = time.perf_counter()
     expired = table.expire_snapshots(
@@ -268,12 +279,51 @@ def measure(location: str, n_files: int, commits: int) -> dict[str, Any]:
     return out
 
 
-def run_size(n_files: int, n_snapshots: int, commits: int, work: str) -> dict[str, Any]:
+PAIMON_RELEASE = "1.3.1"
+
+
+def _paimon_class_path() -> str:
+    """The class path of ``bench/PaimonMetadata.java`` against Paimon's bundle (fetched by Maven
+    once, as the Java interop tests do), compiling it when it changed."""
+    from tests.interop_java.paimon_java import class_path
+
+    jars = class_path(PAIMON_RELEASE)
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "PaimonMetadata.java")
+    out = os.path.join(os.path.dirname(os.path.dirname(source)), ".paimon-java", f"bench-{PAIMON_RELEASE}")
+    compiled = os.path.join(out, "PaimonMetadata.class")
+    if not os.path.exists(compiled) or os.path.getmtime(compiled) < os.path.getmtime(source):
+        os.makedirs(out, exist_ok=True)
+        subprocess.run(["javac", "-d", out, "-cp", jars, source], check=True, timeout=300)
+    return os.pathsep.join([jars, out])
+
+
+def measure_paimon(location: str, n_files: int, commits: int) -> dict[str, Any]:
+    """Paimon Java's figures on ``location`` (a copy of the built table; its commits change it)."""
+    cp = _paimon_class_path()
+    parts = _partitions(n_files)
+    phases = [
+        ["plan", _dt(parts // 2), _dt(parts // 4), "5"],
+        ["plan-all"],
+        ["commit", _dt(parts - 1), str(commits)],
+        ["expire", "10"],
+    ]
+    out: dict[str, Any] = {}
+    for phase in phases:
+        proc = subprocess.run(
+            ["java", "-cp", cp, "PaimonMetadata", location, *phase], check=True, capture_output=True, text=True
+        )
+        out.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def run_size(n_files: int, n_snapshots: int, commits: int, work: str, paimon: bool = False) -> dict[str, Any]:
     location = tempfile.mkdtemp(dir=work, prefix=f"meta-{n_files}-")
     try:
         t0 = time.perf_counter()
         build(location, n_files, n_snapshots)
         built = time.perf_counter() - t0
+        if paimon:
+            shutil.copytree(location, location + "-paimon")
         result: dict[str, Any] = {}
         for phase in (
             ["--measure-write", location, str(n_files)],
@@ -285,9 +335,12 @@ def run_size(n_files: int, n_snapshots: int, commits: int, work: str) -> dict[st
             )
             result.update(json.loads(proc.stdout.strip().splitlines()[-1]))
         result["build_s"] = built
+        if paimon:
+            result["paimon"] = measure_paimon(location + "-paimon", n_files, commits)
         return result
     finally:
         shutil.rmtree(location, ignore_errors=True)
+        shutil.rmtree(location + "-paimon", ignore_errors=True)
 
 
 def main() -> None:
@@ -295,7 +348,9 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="1k and 10k files only, 10 commits")
     p.add_argument("--sizes", help="comma-separated live file counts (default 1000,10000,100000)")
     p.add_argument("--commits", type=int, help="small commits to time (default 20; --quick 10)")
+    p.add_argument("--snapshots", type=int, help="snapshots of every table (default: 100, 300, 1000 by size)")
     p.add_argument("--json", help="also write the results to this file")
+    p.add_argument("--paimon", action="store_true", help=f"also measure Paimon {PAIMON_RELEASE} (Java) on each table")
     p.add_argument("--measure", nargs=3, help=argparse.SUPPRESS)
     p.add_argument("--measure-plan-all", help=argparse.SUPPRESS)
     p.add_argument("--measure-write", nargs=2, help=argparse.SUPPRESS)
@@ -323,17 +378,29 @@ def main() -> None:
     )
     print(header, flush=True)
     for n in sizes:
-        snaps = SNAPSHOTS.get(n, max(2, min(1_000, n // 100)))
-        r = run_size(n, snaps, commits, work)
+        snaps = args.snapshots or SNAPSHOTS.get(n, max(2, min(1_000, n // 100)))
+        r = run_size(n, snaps, commits, work, paimon=args.paimon)
         results.append(r)
         print(
             f"{n:>8} {r['snapshots']:>6} {r['build_s']:>8.1f} {r['write_first_ms']:>8.0f}ms "
             f"{r['commit_first_ms']:>9.0f}ms "
             f"{r['commit_median_ms']:>9.0f}ms {r['plan_one_partition_ms']:>10.0f}ms "
             f"{r['plan_one_partition_cold_ms']:>6.0f}ms {r['plan_table_ms']:>7.0f}ms "
-            f"{r['plan_table_peak_rss_growth_mib']:>9.0f} {r['expire_ms']:>7.0f}ms ({r['expired']})",
+            f"{r['plan_table_peak_rss_growth_mib']:>9.0f} {r['expire_ms']:>7.0f}ms ({r['expired']})"
+            f"  [commit median, write-only: {r['commit_write_only_median_ms']:.0f}ms]",
             flush=True,
         )
+        if "paimon" in r:
+            j = r["paimon"]
+            print(
+                f"{'Paimon':>8} {'Java':>6} {'':>8} {j['write_first_ms']:>8.0f}ms {j['commit_first_ms']:>9.0f}ms "
+                # write-only, see measure_paimon
+                f"{j['commit_median_ms']:>9.0f}ms {j['plan_one_partition_ms']:>10.0f}ms "
+                f"{j['plan_one_partition_cold_ms']:>6.0f}ms {j['plan_table_ms']:>7.0f}ms "
+                f"{j['plan_table_peak_rss_growth_mib']:>9.0f} {j['expire_ms']:>7.0f}ms ({j['expired']})"
+                f"  [plan 1 partition first in a warm JVM: {j['plan_one_partition_warm_jvm_ms']:.0f}ms]",
+                flush=True,
+            )
     if len(results) > 1:
         first, last = results[0], results[-1]
         print(

@@ -350,8 +350,9 @@ def test_snapshot_created_below_newer_ones_is_withdrawn(tmp_path: Path) -> None:
         t.write(batch(0, c, 3))
     sm = t.snapshot_manager
     snap3 = t.snapshot(3)
-    t.file_io.delete(sm.snapshot_path(3))  # as if 3 expired and 2 were re-won in a race
+    t.file_io.delete(sm.snapshot_path(3))  # as if 2 and 3 expired and 2 were re-won in a race
     sm.forget(3)
+    _rewin(t, 2)
     time.sleep(0.02)  # the evidence is "successor written before this attempt began": make it so
     with pytest.raises(CommitConflictError, match="withdrawn"):
         sm.try_commit(snap3)  # 2 exists, so it is created, but 4 is older than the attempt
@@ -365,12 +366,52 @@ def test_snapshot_created_below_a_gap_is_withdrawn(tmp_path: Path) -> None:
         t.write(batch(0, c, 3))
     sm = t.snapshot_manager
     snap3 = t.snapshot(3)
-    for sid in (3, 4):  # as if 3 and 4 expired and 3 were re-won by a stale committer
+    for sid in (3, 4):  # as if 2, 3 and 4 expired, 2 were re-won and 3 were re-won by a stale committer
         t.file_io.delete(sm.snapshot_path(sid))
         sm.forget(sid)
+    _rewin(t, 2)
     with pytest.raises(CommitConflictError, match="withdrawn"):
         sm.try_commit(snap3)
     assert not t.file_io.exists(sm.snapshot_path(3)) and t.file_io.exists(sm.snapshot_path(5))
+
+
+def _rewin(t: Any, sid: int) -> None:
+    """Snapshot ``sid`` as another commit that won the id again after it expired would leave it
+    (other bytes: its own commit user), as this process did not read it."""
+    import dataclasses
+
+    sm = t.snapshot_manager
+    again = dataclasses.replace(sm.snapshot(sid), commit_user="another-writer")
+    t.file_io.delete(sm.snapshot_path(sid))
+    t.file_io.write_bytes(sm.snapshot_path(sid), again.to_json().encode())
+
+
+def test_a_commit_whose_base_is_unchanged_does_not_list_the_snapshots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit built on snapshot N-1 that still holds what it read cannot have won an expired
+    id (expiration deletes N-1 before N): the check after the create needs no listing; when the
+    predecessor holds another commit's bytes, it lists and withdraws."""
+    t = create_table(str(tmp_path / "wh"), **{"write-only": "true"})
+    for c in range(3):
+        t.write(batch(0, c, 3))
+    io = t.file_io
+    listed: list[str] = []
+    real_list = io.list_names
+    monkeypatch.setattr(io, "list_names", lambda path, **kw: listed.append(path) or real_list(path, **kw))
+    for c in range(3, 7):
+        t.write(batch(0, c, 3))
+    assert not [p for p in listed if p.endswith("/snapshot")]
+    sm = t.snapshot_manager
+    snap5 = t.snapshot(5)
+    for sid in (5, 6):  # as if 4, 5 and 6 expired (7 is the latest) and 4 were re-won
+        io.delete(sm.snapshot_path(sid))
+        sm.forget(sid)
+    _rewin(t, 4)
+    with pytest.raises(CommitConflictError, match="withdrawn"):
+        sm.try_commit(snap5)  # 4 exists, so 5 is created; 4 is not what this process read: listed
+    assert [p for p in listed if p.endswith("/snapshot")]
+    assert not io.exists(sm.snapshot_path(5))
 
 
 def test_resurrection_check_lists_names_and_stats_one_file(
@@ -387,6 +428,7 @@ def test_resurrection_check_lists_names_and_stats_one_file(
     real_status = io.status
     monkeypatch.setattr(io, "list_status", lambda path: listed.append(path) or [])
     monkeypatch.setattr(io, "status", lambda path: stats.append(path) or real_status(path))
+    sm.forget_all()  # no base known to this process: the listing decides
     started = int(time.time() * 1000)
     assert not sm._resurrected(4, started)  # the newest: no successor, nothing stat'ed
     assert not sm._resurrected(3, started - 60_000)  # successor written after the attempt began

@@ -265,3 +265,38 @@ def test_full_compaction_delta_commits_count_micro_batches(tmp_path: Path) -> No
     # The full compactions' changelog is what a stream of the table reads.
     d = Driver(t, audit=True, **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
     assert sorted(r for b in d.drain() for r in b) == [("+I", i, f"x{i}") for i in range(4)]
+
+
+def test_streaming_full_state_is_read_batch_by_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: the initial full state of a bucket streams out of the merge batch by batch; it is
+    not first gathered into one table (a bucket can hold more than a worker's memory)."""
+    from stratalake.read.merge_read import DEFAULT_BATCH_ROWS, TableRead
+
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([("k", pa.int64()), ("v", pa.int64())])
+    t = cat.create_table("db.t", schema, primary_key=["k"], options={"bucket": "1", "write-only": "true"})
+    n = 3 * DEFAULT_BATCH_ROWS
+    t.write(pa.table({"k": pa.array(range(n), pa.int64()), "v": pa.array([0] * n, pa.int64())}))
+    t.write(pa.table({"k": pa.array(range(0, n, 2), pa.int64()), "v": pa.array([1] * (n // 2), pa.int64())}))
+    produced: list[int] = []
+    real = TableRead.read_split
+
+    def counted(self: TableRead, split: Any) -> Any:
+        for batch in real(self, split):
+            produced.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(TableRead, "read_split", counted)
+    options = {"warehouse": str(tmp_path / "wh"), "table": "db.t"}
+    reader = StrataLakeStreamReader(options, infer_schema(options))
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    (part,) = reader.partitions(start, end)
+    batches = reader.read(part)
+    first = next(iter(batches))
+    assert len(produced) == 1  # handed on before the rest of the bucket is merged
+    rest = list(batches)
+    assert len(produced) >= 3
+    got = {r["k"]: r["v"] for b in [first, *rest] for r in b.to_pylist()}
+    assert got == {k: 1 - k % 2 for k in range(n)}

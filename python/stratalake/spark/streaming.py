@@ -505,15 +505,20 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
         for piece in work:
             if isinstance(piece, Split):
-                rows = table.new_read().read_split_table(piece)
-                if self.audit:
-                    kinds = pa.array(["+I"] * rows.num_rows, pa.string())
-                    rows = rows.add_column(0, AUDIT_KIND_COLUMN, kinds)
-            else:
-                rows = read_changelog_entry(table, piece, AUDIT_KIND_COLUMN)
-                if not self.audit:
-                    rows = rows.filter(pc.is_in(rows.column(AUDIT_KIND_COLUMN), value_set=_KEPT_KINDS))
-                    rows = rows.drop_columns([AUDIT_KIND_COLUMN])
+                # The full state of a bucket, merged batch by batch: memory is bounded by the
+                # merge, not by the bucket's size (issue 33).
+                for batch in table.new_read().read_split(piece):
+                    if self.audit:
+                        kinds = pa.repeat(pa.scalar("+I", pa.string()), batch.num_rows)
+                        batch = pa.RecordBatch.from_arrays(
+                            [kinds, *batch.columns], names=[AUDIT_KIND_COLUMN, *batch.schema.names]
+                        )
+                    yield conform(batch, target)
+                continue
+            rows = read_changelog_entry(table, piece, AUDIT_KIND_COLUMN)
+            if not self.audit:
+                rows = rows.filter(pc.is_in(rows.column(AUDIT_KIND_COLUMN), value_set=_KEPT_KINDS))
+                rows = rows.drop_columns([AUDIT_KIND_COLUMN])
             for batch in rows.to_batches(max_chunksize=64 * 1024):
                 yield conform(batch, target)
 

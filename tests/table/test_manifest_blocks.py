@@ -269,3 +269,21 @@ def test_full_manifest_compaction_orders_entries_by_partition_values(tmp_path: A
     order = [t.partition_codec.from_bytes(e.partition)[0] for m in metas for e in t.manifest_io.read_entries(m.file_name)]
     assert order == sorted(order)
     assert t.read().num_rows == 15
+
+
+def test_partial_reads_are_cached_only_under_small_wanted_sets(tmp_path: Any, small_blocks: None) -> None:
+    table = _table(tmp_path)
+    parts = [f"2024-01-{d:02d}" for d in range(1, 11) for _ in range(40)]
+    _synthesize(table, parts, files_per_manifest=len(parts))
+    snap = table.latest_snapshot()
+    assert snap is not None
+    (meta,) = table.manifest_io.read_list(snap.delta_manifest_list)
+    codec = table.partition_codec
+    one = frozenset({(codec.to_bytes(["2024-01-02"]), None)})
+    many = frozenset({(codec.to_bytes(["2024-01-02"]), b) for b in range(manifests.MAX_CACHED_WANTED + 1)})
+    path = table.manifest_io.path(meta.file_name)
+    for wanted, cached in ((one, True), (many, False)):
+        got = table.manifest_io.read_entries_of(meta.file_name, wanted)
+        assert {e.file.file_name for e in got if e.partition == codec.to_bytes(["2024-01-02"])}
+        assert (manifests._CACHE.get((path, wanted)) is not None) is cached
+    assert manifests._CACHE.get(path) is None  # neither read decoded every block

@@ -59,6 +59,9 @@ class _LRU:
 
 
 _CACHE = _LRU(2048)
+# Partial manifest reads are cached under what they wanted only for sets up to this size: a
+# commit of hundreds of partitions would otherwise keep a large key per manifest in the cache.
+MAX_CACHED_WANTED = 64
 
 
 class ManifestNamer:
@@ -117,8 +120,9 @@ class ManifestIO:
     def read_entries_of(self, name: str, wanted: frozenset[tuple[bytes, int | None]]) -> list[ManifestEntry]:
         """A superset of the entries of ``name`` whose (partition, bucket) is in ``wanted``
         (:attr:`ManifestFilter.wanted_pairs`): the whole manifest when it is cached, else only
-        its Avro blocks that may hold them are decoded. Such a partial read is cached under
-        ``wanted``; one that decoded every block is cached as the whole manifest."""
+        its Avro blocks that may hold them are decoded. A partial read is cached under
+        ``wanted`` when that is small (the key stays in the cache with it); one that decoded
+        every block is cached as the whole manifest."""
         path = self.path(name)
         full: list[ManifestEntry] | None = _CACHE.get(path)
         if full is not None:
@@ -132,7 +136,10 @@ class ManifestIO:
                     _check_entry(e)
             except CorruptFileError as err:
                 raise CorruptFileError(f"{path}: {err}") from None
-            _CACHE.put(path if every else key, partial)
+            if every:
+                _CACHE.put(path, partial)
+            elif len(wanted) <= MAX_CACHED_WANTED:
+                _CACHE.put(key, partial)
         return list(partial)
 
     def write_entries(self, entries: Sequence[ManifestEntry], namer: ManifestNamer) -> list[ManifestFileMeta]:

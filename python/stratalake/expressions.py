@@ -339,6 +339,34 @@ def split_conjuncts(p: Predicate | None) -> list[Predicate]:
     return [p]
 
 
+def pinned_combinations(
+    conjuncts: Iterable[Predicate], columns: Sequence[str], limit: int
+) -> list[tuple[Any, ...]] | None:
+    """Every tuple of values of ``columns`` that rows matching ``conjuncts`` may have, when
+    ``=`` and ``IN`` conjuncts pin each column to a finite set (several on one column: the
+    values all of them admit); None when a column is not pinned or there are over ``limit``
+    tuples. Other conjuncts only narrow the rows further, so they are ignored."""
+    pinned: dict[str, list[Any]] = {}
+    for c in conjuncts:
+        if isinstance(c, Compare) and c.op == "=":
+            values = [c.value]
+        elif isinstance(c, In):
+            values = list(dict.fromkeys(c.values))
+        else:
+            continue
+        if c.column in pinned:
+            values = [v for v in pinned[c.column] if v in values]
+        pinned[c.column] = values
+    combos: list[tuple[Any, ...]] = [()]
+    for column in columns:
+        if column not in pinned:
+            return None
+        combos = [(*combo, v) for combo in combos for v in pinned[column]]
+        if len(combos) > limit:
+            return None
+    return combos
+
+
 def conjunction(parts: Sequence[Predicate]) -> Predicate | None:
     if not parts:
         return None

@@ -287,3 +287,15 @@ def test_partial_reads_are_cached_only_under_small_wanted_sets(tmp_path: Any, sm
         assert {e.file.file_name for e in got if e.partition == codec.to_bytes(["2024-01-02"])}
         assert (manifests._CACHE.get((path, wanted)) is not None) is cached
     assert manifests._CACHE.get(path) is None  # neither read decoded every block
+
+
+def test_pinned_combinations() -> None:
+    from stratalake.expressions import IsNull, pinned_combinations
+
+    k, d = Compare("k", "=", 1), In("d", ("x", "y", "x"))
+    assert pinned_combinations([k, d], ["k", "d"], 10) == [(1, "x"), (1, "y")]
+    assert pinned_combinations([k, d, IsNull("z")], ["d"], 10) == [("x",), ("y",)]  # others ignored
+    assert pinned_combinations([d, Compare("d", "=", "y")], ["d"], 10) == [("y",)]  # both must hold
+    assert pinned_combinations([k, Compare("k", "=", 2)], ["k"], 10) == []  # nothing can match
+    assert pinned_combinations([k], ["k", "d"], 10) is None  # d is free
+    assert pinned_combinations([k, d], ["k", "d"], 1) is None  # over the limit

@@ -12,10 +12,9 @@ import pyarrow as pa
 from stratalake.expressions import (
     And,
     ColumnStats,
-    Compare,
     FilterLike,
-    In,
     Predicate,
+    pinned_combinations,
     split_conjuncts,
     to_predicate,
 )
@@ -186,20 +185,10 @@ class TableScan:
         num_buckets = self.table.core_options.bucket
         if not bucket_keys or num_buckets <= 0:
             return None
-        candidates: dict[str, tuple[Any, ...]] = {}
-        for p in conjuncts:
-            if isinstance(p, Compare) and p.op == "=" and p.column in bucket_keys:
-                candidates[p.column] = (p.value,)
-            elif isinstance(p, In) and p.column in bucket_keys:
-                candidates[p.column] = p.values
-        if set(candidates) != set(bucket_keys):
+        # Bounded to keep planning cheap.
+        combos = pinned_combinations(conjuncts, bucket_keys, 10_000)
+        if combos is None:
             return None
-        # Cartesian product of candidate values; bounded to keep planning cheap.
-        combos: list[list[Any]] = [[]]
-        for k in bucket_keys:
-            combos = [[*c, v] for c in combos for v in candidates[k]]
-            if len(combos) > 10_000:
-                return None
         types = [schema.field(k).type for k in bucket_keys]
         try:
             columns = [pa.array([c[i] for c in combos], type=to_arrow(t)) for i, t in enumerate(types)]

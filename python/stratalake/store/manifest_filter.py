@@ -17,7 +17,6 @@ partition, ``__DEFAULT_PARTITION__`` on disk) count whenever the null counts do 
 from __future__ import annotations
 
 import datetime
-import itertools
 import operator
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from stratalake.expressions import (
     Not,
     Or,
     Predicate,
+    pinned_combinations,
     split_conjuncts,
 )
 from stratalake.spec.binary_row import decode_row
@@ -286,29 +286,13 @@ class ManifestFilter:
         codec = self.codec
         if self.predicate is None or not codec.is_partitioned:
             return None
-        pinned: dict[str, set[Any]] = {}
-        for c in split_conjuncts(self.predicate):
-            if isinstance(c, Compare) and c.op == "=":
-                values: set[Any] = {c.value}
-            elif isinstance(c, In):
-                values = set(c.values)
-            else:
-                continue  # other conjuncts only narrow the set further
-            column = c.column
-            pinned[column] = pinned[column] & values if column in pinned else values
-        choices: list[list[Any]] = []
-        for name, dtype in zip(codec.keys, codec.types, strict=True):
-            allowed = pinned.get(name)
-            if allowed is None or not all(_one_to_one(dtype, v) for v in allowed):
-                return None
-            choices.append(sorted(allowed))
-        combos = 1
-        for options in choices:
-            combos *= len(options)
-        if combos > MAX_WANTED_PARTITIONS:
+        combos = pinned_combinations(split_conjuncts(self.predicate), codec.keys, MAX_WANTED_PARTITIONS)
+        if combos is None or not all(
+            _one_to_one(t, v) for combo in combos for t, v in zip(codec.types, combo, strict=True)
+        ):
             return None
         try:
-            return frozenset(codec.to_bytes(list(values)) for values in itertools.product(*choices))
+            return frozenset(codec.to_bytes(list(values)) for values in combos)
         except Exception:  # a value the column cannot hold (out of range): read everything
             return None
 

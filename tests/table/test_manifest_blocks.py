@@ -299,3 +299,14 @@ def test_pinned_combinations() -> None:
     assert pinned_combinations([k, Compare("k", "=", 2)], ["k"], 10) == []  # nothing can match
     assert pinned_combinations([k], ["k", "d"], 10) is None  # d is free
     assert pinned_combinations([k, d], ["k", "d"], 1) is None  # over the limit
+
+
+def test_a_corrupt_manifest_read_by_blocks_is_refused_naming_it(tmp_path: Any) -> None:
+    from stratalake.exceptions import CorruptFileError
+
+    codec = _codec(tmp_path, [("dt", pa.string())])
+    data = avro.encode_manifest_entries(_entries(codec, 50))
+    wanted = {(codec.to_bytes(["p0"]), None)}
+    for bad in (data[: len(data) // 2], data[:40] + bytes(len(data) - 40)):
+        with pytest.raises(CorruptFileError, match="manifest-x"):
+            avro.decode_manifest_blocks(bad, "manifest-x", wanted)

@@ -229,12 +229,23 @@ def _write(parsed_schema: Any, records: Iterable[Record]) -> bytes:
 
 def _decode(data: bytes, origin: str, what: str, convert: Callable[[Record], T]) -> list[T]:
     """Read every record of an Avro container and convert it; any failure is a corrupt file."""
+    return _checked_decode(
+        data,
+        origin,
+        what,
+        lambda: [convert(record) for record in fastavro.reader(io.BytesIO(data))],  # type: ignore[arg-type]
+    )
+
+
+def _checked_decode(data: bytes, origin: str, what: str, decode: Callable[[], T]) -> T:
+    """``decode()`` of a container :func:`check_container` accepts; any failure is a corrupt
+    file named by ``origin`` (the file's own errors keep their type)."""
     try:
         check_container(data)
     except (ValueError, IndexError, TypeError, RecursionError, zlib.error) as e:
         raise CorruptFileError(f"{origin} is not a valid {what} file: {e}") from None
     try:
-        return [convert(record) for record in fastavro.reader(io.BytesIO(data))]  # type: ignore[arg-type]
+        return decode()
     except (CorruptFileError, UnsupportedError) as e:
         raise type(e)(f"{origin}: {e}") from e
     except Exception as e:  # fastavro, zstandard and conversions raise many unrelated types
@@ -613,13 +624,10 @@ def decode_manifest_blocks(
     partition-clustered manifest costs the blocks holding them. The container is checked whole
     first, as :func:`decode_manifest_entries` does.
     """
-    try:
-        check_container(data)
-    except (ValueError, IndexError, TypeError, RecursionError, zlib.error) as e:
-        raise CorruptFileError(f"{origin} is not a valid manifest file: {e}") from None
-    out: list[ManifestEntry] = []
-    every = True
-    try:
+
+    def decode() -> tuple[list[ManifestEntry], bool]:
+        out: list[ManifestEntry] = []
+        every = True
         blocks = fastavro.block_reader(io.BytesIO(data))
         needles = _entry_needles(blocks.writer_schema, wanted)
         for block in blocks:
@@ -629,11 +637,9 @@ def decode_manifest_blocks(
                 out += [_entry_from(r) for r in block]  # type: ignore[arg-type]
             else:
                 every = False
-    except (CorruptFileError, UnsupportedError) as e:
-        raise type(e)(f"{origin}: {e}") from e
-    except Exception as e:  # fastavro, zstandard and conversions raise many unrelated types
-        raise CorruptFileError(f"{origin} is not a valid manifest file: {type(e).__name__}: {e}") from e
-    return out, every
+        return out, every
+
+    return _checked_decode(data, origin, "manifest", decode)
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 
 import stratalake
 from stratalake import field
+from stratalake.append import dml
 from stratalake.append.dml import RowDeletes, apply_changes, matching_positions
 from stratalake.exceptions import CommitConflictError
 from stratalake.expressions import Predicate, to_predicate
@@ -210,3 +211,93 @@ def test_system_tables_honour_deletion_vectors(cat: stratalake.Catalog) -> None:
     assert sorted(system_table(t, "ro").column("id").to_pylist()) == list(range(30, 100))
     partitions = system_table(t, "partitions").to_pylist()
     assert [(p["record_count"], p["deleted_record_count"]) for p in partitions] == [(100, 30)]
+
+
+# ---- a DELETE as units (the distributed job's tasks, run here) ---------------------------------
+
+
+def _disk(t: stratalake.Table) -> set[str]:
+    """Data and deletion-vector index files on disk."""
+    return {str(p) for p in Path(t.location).rglob("*") if p.is_file() and ("/bucket-" in str(p) or "/index/" in str(p))}
+
+
+def _three_files_per_partition(cat: stratalake.Catalog, **options: str) -> stratalake.Table:
+    t = cat.create_table(
+        "db.u", schema=SCHEMA, partition_keys=["dt"], options={"source.split.target-size": "1", **options}
+    )
+    for step in range(3):
+        t.write(_table([(step * 100 + i, i % 5, "ab"[i % 2]) for i in range(100)]))
+    return t.refresh()
+
+
+@pytest.mark.parametrize("options", [{}, {"deletion-vectors.enabled": "true"}])
+def test_units_pack_files_unless_vectors_change_and_commit_once(
+    cat: stratalake.Catalog, options: dict[str, str]
+) -> None:
+    """Copy-on-write: one unit per file here (a tiny split size), several of one bucket, committed
+    as one message per bucket; deletion vectors: one unit per bucket."""
+    t = _three_files_per_partition(cat, **options)
+    predicate = _pred(field("g") == 3)
+    units = dml.delete_units(t, predicate)
+    assert len(units) == (2 if options else 6)
+    expected = [r for r in _sorted(t.read()) if r[1] != 3]
+    before = t.latest_snapshot()
+    assert before is not None
+    assert dml.delete_rows(t, predicate) is not None
+    assert _sorted(t.refresh().read()) == expected
+    after = t.latest_snapshot()
+    assert after is not None and after.id == before.id + 1 and after.commit_kind is CommitKind.OVERWRITE
+
+
+def test_a_failing_unit_removes_the_files_of_the_others(cat: stratalake.Catalog) -> None:
+    t = _three_files_per_partition(cat)
+    predicate = _pred(field("g") == 3)
+    units = dml.delete_units(t, predicate)
+    files, data, snap = _disk(t), _sorted(t.read()), t.latest_snapshot()
+
+    def run(unit: dml.DeleteUnit) -> dml.DeleteResult | None:
+        if unit is units[-1]:
+            raise OSError("disk full")
+        return dml.run_unit(t, unit, dml.unit_positions(t, unit, predicate))
+
+    with pytest.raises(OSError, match="disk full"):
+        dml.run_units(t, units, run)
+    assert _disk(t) == files and _sorted(t.refresh().read()) == data and t.latest_snapshot() == snap
+
+
+def test_results_of_two_snapshots_are_refused(cat: stratalake.Catalog) -> None:
+    t = _three_files_per_partition(cat)
+    predicate = _pred(field("g") == 3)
+    files = _disk(t)
+    first = dml.delete_units(t, predicate)[0]
+    t.write(_table([(1000, 3, "a")]))
+    t = t.refresh()
+    second = dml.delete_units(t, predicate)[-1]
+    results = [dml.run_unit(t, u, dml.unit_positions(t, u, predicate)) for u in (first, second)]
+    assert all(r is not None for r in results)
+    with pytest.raises(CommitConflictError, match="read snapshots"):
+        dml.commit_results(t, [r for r in results if r is not None])
+    # Only the new row's file is new on disk: the units' copies are gone.
+    assert len(_disk(t) - files) == 1
+
+
+@pytest.mark.parametrize("options", [{}, {"deletion-vectors.enabled": "true"}])
+def test_a_compaction_between_the_units_and_the_commit_conflicts(
+    cat: stratalake.Catalog, options: dict[str, str]
+) -> None:
+    t = _three_files_per_partition(cat, **options)
+    predicate = _pred(field("g") == 3)
+    units = dml.delete_units(t, predicate)
+    results = dml.run_units(t, units, lambda u: dml.run_unit(t, u, dml.unit_positions(t, u, predicate)))
+    assert results
+    t.compact(full=True)  # replaces every file the units read
+    t = t.refresh()
+    files, data, snap = _disk(t), _sorted(t.read()), t.latest_snapshot()
+    outputs = {f.file_name for r in results for f in r.message.compact_after}
+    outputs |= {e.file_name for r in results for e in r.message.index_files_added}
+    assert outputs and outputs <= {Path(p).name for p in files}
+    with pytest.raises(CommitConflictError):
+        dml.commit_results(t, results)
+    # The units' files are known not committed: removed; everything else stays.
+    assert _disk(t) == {p for p in files if Path(p).name not in outputs}
+    assert _sorted(t.refresh().read()) == data and t.latest_snapshot() == snap

@@ -13,6 +13,14 @@ written by the append writer. :func:`apply_changes` then commits everything as o
 - otherwise each touched file is rewritten without those rows (copy-on-write, batch by batch; the
   rows keep their order and the file its sequence range), its old vector, if any, applied.
 
+A DELETE whose condition the table evaluates itself (column-vs-literal comparisons) is planned as
+:class:`DeleteUnit` s: the candidate files (partition values, value statistics) of one bucket,
+packed by ``source.split.*`` where files are independent (copy-on-write) and whole where the
+bucket's deletion vectors change. Each unit finds its matching positions and writes its bucket's
+new files or vectors (:func:`run_unit`); the units run in Spark tasks (``spark/delete_job.py``) or,
+without Spark, in this process, and their :class:`DeleteResult` s commit once
+(:func:`commit_results`).
+
 Conflicts: the commit requires every touched file to be still live and the touched buckets'
 deletion-vector index files to be exactly those of the snapshot the statement read; otherwise
 it fails with :class:`~stratalake.exceptions.CommitConflictError` and the table is unchanged (its
@@ -24,9 +32,9 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,8 +47,9 @@ from stratalake.expressions import Predicate, split_conjuncts
 from stratalake.lsm.data_file import FileNamer, bucket_dir
 from stratalake.operation.commit import CommitMessage, delete_uncommitted, new_commit
 from stratalake.read.append_read import FILE_COLUMN, POS_COLUMN, ROW_ID_COLUMNS, SNAPSHOT_COLUMN
+from stratalake.read.scan import pack_for_ordered
 from stratalake.read.value_stats import file_may_match
-from stratalake.spec.manifest import DataFileMeta, FileSource, ManifestEntry
+from stratalake.spec.manifest import DataFileMeta, FileSource, IndexManifestEntry, ManifestEntry
 from stratalake.store.append_file import AppendFileWriter, iter_append_file
 from stratalake.store.index_manifest import dv_entries_by_bucket, live_index_entries, restore_maintainer
 
@@ -118,28 +127,97 @@ def matching_positions_in(rows: pa.Table, mask: pc.Expression, offset: int) -> P
     return np.asarray(hit.to_numpy(), dtype=np.int64)
 
 
-def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
-    """Positions of the live rows of ``table`` (latest snapshot) matching ``predicate``, by file:
-    only files the condition may touch (partition values, value statistics) are read, and only the
-    condition's columns."""
-    out = RowDeletes()
+@dataclass(frozen=True)
+class DeleteUnit:
+    """One task's share of a DELETE (picklable): candidate files of one bucket, as listed in
+    snapshot ``snapshot_id``, with the bucket's deletion-vector index files there. A unit that may
+    write the bucket's vectors holds every candidate file of the bucket (:func:`pack_units`)."""
+
+    snapshot_id: int
+    entries: tuple[ManifestEntry, ...]
+    index_base: tuple[IndexManifestEntry, ...]
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    """What a unit wrote (picklable): its bucket's commit message and the files it deletes rows
+    of, which the commit requires to be live still."""
+
+    snapshot_id: int
+    message: CommitMessage
+    touched: tuple[str, ...]
+    attempt: str | None = None  # the uuid in its data files' names (FileNamer)
+
+
+def pack_units(
+    table: TableStore,
+    snapshot_id: int,
+    groups: Mapping[tuple[bytes, int], Sequence[ManifestEntry]],
+    dv_index: Mapping[tuple[bytes, int], Sequence[IndexManifestEntry]],
+) -> list[DeleteUnit]:
+    """A bucket's candidate files as units: packed by ``source.split.target-size`` (each file
+    weighing at least ``source.split.open-file-cost``) where each file is rewritten on its own,
+    and whole where the DELETE rewrites the bucket's deletion-vector index files (deletion
+    vectors on, or the bucket has some), which one writer must do."""
+    opts = table.core_options
+    target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
+    open_cost = opts.get_int("source.split.open-file-cost") or 0
+    units: list[DeleteUnit] = []
+    for key, entries in sorted(groups.items()):
+        base = tuple(dv_index.get(key, ()))
+        if _deletion_vectors_on(table) or base:
+            units.append(DeleteUnit(snapshot_id, tuple(entries), base))
+            continue
+        by_name = {e.file.file_name: e for e in entries}
+        for pack in pack_for_ordered([e.file for e in entries], target, open_cost):
+            units.append(DeleteUnit(snapshot_id, tuple(by_name[f.file_name] for f in pack), base))
+    return units
+
+
+def delete_units(table: TableStore, predicate: Predicate) -> list[DeleteUnit]:
+    """The units of ``DELETE FROM table WHERE predicate`` at the latest snapshot: only files the
+    condition may touch (partition values, value statistics)."""
     snap = table.latest_snapshot()
     if snap is None:
-        return out
-    out.snapshot_id = snap.id
-    schema = table.schema()
+        return []
     codec = table.partition_codec
     conjuncts = split_conjuncts(predicate)
-    part_keys = set(schema.partition_keys)
+    part_keys = set(table.schema().partition_keys)
     part_preds = [p for p in conjuncts if p.columns() <= part_keys]
     value_preds = [p for p in conjuncts if not p.columns() <= part_keys]
-    columns = sorted(predicate.columns())
+    groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
     for e in table.live_entries(snap):
         values = codec.to_dict(e.partition)
         if any(p.eval_values(values) is False for p in part_preds):
             continue
         if not file_may_match(table, e.file, value_preds):
             continue
+        groups[(e.partition, e.bucket)].append(e)
+    dv_index = dv_entries_by_bucket(live_index_entries(table, snap)) if groups else {}
+    return pack_units(table, snap.id, groups, dv_index)
+
+
+def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
+    """Positions of the live rows of ``table`` (latest snapshot) matching ``predicate``, by file
+    (for a statement that also inserts rows: :func:`apply_changes`)."""
+    out = RowDeletes()
+    for unit in delete_units(table, predicate):
+        out.merge(unit_positions(table, unit, predicate))
+    if out.snapshot_id is None:
+        snap = table.latest_snapshot()
+        out.snapshot_id = snap.id if snap is not None else None
+    return out
+
+
+def unit_positions(table: TableStore, unit: DeleteUnit, predicate: Predicate) -> RowDeletes:
+    """Positions of the rows of ``unit``'s files matching ``predicate``, reading only the
+    condition's columns, batch by batch."""
+    out = RowDeletes(snapshot_id=unit.snapshot_id)
+    schema = table.schema()
+    codec = table.partition_codec
+    columns = sorted(predicate.columns())
+    mask = predicate.to_arrow()
+    for e in unit.entries:
         directory = bucket_dir(table.location, codec.path(codec.from_bytes(e.partition)), e.bucket)
         offset = 0
         for rows in iter_append_file(
@@ -150,11 +228,94 @@ def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
             columns,
             expected_rows=e.file.row_count,
         ):
-            hit = matching_positions_in(rows, predicate.to_arrow(), offset)
+            hit = matching_positions_in(rows, mask, offset)
             if len(hit):
                 out.positions.setdefault(e.file.file_name, []).append(hit)
             offset += rows.num_rows
     return out
+
+
+def run_unit(
+    table: TableStore,
+    unit: DeleteUnit,
+    deletes: RowDeletes,
+    rewrite: Rewrite | None = None,
+    namer: FileNamer | None = None,
+) -> DeleteResult | None:
+    """Write what ``deletes`` (positions in ``unit``'s files) change in the unit's bucket: new
+    vectors, or copies of the touched files (``rewrite``, default: append files; named by
+    ``namer``). None when no row is deleted. On failure its files are deleted."""
+    by_file = deletes.by_file()
+    if not by_file:
+        return None
+    entries = [e for e in unit.entries if e.file.file_name in by_file]
+    stray = sorted(set(by_file) - {e.file.file_name for e in entries})
+    if stray:
+        raise ValueError(f"table {table.identifier}: positions of files {stray[:3]} outside the unit")
+    namer = namer or FileNamer("data")
+    written: list[str] = []
+    try:
+        (message,) = _bucket_messages(
+            table, [(entries, unit.index_base)], by_file, written, rewrite or _rewrite_without, namer
+        )
+    except BaseException:
+        for path in written:
+            table.file_io.delete_quietly(path)
+        raise
+    return DeleteResult(unit.snapshot_id, message, tuple(sorted(by_file)), namer.uuid)
+
+
+def run_units(
+    table: TableStore, units: Sequence[DeleteUnit], run: Callable[[DeleteUnit], DeleteResult | None]
+) -> list[DeleteResult]:
+    """Run ``units`` in this process (a few at a time: Parquet decoding and encoding release the
+    GIL). If one fails, the files of the others are deleted (nothing was committed)."""
+    results: list[DeleteResult] = []
+    error: BaseException | None = None
+    workers = min(len(units), os.cpu_count() or 1, 4)
+    with ThreadPoolExecutor(max(workers, 1)) as pool:
+        for fut in [pool.submit(run, u) for u in units]:
+            try:
+                r = fut.result()
+            except BaseException as e:  # wait for every unit, so all their files are known
+                error = error or e
+                continue
+            if r is not None:
+                results.append(r)
+    if error is not None:
+        delete_uncommitted(table, [r.message for r in results])
+        raise error
+    return results
+
+
+def commit_results(
+    table: TableStore,
+    results: Sequence[DeleteResult],
+    commit_user: str | None = None,
+    inserts: Sequence[CommitMessage] = (),
+) -> int | None:
+    """Commit the units' results, with the statement's inserted files (``inserts``, already
+    written), as one snapshot; returns its id (None when nothing changed). The commit fails,
+    unchanged, if a touched file is no longer live or a touched bucket's vectors changed; the
+    files are then deleted (only if the commit is known not to have happened, see
+    ``TableCommit.commit``)."""
+    messages = list(inserts) + _one_per_bucket([r.message for r in results])
+    snapshots = sorted({r.snapshot_id for r in results})
+    if len(snapshots) > 1:
+        delete_uncommitted(table, messages)
+        raise CommitConflictError(
+            f"table {table.identifier}: a DELETE's tasks read snapshots {snapshots}; nothing was committed. "
+            "Re-run the statement."
+        )
+    if not any(not m.is_empty() for m in messages):
+        return None
+    required = {name for r in results for name in r.touched}
+    commit = new_commit(table, commit_user)
+    try:
+        return commit.commit_row_level(messages, required)
+    except BaseException:
+        commit.abort(messages)  # only if the commit is known not to have happened
+        raise
 
 
 def kept_rows(drop: Positions, offset: int, n: int) -> npt.NDArray[np.bool_]:
@@ -236,12 +397,32 @@ def apply_changes(
         raise
 
 
-def _delete_messages(
-    table: TableStore, deletes: RowDeletes, written: list[str], rewrite: Rewrite
-) -> list[CommitMessage]:
-    by_file = deletes.by_file()
-    if not by_file:
-        return []
+def _one_per_bucket(messages: Sequence[CommitMessage]) -> list[CommitMessage]:
+    """The units of one bucket as one message (the commit takes one rewriter per bucket). Units
+    sharing a bucket only rewrite files: one that writes the bucket's vectors holds it whole."""
+    grouped: dict[tuple[bytes, int], list[CommitMessage]] = defaultdict(list)
+    for m in messages:
+        grouped[(m.partition, m.bucket)].append(m)
+    out = []
+    for parts in grouped.values():
+        first = parts[0]
+        if len(parts) > 1:
+            assert not any(m.index_files_added or m.index_files_deleted or m.index_base for m in parts)
+            first = replace(
+                first,
+                compact_before=tuple(f for m in parts for f in m.compact_before),
+                compact_after=tuple(f for m in parts for f in m.compact_after),
+            )
+        out.append(first)
+    return out
+
+
+def touched_entries(
+    table: TableStore, deletes: RowDeletes
+) -> tuple[dict[str, ManifestEntry], dict[tuple[bytes, int], list[IndexManifestEntry]]]:
+    """The entries of the files ``deletes`` deletes rows of, in the snapshot the statement read,
+    and that snapshot's deletion-vector index files by bucket. Refused (a conflict: nothing was
+    committed) if that snapshot expired or does not list one of the files."""
     assert deletes.snapshot_id is not None
     try:
         snap = table.snapshot(deletes.snapshot_id)
@@ -250,28 +431,74 @@ def _delete_messages(
             f"table {table.identifier}: snapshot {deletes.snapshot_id}, which the statement read, expired "
             "while it ran; nothing was committed. Re-run the statement."
         ) from missing_snapshot
-    entries = {e.file.file_name: e for e in table.live_entries(snap)}
-    missing = sorted(set(by_file) - set(entries))
+    names = {n for n, p in deletes.positions.items() if p}
+    entries = {e.file.file_name: e for e in table.live_entries(snap) if e.file.file_name in names}
+    missing = sorted(names - set(entries))
     if missing:
         raise CommitConflictError(
             f"table {table.identifier}: data file(s) {missing[:3]} are not in snapshot {snap.id}, which "
             "the statement read; nothing was committed. Re-run the statement."
         )
-    dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
-    buckets: dict[tuple[bytes, int], list[str]] = defaultdict(list)
+    return entries, dv_entries_by_bucket(live_index_entries(table, snap))
+
+
+def position_units(table: TableStore, deletes: RowDeletes) -> list[tuple[DeleteUnit, dict[str, Positions]]]:
+    """A statement's deleted positions as units (:func:`pack_units`), each with its files'
+    positions: Spark's row-level plan found the rows, the units rewrite them in Spark tasks."""
+    by_file = deletes.by_file()
+    if not by_file:
+        return []
+    entries, dv_index = touched_entries(table, deletes)
+    groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
     for name in sorted(by_file):
         e = entries[name]
-        buckets[(e.partition, e.bucket)].append(name)
+        groups[(e.partition, e.bucket)].append(e)
+    assert deletes.snapshot_id is not None
+    units = pack_units(table, deletes.snapshot_id, groups, dv_index)
+    return [(u, {e.file.file_name: by_file[e.file.file_name] for e in u.entries}) for u in units]
+
+
+def _delete_messages(
+    table: TableStore, deletes: RowDeletes, written: list[str], rewrite: Rewrite
+) -> list[CommitMessage]:
+    by_file = deletes.by_file()
+    if not by_file:
+        return []
+    entries, dv_index = touched_entries(table, deletes)
+    buckets: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
+    for name in sorted(by_file):
+        e = entries[name]
+        buckets[(e.partition, e.bucket)].append(e)
+    return _bucket_messages(
+        table,
+        [(es, dv_index.get(key, [])) for key, es in buckets.items()],
+        by_file,
+        written,
+        rewrite,
+        FileNamer("data"),
+    )
+
+
+def _bucket_messages(
+    table: TableStore,
+    buckets: Sequence[tuple[Sequence[ManifestEntry], Sequence[IndexManifestEntry]]],
+    by_file: Mapping[str, Positions],
+    written: list[str],
+    rewrite: Rewrite,
+    namer: FileNamer,
+) -> list[CommitMessage]:
+    """One message per (touched files of a bucket, the bucket's vectors' index files): the
+    positions join the files' vectors, or each file is rewritten without them (its old vector
+    applied and removed). Paths written are appended to ``written`` as they appear."""
     use_dv = _deletion_vectors_on(table)
-    namer = FileNamer("data")
-    messages = []
     rewrites: list[tuple[tuple[bytes, int], ManifestEntry, Positions]] = []
-    maintainers = {}
-    for key, names in buckets.items():
-        base = dv_index.get(key, [])
+    maintainers = []
+    for entries, base in buckets:
+        key = (entries[0].partition, entries[0].bucket)
         m = restore_maintainer(table, key[0], key[1], base)
-        maintainers[key] = m
-        for name in names:
+        maintainers.append((key, entries[0].total_buckets, m))
+        for e in entries:
+            name = e.file.file_name
             if use_dv:
                 m.notify_new_deletions(name, by_file[name].astype(np.uint32))
             else:
@@ -279,7 +506,7 @@ def _delete_messages(
                 drop = by_file[name]
                 if old is not None:
                     drop = np.union1d(drop, np.asarray(old.positions, dtype=np.int64))
-                rewrites.append((key, entries[name], drop))
+                rewrites.append((key, e, drop))
                 m.remove(name)
     results = _run_rewrites(table, rewrites, namer, written, rewrite)
     before: dict[tuple[bytes, int], list[DataFileMeta]] = defaultdict(list)
@@ -287,11 +514,11 @@ def _delete_messages(
     for (key, entry, _), new_files in zip(rewrites, results, strict=True):
         before[key].append(entry.file)
         after[key] += new_files
-    for key, m in maintainers.items():
+    messages = []
+    for key, total, m in maintainers:
         base_names = tuple(e.file_name for e in m.base_files)
         added, deleted = m.write(table.file_io)
         written += [f"{m.index_dir}/{e.file_name}" for e in added]
-        total = entries[buckets[key][0]].total_buckets
         messages.append(
             CommitMessage(
                 partition=key[0],
@@ -343,9 +570,12 @@ def _run_rewrites(
 
 
 def delete_rows(table: TableStore, predicate: Predicate) -> int | None:
-    """``DELETE FROM table WHERE predicate`` without Spark's row-level plan (a condition of
-    column-vs-literal comparisons): deletion vectors or copy-on-write as the table says."""
-    return apply_changes(table, matching_positions(table, predicate))
+    """``DELETE FROM table WHERE predicate`` on an append table without Spark (a condition of
+    column-vs-literal comparisons): deletion vectors or copy-on-write as the table says, its units
+    run in this process (``spark/delete_job.py`` runs them in Spark tasks)."""
+    units = delete_units(table, predicate)
+    results = run_units(table, units, lambda u: run_unit(table, u, unit_positions(table, u, predicate)))
+    return commit_results(table, results)
 
 
 def split_changes(batch: pa.RecordBatch | pa.Table, row_kind: str, deletes: RowDeletes) -> Iterator[pa.Table]:

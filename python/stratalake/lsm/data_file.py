@@ -45,6 +45,14 @@ class FileNamer:
     def next(self, extension: str = "parquet") -> str:
         return f"{self._prefix}-{self._uuid}-{next(self._counter)}.{extension}"
 
+    @property
+    def uuid(self) -> str:
+        """The part of every name this namer gives that no other namer's has."""
+        return self._uuid
+
+    def owns(self, file_name: str) -> bool:
+        return file_name.startswith(f"{self._prefix}-{self._uuid}-")
+
 
 def bucket_dir(table_path: str, partition_path: str, bucket: int) -> str:
     base = table_path.rstrip("/")

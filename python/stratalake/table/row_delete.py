@@ -43,12 +43,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stratalake.append.dml import (
+    DeleteResult,
+    DeleteUnit,
     Positions,
     Rewrite,
     RowDeletes,
     apply_changes,
+    commit_results,
     kept_rows,
+    pack_units,
+    run_unit,
+    run_units,
+    unit_positions,
 )
+from stratalake.append.dml import delete_units as append_delete_units
 from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Predicate, split_conjuncts
 from stratalake.lsm.data_file import (
@@ -61,6 +69,7 @@ from stratalake.lsm.data_file import (
 from stratalake.lsm.deletion_vector import read_deletion_vector
 from stratalake.lsm.merge_reader import dv_keep_mask
 from stratalake.merge import VALUE_KIND
+from stratalake.operation.commit import CommitMessage
 from stratalake.options import MergeEngine
 from stratalake.read.append_read import FILE_COLUMN, POS_COLUMN, SNAPSHOT_COLUMN, with_row_ids
 from stratalake.read.scan import Split, bucket_split, key_stats_may_match, pack_for_ordered, partition_matcher
@@ -98,7 +107,7 @@ def deletes_by_rewrite(table: TableStore) -> bool:
 def delete_stored_rows(table: TableStore, predicate: Predicate) -> int | None:
     """``DELETE FROM table WHERE predicate`` on a table of :func:`deletes_by_rewrite`; returns the
     new snapshot id, or None when no row matched (no snapshot, as Paimon's empty commit)."""
-    return delete_positions(table, matching_positions(table, predicate))
+    return delete_matching(table, predicate)
 
 
 def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
@@ -107,11 +116,55 @@ def matching_positions(table: TableStore, predicate: Predicate) -> RowDeletes:
     snapshot_id, splits = position_splits(table, predicate)
     deletes = RowDeletes(snapshot_id=snapshot_id)
     for split in splits:
-        # Only the condition's columns are read; rows a deletion vector already removed are
-        # not matched again (a DELETE that finds no live row commits nothing).
-        for rows in rows_with_positions(table, split, [], predicate):
-            deletes.add_batch(rows.column(FILE_COLUMN), rows.column(POS_COLUMN), rows.column(SNAPSHOT_COLUMN))
+        _add_positions(deletes, table, split, predicate)
     return deletes
+
+
+def _add_positions(deletes: RowDeletes, table: TableStore, split: Split, predicate: Predicate) -> None:
+    # Only the condition's columns are read; rows a deletion vector already removed are not
+    # matched again (a DELETE that finds no live row commits nothing).
+    for rows in rows_with_positions(table, split, [], predicate):
+        deletes.add_batch(rows.column(FILE_COLUMN), rows.column(POS_COLUMN), rows.column(SNAPSHOT_COLUMN))
+
+
+def delete_units(table: TableStore, predicate: Predicate) -> list[DeleteUnit]:
+    """The units (``append/dml.py``) of a DELETE the table evaluates itself: an append table's
+    candidate files, or, for a table of :func:`deletes_by_rewrite`, those of
+    :func:`position_splits` (refused alike when a bucket's files need a merge)."""
+    if not table.schema().primary_keys:
+        return append_delete_units(table, predicate)
+    snap = table.latest_snapshot()
+    if snap is None:
+        return []
+    groups = _candidates(table, snap, predicate)
+    _check_no_merge(table, groups)
+    dv_index = dv_entries_by_bucket(live_index_entries(table, snap)) if groups else {}
+    return pack_units(table, snap.id, groups, dv_index)
+
+
+def run_delete_unit(
+    table: TableStore, unit: DeleteUnit, predicate: Predicate, namer: FileNamer | None = None
+) -> DeleteResult | None:
+    """Find and remove the rows of ``unit`` that ``predicate`` holds for (in a Spark task, or
+    here): what the unit wrote (its data files named by ``namer``), or None when no row matched."""
+    if not table.schema().primary_keys:
+        return run_unit(table, unit, unit_positions(table, unit, predicate), namer=namer)
+    files = tuple(e.file for e in unit.entries)
+    split = bucket_split(
+        table, unit.snapshot_id, unit.entries[0], files, deletion_files(table, unit.index_base), merge=False
+    )
+    deletes = RowDeletes(snapshot_id=unit.snapshot_id)
+    _add_positions(deletes, table, split, predicate)
+    rewrite = None if table.core_options.deletion_vectors_enabled else _rewriter(table)
+    return run_unit(table, unit, deletes, rewrite, namer)
+
+
+def delete_matching(table: TableStore, predicate: Predicate, commit_user: str | None = None) -> int | None:
+    """Run a DELETE of :func:`delete_units` in this process and commit it; returns the new
+    snapshot id, or None when no row matched."""
+    units = delete_units(table, predicate)
+    results = run_units(table, units, lambda u: run_delete_unit(table, u, predicate))
+    return commit_results(table, results, commit_user)
 
 
 def delete_positions(table: TableStore, deletes: RowDeletes, commit_user: str | None = None) -> int | None:
@@ -124,6 +177,32 @@ def delete_positions(table: TableStore, deletes: RowDeletes, commit_user: str | 
     if not table.core_options.deletion_vectors_enabled:
         rewrite = _rewriter(table)
     return apply_changes(table, deletes, commit_user=commit_user, rewrite=rewrite)
+
+
+def commit_positions(
+    table: TableStore, deletes: RowDeletes, inserts: Sequence[CommitMessage] = (), commit_user: str | None = None
+) -> int | None:
+    """Commit what Spark's row-level plan found, in this process: ``deletes`` (positions) and an
+    append table's ``inserts`` (files written by its tasks), as one snapshot."""
+    if table.schema().primary_keys:
+        return delete_positions(table, deletes, commit_user)
+    return apply_changes(table, deletes, inserts, commit_user)
+
+
+def rewrites_in_tasks(table: TableStore, deletes: RowDeletes) -> bool:
+    """Whether the files ``deletes`` touches are rewritten (copy-on-write, in Spark tasks: the
+    rest is metadata, written where it is committed)."""
+    return bool(deletes.positions) and not table.core_options.deletion_vectors_enabled
+
+
+def run_rewrite_unit(
+    table: TableStore, unit: DeleteUnit, positions: dict[str, Positions], namer: FileNamer | None = None
+) -> DeleteResult | None:
+    """Rewrite ``unit``'s files without the rows at ``positions`` (in a Spark task), the copies
+    named by ``namer``."""
+    deletes = RowDeletes(snapshot_id=unit.snapshot_id, positions={n: [p] for n, p in positions.items()})
+    rewrite = _rewriter(table) if table.schema().primary_keys else None
+    return run_unit(table, unit, deletes, rewrite, namer)
 
 
 def position_splits(table: TableStore, predicate: Predicate | None) -> tuple[int | None, list[Split]]:

@@ -127,6 +127,10 @@ def main(workdir: Path) -> None:
             after_publish,
             False,
         ),
+        # Copy-on-write: the touched files are rewritten by a job of Spark tasks, then committed
+        # on the driver with the statement's inserted rows.
+        ("update_cow_unknown", append % "", [load], "UPDATE {t} SET v = 'u' WHERE k % 10 = 0", unknown, False),
+        ("update_cow_refused", append % "", [load], "UPDATE {t} SET v = 'u' WHERE k % 10 = 0", not_published, False),
     ]
     for case in cases:
         try:

@@ -163,3 +163,27 @@ def test_native_append_insert_with_unknown_outcome_keeps_its_files(results: dict
     _intact(case["after_cleanup"])
     assert case["after_cleanup"]["rows"] == case["before"]["rows"] + 500
     assert case["after_cleanup"]["unreferenced"] == []
+
+
+def test_copy_on_write_rewrites_by_a_job_follow_the_commit_outcome(results: dict[str, Any]) -> None:
+    """An UPDATE of a copy-on-write append table: Spark tasks rewrite the touched files (staged
+    under the table), the driver commits them with the updated rows. Unknown: every file stays
+    (the publish landed); refused: the table is unchanged and nothing the statement wrote, the
+    staged units included, is left."""
+    unknown = results["update_cow_unknown"]
+    _fired(unknown)
+    assert unknown["error"] is not None and "CommitStateUnknownError" in unknown["error"], unknown["error"]
+    _intact(unknown["after"])
+    before, after = unknown["before"], unknown["after"]
+    assert after["rows"] == before["rows"] and after["checksum"] != before["checksum"]
+    assert not [f for f in after["unreferenced"] if f.startswith(".stratalake-staging")]
+    refused = results["update_cow_refused"]
+    _fired(refused)
+    assert refused["error"] is not None and "injected fault before publish" in refused["error"]
+    before, after = refused["before"], refused["after"]
+    assert (after["rows"], after["checksum"], after["snapshots"]) == (
+        before["rows"],
+        before["checksum"],
+        before["snapshots"],
+    )
+    assert after["unreferenced"] == [], after["unreferenced"]

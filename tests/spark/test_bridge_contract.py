@@ -84,6 +84,9 @@ def calls(spark: Any) -> dict[str, int]:
     spark.sql(f"INSERT INTO {db}.log VALUES (1, 'x')")
     # A write that adds a column: merge_schema (planned, then committed when the write starts).
     spark.sql("SELECT 2 AS id, 'y' AS s, 3 AS n").writeTo(f"{db}.log").option("write.merge-schema", "true").append()
+    # row_level_commit: Spark's row-level plan (a condition the table does not evaluate), whose
+    # copy-on-write rewrite is a job (then the final answer).
+    spark.sql(f"DELETE FROM {db}.log WHERE length(s) = 1 AND id = 2")
     # A dynamic-bucket table whose writers compact every bucket they write: dynamic_assigners.
     spark.sql(
         f"CREATE TABLE {db}.dyn (id INT NOT NULL, v STRING, PRIMARY KEY (id)) "

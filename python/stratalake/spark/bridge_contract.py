@@ -364,11 +364,43 @@ class CanDeleteWhere:
 
 @dataclass(frozen=True)
 class DeleteWhere:
+    """A DELETE Spark hands over whole; repeated with the answer's ``state`` and ``job_results``
+    after the job it asks for, or with ``abort`` when that job failed (``spark/delete_job.py``)."""
+
     OP: ClassVar[str] = "delete_where"
     catalog: CatalogConf
     database: str
     table: str
     predicates: list[Json] | None
+    job_results: list[str] | None
+    state: str | None
+    abort: bool
+
+
+@dataclass(frozen=True)
+class RowLevelCommit:
+    """The commit of a row-level statement's write (``messages``: its tasks' pickled messages,
+    base64); repeated with ``job_results`` after the job its answer asks for, or with ``abort``
+    when that job failed (``spark/delete_job.py``)."""
+
+    OP: ClassVar[str] = "row_level_commit"
+    catalog: CatalogConf
+    database: str
+    table: str
+    messages: list[str]
+    job_results: list[str] | None
+    state: str | None
+    abort: bool
+
+
+@dataclass(frozen=True)
+class JobAnswer:
+    """The new snapshot's id (null: nothing changed), or a distributed job to run first, and
+    the ``state`` to send back with its results (or with ``abort`` if it failed)."""
+
+    snapshot: int | None = None
+    job: ProcedureJob | None = None
+    state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -556,7 +588,8 @@ OPERATIONS: dict[str, Operation] = _ops(
     (DropTable, bool),
     (RenameTable, None),
     (CanDeleteWhere, bool),
-    (DeleteWhere, int | None),
+    (DeleteWhere, JobAnswer),
+    (RowLevelCommit, JobAnswer),
     (ListProcedures, list[str]),
     (DescribeProcedure, ProcedureSpec),
     (CallProcedure, ProcedureAnswer),

@@ -45,6 +45,7 @@ from stratalake.exceptions import (
 )
 from stratalake.spark import bridge_contract as bc
 from stratalake.spark import (
+    delete_job,
     dml,
     driver_tables,
     native_changes,
@@ -473,12 +474,30 @@ def can_delete_where(req: bc.CanDeleteWhere) -> bool:
     return dml.delete_plan(table, dml.parse_predicates(req.predicates)) is not None
 
 
-def delete_where(req: bc.DeleteWhere) -> int | None:
+def delete_where(req: bc.DeleteWhere) -> bc.JobAnswer:
+    """A DELETE Spark hands over whole. One that reads and rewrites rows answers with a
+    distributed job (``spark/delete_job.py``), whose results come back to be committed."""
     table = catalog(req.catalog).get_table(_ident(req))
+    if req.state is not None:
+        results = None if req.abort else (req.job_results or [])
+        return bc.JobAnswer(snapshot=delete_job.commit(table, results, req.state))
     conjuncts = dml.parse_predicates(req.predicates or [])
     if conjuncts is None:
         raise UnsupportedError(f"table {_ident(req)}: this DELETE condition cannot be evaluated")
-    return dml.delete_where(table, conjuncts)
+    if dml.delete_plan(table, conjuncts) in ("rewrite", "rows"):
+        staging = delete_job.new_staging(table)
+        options = delete_job.job_options(describe(req.catalog, table).source_options, req.predicates or [], staging)
+        return bc.JobAnswer(job=bc.ProcedureJob(options), state=staging)
+    return bc.JobAnswer(snapshot=dml.delete_where(table, conjuncts))
+
+
+def row_level_commit(req: bc.RowLevelCommit) -> bc.JobAnswer:
+    """Commit a row-level statement; copy-on-write rewrites run as a job first."""
+    table = catalog(req.catalog).get_table(_ident(req))
+    snapshot, job, state = delete_job.row_level_commit(
+        table, req.messages, req.job_results, req.state, req.abort, describe(req.catalog, table).source_options
+    )
+    return bc.JobAnswer(snapshot=snapshot, job=None if job is None else bc.ProcedureJob(job), state=state)
 
 
 def list_procedures(req: bc.ListProcedures) -> list[str]:
@@ -793,6 +812,7 @@ HANDLERS: dict[str, Handler] = {
     "rename_table": rename_table,
     "can_delete_where": can_delete_where,
     "delete_where": delete_where,
+    "row_level_commit": row_level_commit,
     "list_procedures": list_procedures,
     "describe_procedure": describe_procedure,
     "call_procedure": call_procedure,

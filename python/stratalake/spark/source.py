@@ -43,7 +43,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from stratalake.append.dml import RowDeletes, apply_changes, split_changes
+from stratalake.append.dml import RowDeletes, split_changes
 from stratalake.catalog import Catalog
 from stratalake.exceptions import InvalidOptionError, UnsupportedError
 from stratalake.expressions import Predicate, conjunction
@@ -60,7 +60,7 @@ from stratalake.spark.planning import SplitPartition
 from stratalake.spark.types import paimon_to_spark_field
 from stratalake.spark.worker_gc import freeze_imports
 from stratalake.spark.write_options import check_write_options
-from stratalake.table.row_delete import delete_positions, rows_with_positions
+from stratalake.table.row_delete import commit_positions, rows_with_positions
 
 if TYPE_CHECKING:
     from stratalake.table.table import Table
@@ -461,10 +461,9 @@ class StrataLakeWriter(DataSourceArrowWriter):
             for m in messages:
                 if isinstance(m, StrataLakeCommitMessage) and m.deletes is not None:
                     deletes.merge(m.deletes)
-            if table.schema().primary_keys:
-                delete_positions(table, deletes, self.commit_user)
-            else:
-                apply_changes(table, deletes, msgs, self.commit_user)  # removes its files on failure
+            # (The shim commits these through the bridge instead, rewriting files in Spark
+            # tasks: spark/delete_job.py; this is the same commit done here.)
+            commit_positions(table, deletes, msgs, self.commit_user)  # removes its files on failure
             return
         # commit.abort deletes the files only when the commit is known not to have happened (the
         # shim does not send Spark's abort to Python once a commit began: see StrataLakeWriteBuilder).

@@ -177,8 +177,38 @@ public final class Messages {
   public record CanDeleteWhere(
       CatalogConf catalog, String database, String table, List<JsonNode> predicates) {}
 
+  /**
+   * A DELETE Spark hands over whole; sent again with the answer's {@code state} and the job's
+   * {@code jobResults} after its job, or with {@code abort} if the job failed.
+   */
   public record DeleteWhere(
-      CatalogConf catalog, String database, String table, @Nullable List<JsonNode> predicates) {}
+      CatalogConf catalog,
+      String database,
+      String table,
+      @Nullable List<JsonNode> predicates,
+      @Nullable List<String> jobResults,
+      @Nullable String state,
+      boolean abort) {}
+
+  /**
+   * The commit of a row-level statement's write ({@code messages}: its tasks' pickled messages,
+   * base64); sent again with {@code jobResults} after its job, or with {@code abort} if it failed.
+   */
+  public record RowLevelCommit(
+      CatalogConf catalog,
+      String database,
+      String table,
+      List<String> messages,
+      @Nullable List<String> jobResults,
+      @Nullable String state,
+      boolean abort) {}
+
+  /**
+   * The new snapshot's id (null: nothing changed), or a distributed job to run first and the
+   * {@code state} to send back after it.
+   */
+  public record JobAnswer(
+      @Nullable Long snapshot, @Nullable ProcedureJob job, @Nullable String state) {}
 
   public record ListProcedures(CatalogConf catalog) {}
 

@@ -16,6 +16,7 @@ import org.stratalake.spark.bridge.Messages.CountRows;
 import org.stratalake.spark.bridge.Messages.CreateDatabase;
 import org.stratalake.spark.bridge.Messages.CreateTable;
 import org.stratalake.spark.bridge.Messages.DatabaseExists;
+import org.stratalake.spark.bridge.Messages.JobAnswer;
 import org.stratalake.spark.bridge.Messages.DeleteWhere;
 import org.stratalake.spark.bridge.Messages.DescribeProcedure;
 import org.stratalake.spark.bridge.Messages.DropDatabase;
@@ -35,6 +36,7 @@ import org.stratalake.spark.bridge.Messages.ProcedureAnswer;
 import org.stratalake.spark.bridge.Messages.ProcedureSpec;
 import org.stratalake.spark.bridge.Messages.ReadSystemTable;
 import org.stratalake.spark.bridge.Messages.RenameTable;
+import org.stratalake.spark.bridge.Messages.RowLevelCommit;
 import org.stratalake.spark.bridge.Messages.ScanPlan;
 import org.stratalake.spark.bridge.Messages.StageTable;
 import org.stratalake.spark.bridge.Messages.StagedTable;
@@ -77,8 +79,10 @@ public final class Operation<Q extends Record, R> {
       new Operation<>("rename_table", RenameTable.class, new TypeReference<>() {}, false);
   public static final Operation<CanDeleteWhere, Boolean> CAN_DELETE_WHERE =
       new Operation<>("can_delete_where", CanDeleteWhere.class, new TypeReference<>() {}, false);
-  public static final Operation<DeleteWhere, Long> DELETE_WHERE =
-      new Operation<>("delete_where", DeleteWhere.class, new TypeReference<>() {}, true);
+  public static final Operation<DeleteWhere, JobAnswer> DELETE_WHERE =
+      new Operation<>("delete_where", DeleteWhere.class, new TypeReference<>() {}, false);
+  public static final Operation<RowLevelCommit, JobAnswer> ROW_LEVEL_COMMIT =
+      new Operation<>("row_level_commit", RowLevelCommit.class, new TypeReference<>() {}, false);
   public static final Operation<ListProcedures, List<String>> LIST_PROCEDURES =
       new Operation<>("list_procedures", ListProcedures.class, new TypeReference<>() {}, false);
   public static final Operation<DescribeProcedure, ProcedureSpec> DESCRIBE_PROCEDURE =
@@ -129,6 +133,7 @@ public final class Operation<Q extends Record, R> {
           RENAME_TABLE,
           CAN_DELETE_WHERE,
           DELETE_WHERE,
+          ROW_LEVEL_COMMIT,
           LIST_PROCEDURES,
           DESCRIBE_PROCEDURE,
           CALL_PROCEDURE,

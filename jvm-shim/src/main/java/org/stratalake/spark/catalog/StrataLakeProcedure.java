@@ -149,7 +149,7 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
   }
 
   /** Runs the job Python described; returns each task's binary result, base64-encoded. */
-  private static List<String> runJob(ProcedureJob job) {
+  static List<String> runJob(ProcedureJob job) {
     List<Row> results = SparkSession.active().read().format(LakeSource.SOURCE_NAME)
         .schema("result BINARY").options(job.options()).load().collectAsList();
     List<String> out = new ArrayList<>();

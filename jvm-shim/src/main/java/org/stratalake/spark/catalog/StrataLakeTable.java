@@ -33,6 +33,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.stratalake.spark.bridge.Messages.CanDeleteWhere;
 import org.stratalake.spark.bridge.Messages.CompactionDue;
+import org.stratalake.spark.bridge.Messages.JobAnswer;
+import org.stratalake.spark.bridge.Messages.RowLevelCommit;
 import org.stratalake.spark.bridge.Messages.DeleteWhere;
 import org.stratalake.spark.bridge.Messages.DropPartitions;
 import org.stratalake.spark.bridge.Messages.DynamicAssigners;
@@ -433,15 +435,73 @@ public class StrataLakeTable
     return PythonBridge.call(Operation.CAN_DELETE_WHERE, req);
   }
 
+  /**
+   * Runs a DELETE Python accepted in {@link #canDeleteWhere}. One that reads and rewrites rows
+   * comes back as a distributed job (Python's {@code spark/delete_job.py}): its tasks find and
+   * rewrite the matching rows, and Python commits their results once.
+   */
   @Override
   public void deleteWhere(Predicate[] predicates) {
-    DeleteWhere req =
-        new DeleteWhere(
-            identity.catalog(),
-            identity.database(),
-            identity.table(),
-            PredicateJson.toJson(predicates));
-    PythonBridge.call(Operation.DELETE_WHERE, req);
+    List<JsonNode> json = PredicateJson.toJson(predicates);
+    JobAnswer answer =
+        PythonBridge.call(Operation.DELETE_WHERE, deleteRequest(json, null, null, false));
+    runThenCommit(
+        answer,
+        (results, abort) ->
+            PythonBridge.call(
+                Operation.DELETE_WHERE, deleteRequest(json, results, answer.state(), abort)));
+  }
+
+  private DeleteWhere deleteRequest(
+      List<JsonNode> json, List<String> results, String state, boolean abort) {
+    return new DeleteWhere(
+        identity.catalog(), identity.database(), identity.table(), json, results, state, abort);
+  }
+
+  /**
+   * The commit of a row-level statement by position (Python's {@code row_level_commit}): Python
+   * commits it, or first asks for the job that rewrites the touched files in Spark tasks.
+   */
+  @Override
+  public void commitRowLevel(List<String> messages) {
+    JobAnswer answer =
+        PythonBridge.call(
+            Operation.ROW_LEVEL_COMMIT,
+            new RowLevelCommit(
+                identity.catalog(), identity.database(), identity.table(), messages, null, null,
+                false));
+    runThenCommit(
+        answer,
+        (results, abort) ->
+            PythonBridge.call(
+                Operation.ROW_LEVEL_COMMIT,
+                new RowLevelCommit(
+                    identity.catalog(), identity.database(), identity.table(), messages, results,
+                    answer.state(), abort)));
+  }
+
+  /**
+   * Runs the job of {@code answer}, if any, then hands Python its results. If the job fails,
+   * nothing was committed: Python is told to abort (it deletes what the statement wrote), and
+   * the job's error is thrown.
+   */
+  private static void runThenCommit(
+      JobAnswer answer, java.util.function.BiConsumer<List<String>, Boolean> next) {
+    if (answer.job() == null) {
+      return;
+    }
+    List<String> results;
+    try {
+      results = StrataLakeProcedure.runJob(answer.job());
+    } catch (RuntimeException e) {
+      try {
+        next.accept(null, true);
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
+    next.accept(results, false);
   }
 
   // ---- partition management: SHOW PARTITIONS, ALTER TABLE ... ADD/DROP PARTITION, TRUNCATE ----

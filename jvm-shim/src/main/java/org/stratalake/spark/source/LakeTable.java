@@ -64,6 +64,12 @@ public interface LakeTable extends SupportsRead {
   /** After a native append write: a minor compaction when some bucket is due one, else nothing. */
   void compactIfDue();
 
+  /**
+   * Commits a row-level statement by position from its write tasks' pickled messages (base64),
+   * running the job that rewrites copy-on-write files first when Python asks for one.
+   */
+  void commitRowLevel(List<String> messages);
+
   // ---- write-time schema evolution (write.merge-schema; sql.MergeSchemaWrites) ----
 
   /**

@@ -198,13 +198,32 @@ public final class StrataLakeWriteBuilder
         options.containsKey(ROW_KIND_OPTION)
             ? null
             : NativeAppendWrite.settings(table.nativeAppend(), info.schema());
+    // Row-level statements addressing rows by data file and position: the commit goes through
+    // the bridge, which rewrites copy-on-write files in a Spark job first (delete_job.py).
+    boolean byPosition =
+        options.containsKey(ROW_KIND_OPTION)
+            && java.util.Arrays.asList(info.schema().fieldNames()).contains(LakeTable.FILE_COLUMN);
     return new ClusteredWrite(
         python.build(),
         clustering(spec, assigners),
         afterCommit,
         nativeWrite,
         table::compactIfDue,
-        table::commitSchemaMerge);
+        table::commitSchemaMerge,
+        byPosition ? messages -> table.commitRowLevel(pickles(messages)) : null);
+  }
+
+  /** Python's task messages as Spark holds them (pickles), base64-encoded for the bridge. */
+  private static List<String> pickles(WriterCommitMessage[] messages) {
+    List<String> out = new ArrayList<>();
+    for (WriterCommitMessage m : messages) {
+      out.add(
+          java.util.Base64.getEncoder()
+              .encodeToString(
+                  ((org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMessage) m)
+                      .pickledMessage()));
+    }
+    return out;
   }
 
   /**
@@ -314,6 +333,7 @@ public final class StrataLakeWriteBuilder
     private final NativeAppendWrite.Settings nativeWrite;
     private final Runnable afterNativeCommit;
     private final Runnable beforeWrite;
+    private final java.util.function.Consumer<WriterCommitMessage[]> rowLevelCommit; // null: none
 
     ClusteredWrite(
         Write delegate,
@@ -321,8 +341,10 @@ public final class StrataLakeWriteBuilder
         Runnable afterCommit,
         NativeAppendWrite.Settings nativeWrite,
         Runnable afterNativeCommit,
-        Runnable beforeWrite) {
+        Runnable beforeWrite,
+        java.util.function.Consumer<WriterCommitMessage[]> rowLevelCommit) {
       this.beforeWrite = beforeWrite;
+      this.rowLevelCommit = rowLevelCommit;
       this.delegate = delegate;
       this.clustering = clustering;
       this.afterCommit = afterCommit;
@@ -364,7 +386,7 @@ public final class StrataLakeWriteBuilder
         // compaction of unaware-bucket tables does).
         after = afterNativeCommit;
       }
-      return new GuardedBatchWrite(batch, after);
+      return new GuardedBatchWrite(batch, after, rowLevelCommit);
     }
 
     @Override
@@ -430,11 +452,17 @@ public final class StrataLakeWriteBuilder
   private static final class GuardedBatchWrite implements BatchWrite {
     private final BatchWrite delegate;
     private final Runnable afterCommit;
+    // Row-level statements by position: their commit runs through the bridge (null: Python's).
+    private final java.util.function.Consumer<WriterCommitMessage[]> committer;
     private volatile boolean commitBegun;
 
-    GuardedBatchWrite(BatchWrite delegate, Runnable afterCommit) {
+    GuardedBatchWrite(
+        BatchWrite delegate,
+        Runnable afterCommit,
+        java.util.function.Consumer<WriterCommitMessage[]> committer) {
       this.delegate = delegate;
       this.afterCommit = afterCommit;
+      this.committer = committer;
     }
 
     @Override
@@ -455,14 +483,22 @@ public final class StrataLakeWriteBuilder
     @Override
     public void commit(WriterCommitMessage[] messages) {
       commitBegun = true;
-      delegate.commit(messages);
+      if (committer != null) {
+        committer.accept(nonNull(messages));
+      } else {
+        delegate.commit(messages);
+      }
       runAfterCommit(afterCommit);
     }
 
     @Override
     public void commit(WriterCommitMessage[] messages, WriteSummary summary) {
       commitBegun = true;
-      delegate.commit(messages, summary);
+      if (committer != null) {
+        committer.accept(nonNull(messages));
+      } else {
+        delegate.commit(messages, summary);
+      }
       runAfterCommit(afterCommit);
     }
 

@@ -1,0 +1,228 @@
+"""A DELETE the table evaluates itself (column-vs-literal conditions on append tables and on
+primary-key tables that remove stored rows) runs as a distributed Spark job: one task per unit of
+candidate files, each finding and rewriting its rows, one commit on the driver."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stratalake
+from stratalake.expressions import field
+from stratalake.spark.delete_job import condition
+from stratalake.table.row_delete import delete_units
+
+pytestmark = pytest.mark.spark
+
+
+def _tasks_of_group(spark: Any, group: str) -> list[int]:
+    """The number of tasks of every stage of the jobs run under ``group``."""
+    tracker = spark.sparkContext.statusTracker()
+    out = []
+    for job in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job)
+        for stage in info.stageIds if info is not None else []:
+            stage_info = tracker.getStageInfo(stage)
+            if stage_info is not None:
+                out.append(stage_info.numTasks)
+    return out
+
+
+def _ids(spark: Any, t: str) -> list[int]:
+    return [r[0] for r in spark.sql(f"SELECT id FROM {t} ORDER BY id").collect()]
+
+
+@pytest.mark.parametrize(
+    ("options", "units"),
+    [
+        # copy-on-write: each partition's files packed by the (tiny) split size, one file a unit
+        ("'source.split.target-size' = '1'", 12),
+        # deletion vectors: one unit per bucket (its vectors have one writer)
+        ("'deletion-vectors.enabled' = 'true', 'source.split.target-size' = '1'", 4),
+    ],
+)
+def test_a_pushed_down_delete_runs_in_spark_tasks(
+    spark: Any, db: str, warehouse: Path, options: str, units: int
+) -> None:
+    t = f"{db}.events"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, p INT, v BIGINT) PARTITIONED BY (p) TBLPROPERTIES ({options})")
+    for step in range(3):  # three files in each of the four partitions
+        spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 4 AS INT), id FROM range({step * 1000}, {step * 1000 + 1000}, 1, 1)")
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.events")
+    snap = table.latest_snapshot()
+    assert snap is not None and len(table.live_entries(snap)) == 12
+    expected = [i for i in range(3000) if not (i % 7 == 0 or i < 10)]
+    # The units the job's driver side plans: every file may hold a matching row.
+    assert len(delete_units(table, field("id").isin(list(range(0, 3000, 7))) | (field("id") < 10))) == units
+    # A condition the statistics prune: only the first insert's files.
+    json_predicates = [{"name": "<", "children": [{"ref": "id"}, {"literal": "10", "type": "long"}]}]
+    assert len(delete_units(table, condition(table, json_predicates))) == 4
+    group = f"delete-{db}-{units}"
+    spark.sparkContext.setJobGroup(group, "a pushed-down DELETE")
+    try:
+        # A condition the table evaluates: IN and OR of column-vs-literal comparisons.
+        sevens = ", ".join(str(i) for i in range(0, 3000, 7))
+        spark.sql(f"DELETE FROM {t} WHERE id IN ({sevens}) OR id < 10")
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    tasks = _tasks_of_group(spark, group)
+    assert units in tasks, f"a Spark stage of one task per unit ({units}), got stages of {tasks}"
+    assert _ids(spark, t) == expected
+    after = table.refresh().latest_snapshot()
+    assert after is not None and after.id == snap.id + 1 and after.commit_kind == "OVERWRITE"
+    assert not list((Path(table.location) / ".stratalake-staging").glob("*"))  # the job's staging is gone
+
+
+def test_an_update_rewrites_copy_on_write_files_in_spark_tasks(spark: Any, db: str, warehouse: Path) -> None:
+    """Spark's row-level plan finds the rows; the touched files are then rewritten by a second
+    job, one task per unit, and committed with the updated rows as one snapshot."""
+    t = f"{db}.cow"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, p INT, v BIGINT) PARTITIONED BY (p) TBLPROPERTIES ('source.split.target-size' = '1')")
+    for step in range(2):
+        spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 3 AS INT), id FROM range({step * 900}, {step * 900 + 900}, 1, 1)")
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.cow")
+    snap = table.latest_snapshot()
+    assert snap is not None and len(table.live_entries(snap)) == 6
+    group = f"update-{db}"
+    spark.sparkContext.setJobGroup(group, "a copy-on-write UPDATE")
+    try:
+        spark.sql(f"UPDATE {t} SET v = -v WHERE v % 10 = 3")  # not a condition the table evaluates
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    assert 6 in _tasks_of_group(spark, group)  # the rewrite job: one task per touched file
+    rows = spark.sql(f"SELECT id, v FROM {t} ORDER BY id").collect()
+    assert [(r[0], r[1]) for r in rows] == [(i, -i if i % 10 == 3 else i) for i in range(1800)]
+    after = table.refresh().latest_snapshot()
+    assert after is not None and after.id == snap.id + 1
+    assert not list((Path(table.location) / ".stratalake-staging").glob("*"))
+
+
+def test_a_pushed_down_delete_matching_nothing_commits_nothing(spark: Any, db: str, warehouse: Path) -> None:
+    t = f"{db}.e"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.e")
+    before = table.latest_snapshot()
+    spark.sql(f"DELETE FROM {t} WHERE v = 'zzz'")  # statistics may not prune: the task finds no row
+    spark.sql(f"DELETE FROM {t} WHERE id > 100")  # statistics prune every file: no unit at all
+    assert table.refresh().latest_snapshot() == before
+    assert _ids(spark, t) == [1, 2]
+
+
+def test_a_first_row_delete_runs_in_spark_tasks(spark: Any, db: str) -> None:
+    """Primary-key tables whose DELETE removes stored rows ('rows' plan) use the same job."""
+    t = f"{db}.fr"
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, v STRING) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '3', "
+        "'merge-engine' = 'first-row')"
+    )
+    spark.sql(f"INSERT INTO {t} SELECT id, CAST(id AS STRING) FROM range(0, 300)")
+    spark.sql(f"INSERT INTO {t} SELECT id, 'late' FROM range(0, 400)")  # first row wins for 0..299
+    spark.sql(f"CALL lake.sys.compact(table => '{t.removeprefix('lake.')}')")
+    group = f"delete-{db}-fr"
+    spark.sparkContext.setJobGroup(group, "a first-row DELETE")
+    try:
+        spark.sql(f"DELETE FROM {t} WHERE v = 'late' OR id < 5")
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    assert 3 in _tasks_of_group(spark, group)  # one unit per bucket
+    rows = spark.sql(f"SELECT id, v FROM {t} ORDER BY id").collect()
+    assert [(r[0], r[1]) for r in rows] == [(i, str(i)) for i in range(5, 300)]
+
+
+# ---- the commit protocol of Spark's row-level plan (the shim's three calls), in this process ----
+
+
+def _messages(t: stratalake.Table, deletes: Any, inserts: list[Any]) -> list[str]:
+    """What the shim sends: the write tasks' pickled messages, base64."""
+    import base64
+    import pickle
+
+    from stratalake.spark.source import StrataLakeCommitMessage
+
+    return [base64.b64encode(pickle.dumps(StrataLakeCommitMessage(inserts, deletes))).decode()]
+
+
+def _cow_statement(tmp_path: Path) -> tuple[stratalake.Table, list[str], set[str]]:
+    """An UPDATE of a copy-on-write append table as its write tasks leave it: the positions of
+    the updated rows (in six files) and the new rows, written."""
+    import pyarrow as pa
+
+    from stratalake.append.dml import matching_positions
+
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
+    t = cat.create_table("db.t", schema=schema, partition_keys=["p"], options={"source.split.target-size": "1"})
+    for step in range(3):
+        t.write(pa.table({"id": list(range(step * 10, step * 10 + 10)), "p": ["a", "b"] * 5}, schema=schema))
+    t = t.refresh()
+    before = {str(f) for f in Path(t.location).rglob("*") if f.is_file()}
+    deletes = matching_positions(t, field("id") < 25)
+    writer = t.new_write()
+    writer.compact = False  # type: ignore[attr-defined]
+    writer.write(pa.table({"id": list(range(100, 125)), "p": ["a"] * 25}, schema=schema))
+    return t, _messages(t, deletes, writer.prepare_commit()), before
+
+
+def _run_job(options: dict[str, str]) -> list[str]:
+    import base64
+
+    from stratalake.spark.delete_job import RewriteJobReader
+
+    reader = RewriteJobReader(options)
+    out = []
+    for part in reader.partitions():
+        for batch in reader.read(part):
+            out += [base64.b64encode(b).decode() for b in batch.column(0).to_pylist()]
+    return out
+
+
+def test_row_level_copy_on_write_commits_after_its_job(tmp_path: Path) -> None:
+    """The first call stages one unit per touched file and asks for the job; a task attempt
+    that lost (a retry) leaves files that the final call deletes with the staging directory."""
+    from stratalake.spark.delete_job import row_level_commit
+
+    t, messages, before = _cow_statement(tmp_path)
+    options = {"warehouse": str(tmp_path / "wh"), "table": "db.t"}
+    snap, job, state = row_level_commit(t, messages, None, None, False, options)
+    assert snap is None and job is not None and state is not None
+    assert len([p for p in Path(state).iterdir() if p.name.startswith("unit-")]) == 6  # six touched files
+    lost = _run_job(job)  # an attempt whose results Spark dropped (a failed or speculative twin)
+    results = _run_job(job)
+    assert len(results) == len(lost) == 6
+    snap, job2, _ = row_level_commit(t, messages, results, state, False, {})
+    assert snap is not None and job2 is None
+    assert not Path(state).exists()
+    got = sorted(t.refresh().read().column("id").to_pylist())
+    assert got == list(range(25, 30)) + list(range(100, 125))
+    new = {str(f) for f in Path(t.location).rglob("*") if f.is_file() and f.suffix == ".parquet"} - before
+    # The kept attempt's copies (of the two files that keep rows, ids 25..29) and the inserted
+    # rows' file: the lost attempt's two copies are gone.
+    assert len(new) == 2 + 1
+
+
+def test_a_failed_rewrite_job_leaves_the_table_and_its_directory_unchanged(tmp_path: Path) -> None:
+    """The shim's abort call after a failed job: nothing was committed, so the staged units, the
+    files of the tasks that ran and the statement's inserted files go; the table is as before."""
+    from stratalake.spark.delete_job import row_level_commit
+
+    t, messages, before = _cow_statement(tmp_path)
+    snap = t.latest_snapshot()
+    _, job, state = row_level_commit(t, messages, None, None, False, {"warehouse": str(tmp_path / "wh"), "table": "db.t"})
+    assert job is not None and state is not None
+    _run_job(job)  # the tasks ran and wrote copies; the job then failed as a whole
+    assert row_level_commit(t, messages, None, state, True, {}) == (None, None, None)
+    assert t.refresh().latest_snapshot() == snap
+    assert {str(f) for f in Path(t.location).rglob("*") if f.is_file()} == before
+
+
+def test_a_staging_directory_from_the_shim_must_be_the_tables(tmp_path: Path) -> None:
+    from stratalake.spark.delete_job import row_level_commit
+
+    t, messages, before = _cow_statement(tmp_path)
+    with pytest.raises(ValueError, match="not one of its staging directories"):
+        row_level_commit(t, messages, None, str(tmp_path), True, {})
+    assert tmp_path.exists()

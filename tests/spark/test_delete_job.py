@@ -222,7 +222,7 @@ def test_a_failed_rewrite_job_leaves_the_table_and_its_directory_unchanged(tmp_p
 def test_a_staging_directory_from_the_shim_must_be_the_tables(tmp_path: Path) -> None:
     from stratalake.spark.delete_job import row_level_commit
 
-    t, messages, before = _cow_statement(tmp_path)
+    t, messages, _ = _cow_statement(tmp_path)
     with pytest.raises(ValueError, match="not one of its staging directories"):
         row_level_commit(t, messages, None, str(tmp_path), True, {})
     assert tmp_path.exists()

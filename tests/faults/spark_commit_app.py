@@ -87,6 +87,7 @@ def main(workdir: Path) -> None:
     load = f"INSERT INTO {{t}} SELECT id, concat('a', id) FROM range({ROWS})"
     upsert = f"INSERT INTO {{t}} SELECT id, concat('bb', id) FROM range({ROWS // 2}, {ROWS + ROWS // 2})"
     dv = ", 'deletion-vectors.enabled' = 'true'"
+    cow_job = ", 'source.split.target-size' = '1'"  # every statement's files exceed one split: a job
     after_publish = {"publish": 0, "offset": 1, "mode": "before"}  # the read-back confirming it
     compact_refused = {"publish": 1, "offset": 0, "mode": "before"}  # the writer's COMPACT snapshot
     lost_answer = {"publish": 0, "offset": 0, "mode": "after"}
@@ -129,8 +130,9 @@ def main(workdir: Path) -> None:
         ),
         # Copy-on-write: the touched files are rewritten by a job of Spark tasks, then committed
         # on the driver with the statement's inserted rows.
-        ("update_cow_unknown", append % "", [load], "UPDATE {t} SET v = 'u' WHERE k % 10 = 0", unknown, False),
-        ("update_cow_refused", append % "", [load], "UPDATE {t} SET v = 'u' WHERE k % 10 = 0", not_published, False),
+        ("update_cow_unknown", append % cow_job, [load], "UPDATE {t} SET v = 'u' WHERE k % 10 = 0", unknown, False),
+        ("update_cow_refused", append % cow_job, [load], "UPDATE {t} SET v = 'u' WHERE k % 10 = 0", not_published, False),
+        ("delete_cow_job_refused", append % cow_job, [load], "DELETE FROM {t} WHERE k < 100", not_published, False),
     ]
     for case in cases:
         try:

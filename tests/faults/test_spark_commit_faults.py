@@ -177,7 +177,11 @@ def test_copy_on_write_rewrites_by_a_job_follow_the_commit_outcome(results: dict
     before, after = unknown["before"], unknown["after"]
     assert after["rows"] == before["rows"] and after["checksum"] != before["checksum"]
     assert not [f for f in after["unreferenced"] if f.startswith(".stratalake-staging")]
-    refused = results["update_cow_refused"]
+    for name in ("update_cow_refused", "delete_cow_job_refused"):
+        _refused_unchanged(results[name])
+
+
+def _refused_unchanged(refused: dict[str, Any]) -> None:
     _fired(refused)
     assert refused["error"] is not None and "injected fault before publish" in refused["error"]
     before, after = refused["before"], refused["after"]

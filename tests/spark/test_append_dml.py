@@ -72,6 +72,8 @@ def _read(spark: Any, t: str) -> list[tuple[int, int, int]]:
         "'deletion-vectors.enabled' = 'true', 'bucket' = '2', 'bucket-key' = 'id'",
         "'bucket' = '2', 'bucket-key' = 'id'",
         "'deletion-vectors.enabled' = 'false'",
+        # Files rewritten by jobs of Spark tasks (a statement's files exceed one split).
+        "'bucket' = '2', 'bucket-key' = 'id', 'source.split.target-size' = '1'",
     ],
 )
 def test_random_dml_follows_a_model(multi_task: Any, db: str, warehouse: Path, options: str) -> None:

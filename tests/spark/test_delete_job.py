@@ -99,6 +99,25 @@ def test_an_update_rewrites_copy_on_write_files_in_spark_tasks(spark: Any, db: s
     assert not list((Path(table.location) / ".stratalake-staging").glob("*"))
 
 
+def test_a_delete_of_one_splits_worth_runs_where_it_commits(spark: Any, db: str) -> None:
+    """Files that fit one split ('source.split.target-size', default 128 MB) are one task's work:
+    the bridge does it, without a job's start-up."""
+    t = f"{db}.small"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, p INT) PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 4 AS INT) FROM range(0, 1000)")
+    group = f"small-{db}"
+    spark.sparkContext.setJobGroup(group, "a small DELETE")
+    try:
+        spark.sql(f"DELETE FROM {t} WHERE id IN (1, 2, 3, 500)")
+        spark.sql(f"UPDATE {t} SET id = -id WHERE id % 100 = 7")
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    # Only the UPDATE's row-level plan ran a stage (its scan), no job of units.
+    assert len(_tasks_of_group(spark, group)) == 1, _tasks_of_group(spark, group)
+    ids = sorted(-i if i < 0 else i for i in _ids(spark, t))
+    assert ids == [i for i in range(1000) if i not in (1, 2, 3, 500)]
+
+
 def test_a_pushed_down_delete_matching_nothing_commits_nothing(spark: Any, db: str, warehouse: Path) -> None:
     t = f"{db}.e"
     spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING)")
@@ -116,7 +135,7 @@ def test_a_first_row_delete_runs_in_spark_tasks(spark: Any, db: str) -> None:
     t = f"{db}.fr"
     spark.sql(
         f"CREATE TABLE {t} (id BIGINT, v STRING) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '3', "
-        "'merge-engine' = 'first-row')"
+        "'merge-engine' = 'first-row', 'source.split.target-size' = '1')"
     )
     spark.sql(f"INSERT INTO {t} SELECT id, CAST(id AS STRING) FROM range(0, 300)")
     spark.sql(f"INSERT INTO {t} SELECT id, 'late' FROM range(0, 400)")  # first row wins for 0..299
@@ -170,9 +189,9 @@ def _cow_statement(tmp_path: Path) -> tuple[stratalake.Table, list[str], set[str
 def _run_job(options: dict[str, str]) -> list[str]:
     import base64
 
-    from stratalake.spark.delete_job import RewriteJobReader
+    from stratalake.spark.delete_job import StagedUnitsReader
 
-    reader = RewriteJobReader(options)
+    reader = StagedUnitsReader(options)
     out = []
     for part in reader.partitions():
         for batch in reader.read(part):

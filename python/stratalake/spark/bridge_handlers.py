@@ -475,20 +475,19 @@ def can_delete_where(req: bc.CanDeleteWhere) -> bool:
 
 
 def delete_where(req: bc.DeleteWhere) -> bc.JobAnswer:
-    """A DELETE Spark hands over whole. One that reads and rewrites rows answers with a
+    """A DELETE Spark hands over whole. One that reads and rewrites rows may answer with a
     distributed job (``spark/delete_job.py``), whose results come back to be committed."""
     table = catalog(req.catalog).get_table(_ident(req))
-    if req.state is not None:
-        results = None if req.abort else (req.job_results or [])
-        return bc.JobAnswer(snapshot=delete_job.commit(table, results, req.state))
-    conjuncts = dml.parse_predicates(req.predicates or [])
-    if conjuncts is None:
-        raise UnsupportedError(f"table {_ident(req)}: this DELETE condition cannot be evaluated")
-    if dml.delete_plan(table, conjuncts) in ("rewrite", "rows"):
-        staging = delete_job.new_staging(table)
-        options = delete_job.job_options(describe(req.catalog, table).source_options, req.predicates or [], staging)
-        return bc.JobAnswer(job=bc.ProcedureJob(options), state=staging)
-    return bc.JobAnswer(snapshot=dml.delete_where(table, conjuncts))
+    if req.state is None:
+        conjuncts = dml.parse_predicates(req.predicates or [])
+        if conjuncts is None:
+            raise UnsupportedError(f"table {_ident(req)}: this DELETE condition cannot be evaluated")
+        if dml.delete_plan(table, conjuncts) not in ("rewrite", "rows"):
+            return bc.JobAnswer(snapshot=dml.delete_where(table, conjuncts))
+    snapshot, job, state = delete_job.delete_where(
+        table, req.predicates or [], req.job_results, req.state, req.abort, describe(req.catalog, table).source_options
+    )
+    return bc.JobAnswer(snapshot=snapshot, job=None if job is None else bc.ProcedureJob(job), state=state)
 
 
 def row_level_commit(req: bc.RowLevelCommit) -> bc.JobAnswer:

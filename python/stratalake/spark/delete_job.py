@@ -1,35 +1,36 @@
-"""A DELETE the table evaluates itself, run as a distributed Spark job.
+"""DELETE, UPDATE and MERGE INTO work on data files, run as distributed Spark jobs.
 
-``DELETE FROM t WHERE <column-vs-literal comparisons>`` on an append table, or on a primary-key
-table whose rows a ``-D`` record cannot remove (``table/row_delete.py``), needs no Spark
-row-level plan: the table prunes its files by partition values and statistics, reads only the
-condition's columns and rewrites what matched. Spark hands such a DELETE to the shim's
-``deleteWhere`` on the driver; the work itself runs here, in Spark tasks:
+Two kinds of statement rewrite data files:
 
-1. the bridge answers ``deleteWhere`` with this job's data source options (:func:`job_options`);
-2. the shim reads the ``stratalake`` source with them: :class:`DeleteJobReader` plans the
-   DELETE's units on the driver (``append/dml.py`` ``DeleteUnit``: a bucket's candidate files,
-   packed by ``source.split.*`` where files are rewritten one by one), and each Spark task finds
-   its unit's matching rows and writes the new files or deletion vectors, returning a pickled
-   ``DeleteResult`` (nothing is visible yet);
-3. the shim calls the bridge again with the results, which commit as one snapshot
-   (:func:`commit`), failing unchanged on a conflict; or, when the job failed, with ``abort``.
+- a DELETE the table evaluates itself (``DELETE FROM t WHERE <column-vs-literal comparisons>`` on
+  an append table, or on a primary-key table whose rows a ``-D`` record cannot remove,
+  ``table/row_delete.py``), which Spark hands to the shim's ``deleteWhere`` whole: its units
+  (``append/dml.py`` ``DeleteUnit``: a bucket's candidate files, packed by ``source.split.*``
+  where each file is rewritten on its own) find their matching rows and rewrite them
+  (:func:`delete_where`);
+- Spark's own row-level plan (other conditions, UPDATE, MERGE INTO), whose tasks find the rows and
+  send their positions to the driver: where the touched files are copy-on-write, units rewrite
+  them (:func:`row_level_commit`). Deletion vectors are metadata, written where the statement
+  commits.
 
-Spark's own row-level plan (conditions the table cannot evaluate, UPDATE, MERGE INTO) finds the
-rows in its tasks and sends their positions to the driver; where the touched files must be
-rewritten (copy-on-write), that is a second job of the same shape (:func:`row_level_commit`): the
-driver groups the positions into units, stages each unit's positions as a file under the table's
-``.stratalake-staging/<statement>/`` (a task reads its own), the tasks rewrite, and the driver
-commits the statement's inserted files and the rewrites as one snapshot, then drops the staging
-directory. Deletion vectors are metadata: they are written where the statement commits.
+Where the work runs: a statement whose files fit one split (``source.split.target-size``, the
+work of one Spark task) runs where it is committed, in the driver's bridge process, saving a
+job's start-up; a larger one runs as a job, one Spark task per unit:
 
-Every job has a staging directory under the table (``.stratalake-staging/<uuid>``, named in the
-answer's ``state``, which the shim sends back). Before writing, each task attempt records there
-the uuid its data files' names carry and their directory. A retried or speculative attempt's
-files never reach the driver, and none of a failed job's do: :func:`finish` deletes the files of
-every attempt whose result is not being committed, which no commit can reference, whatever its
-outcome, then the directory. (A copy-on-write bucket that still holds deletion vectors writes new
-index files too; a lost attempt's are left to ``remove_orphan_files``.)
+1. the bridge stages each unit (with its condition or its positions) as a file under the
+   table's ``.stratalake-staging/<uuid>/`` and answers with the job's data source options and
+   that directory as ``state``;
+2. the shim reads the ``stratalake`` source with those options (:class:`StagedUnitsReader`): each
+   task runs one staged unit and returns a pickled ``DeleteResult`` (nothing is visible yet);
+3. the shim calls the bridge again with the results and the state, which commit as one
+   snapshot, failing unchanged on a conflict; or, when the job failed, with ``abort``.
+
+Before writing, each task attempt records in the staging directory the uuid its data files'
+names carry and their directory. A retried or speculative attempt's files never reach the
+driver, and none of a failed job's do: :func:`finish` deletes the files of every attempt whose
+result is not being committed, which no commit can reference, whatever its outcome, then the
+directory. (A copy-on-write bucket that still holds deletion vectors writes new index files too;
+a lost attempt's are left to ``remove_orphan_files``.)
 """
 
 from __future__ import annotations
@@ -39,13 +40,20 @@ import json
 import logging
 import pickle
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from stratalake.append.dml import DeleteResult, DeleteUnit, RowDeletes, commit_results, position_units
+from stratalake.append.dml import (
+    DeleteResult,
+    DeleteUnit,
+    RowDeletes,
+    commit_results,
+    position_units,
+    run_units,
+)
 from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.lsm.data_file import FileNamer, bucket_dir
@@ -66,33 +74,37 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger(__name__)
 
 JOB = "stratalake.job"
-DELETE = "delete"
-REWRITE = "rewrite"
-PREDICATES = "stratalake.job.predicates"  # the DELETE's V2 predicates (JSON, as the shim sent them)
+UNITS = "units"  # the job's kind: run the staged units
 STAGING = "stratalake.job.staging"  # the job's staging directory
 STAGING_DIR = ".stratalake-staging"
 _ATTEMPT = "attempt-"
+_UNIT = "unit-"
+
+# A staged unit: ("find", unit, the DELETE's V2 predicates) or ("rewrite", unit, positions by file).
+Staged = tuple[str, DeleteUnit, Any]
 
 
-# ---- staging: which task attempts wrote what ------------------------------------------------------
+# ---- where the work runs ---------------------------------------------------------------------------
 
 
-def new_staging(table: Table) -> str:
-    return f"{table.location}/{STAGING_DIR}/{uuid.uuid4().hex}"
+def fits_one_split(table: Table, units: Sequence[DeleteUnit]) -> bool:
+    """Whether the units' files add up to at most one split (``source.split.target-size``)."""
+    target = table.core_options.get_int("source.split.target-size") or 128 * 1024 * 1024
+    return sum(e.file.file_size for u in units for e in u.entries) <= target
 
 
-def _attempt(table: Table, staging: str, unit: DeleteUnit, run: Callable[[FileNamer], DeleteResult | None]) -> Iterator[pa.RecordBatch]:
-    """Run ``unit`` in this task attempt, recorded first (see the module docstring)."""
-    namer = FileNamer("data")
-    entry = unit.entries[0]
-    codec = table.partition_codec
-    directory = bucket_dir(table.location, codec.path(codec.from_bytes(entry.partition)), entry.bucket)
-    table.file_io.write_bytes(
-        f"{staging}/{_ATTEMPT}{namer.uuid}", json.dumps({"uuid": namer.uuid, "dir": directory}).encode()
-    )
-    result = run(namer)
-    if result is not None:
-        yield pa.RecordBatch.from_pydict({"result": pa.array([pickle.dumps(result)], pa.binary())})
+def stage(table: Table, staged: Sequence[Staged], source_options: Mapping[str, str]) -> tuple[dict[str, str], str]:
+    """Write the units into a new staging directory: (the job's options, the directory)."""
+    staging = f"{table.location}/{STAGING_DIR}/{uuid.uuid4().hex}"
+    try:
+        for i, item in enumerate(staged):
+            table.file_io.write_bytes(f"{staging}/{_UNIT}{i:06d}", pickle.dumps(item))
+    except BaseException:
+        finish(table, staging, [])
+        raise
+    options = dict(source_options)
+    options.update({JOB: UNITS, STAGING: staging})
+    return options, staging
 
 
 def _check_staging(table: Table, staging: str) -> None:
@@ -115,13 +127,14 @@ def finish(table: Table, staging: str, kept: Sequence[DeleteResult]) -> None:
             if not name.startswith(_ATTEMPT):
                 continue
             attempt = json.loads(io.read_bytes(f"{staging}/{name}"))
-            inside = str(attempt["dir"]).startswith(f"{table.location}/") and ".." not in attempt["dir"]
-            if attempt["uuid"] in winners or not inside or not io.exists(attempt["dir"]):
+            directory = str(attempt["dir"])
+            inside = directory.startswith(f"{table.location}/") and ".." not in directory
+            if attempt["uuid"] in winners or not inside or not io.exists(directory):
                 continue
-            namer_prefix = f"data-{attempt['uuid']}-"
-            for f in io.list_names(attempt["dir"]):
-                if f.startswith(namer_prefix):
-                    io.delete_quietly(f"{attempt['dir']}/{f}")
+            prefix = f"data-{attempt['uuid']}-"
+            for f in io.list_names(directory):
+                if f.startswith(prefix):
+                    io.delete_quietly(f"{directory}/{f}")
         io.delete_dir(staging)
     except Exception as e:  # the outcome stands; orphan removal reclaims what is left
         _LOG.warning("table %s: could not clean up %s (%s: %s)", table.identifier, staging, type(e).__name__, e)
@@ -131,17 +144,49 @@ def _results(job_results: Sequence[str]) -> list[DeleteResult]:
     return [pickle.loads(base64.b64decode(r)) for r in job_results]
 
 
+def _run_staged(table: Table, item: Staged, namer: FileNamer | None = None) -> DeleteResult | None:
+    kind, unit, payload = item
+    if kind == "find":
+        return run_delete_unit(table, unit, condition(table, payload), namer)
+    return run_rewrite_unit(table, unit, payload, namer)
+
+
+class StagedUnitsReader(DataSourceReader):
+    """Each Spark task runs one staged unit and returns what it wrote (a pickled result)."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self.options = dict(options)
+
+    def partitions(self) -> list[InputPartition]:
+        table = load_table(self.options)
+        staging = self.options[STAGING]
+        names = [n for n in table.file_io.list_names(staging) if n.startswith(_UNIT)]
+        return [InputPartition(f"{staging}/{n}") for n in names]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:  # no unit: Spark still runs one empty task
+            return
+        table = load_table(self.options)
+        item: Staged = pickle.loads(table.file_io.read_bytes(partition.value))
+        # Recorded before anything is written (see the module docstring).
+        namer = FileNamer("data")
+        entry = item[1].entries[0]
+        codec = table.partition_codec
+        directory = bucket_dir(table.location, codec.path(codec.from_bytes(entry.partition)), entry.bucket)
+        table.file_io.write_bytes(
+            f"{self.options[STAGING]}/{_ATTEMPT}{namer.uuid}",
+            json.dumps({"uuid": namer.uuid, "dir": directory}).encode(),
+        )
+        result = _run_staged(table, item, namer)
+        if result is not None:
+            yield pa.RecordBatch.from_pydict({"result": pa.array([pickle.dumps(result)], pa.binary())})
+
+
 # ---- a DELETE the table evaluates ------------------------------------------------------------------
 
 
-def job_options(source_options: Mapping[str, str], predicates: Sequence[Any], staging: str) -> dict[str, str]:
-    """The data source options of the job running a DELETE with ``predicates``."""
-    options = dict(source_options)
-    options.update({JOB: DELETE, PREDICATES: json.dumps(list(predicates)), STAGING: staging})
-    return options
-
-
 def condition(table: Table, predicates: Sequence[Any]) -> Predicate:
+    """The DELETE's condition from the V2 predicates the shim sent."""
     conjuncts = parse_predicates(predicates)
     predicate = conjunction(list(conjuncts)) if conjuncts else None
     if predicate is None:  # the bridge sends no job for these
@@ -149,38 +194,30 @@ def condition(table: Table, predicates: Sequence[Any]) -> Predicate:
     return predicate
 
 
-def commit(table: Table, job_results: Sequence[str] | None, staging: str) -> int | None:
-    """Commit the tasks' results (base64 pickles) as one snapshot; returns its id, or None when
-    no row matched. ``job_results`` None: the job failed, nothing is committed."""
-    results = _results(job_results) if job_results is not None else []
-    try:
-        return commit_results(table, results) if job_results is not None else None
-    finally:
-        finish(table, staging, results)
-
-
-class DeleteJobReader(DataSourceReader):
-    """Plans a DELETE's units on the driver; each Spark task runs one and returns what it wrote."""
-
-    def __init__(self, options: Mapping[str, str]) -> None:
-        self.options = dict(options)
-
-    def _predicate(self, table: Table) -> Predicate:
-        return condition(table, json.loads(self.options[PREDICATES]))
-
-    def partitions(self) -> list[InputPartition]:
-        table = load_table(self.options)
-        return [InputPartition(pickle.dumps(u)) for u in delete_units(table, self._predicate(table))]
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition.value is None:  # no unit: Spark still runs one empty task
-            return
-        table = load_table(self.options)
-        unit: DeleteUnit = pickle.loads(partition.value)
-        predicate = self._predicate(table)
-        yield from _attempt(
-            table, self.options[STAGING], unit, lambda namer: run_delete_unit(table, unit, predicate, namer)
-        )
+def delete_where(
+    table: Table,
+    predicates: Sequence[Any],
+    job_results: Sequence[str] | None,
+    state: str | None,
+    abort: bool,
+    source_options: Mapping[str, str],
+) -> tuple[int | None, dict[str, str] | None, str | None]:
+    """Run a DELETE the table evaluates: (the new snapshot's id or None, None, None); or, when
+    its files exceed one split, (None, the job's options, its staging directory), after which
+    the shim calls again with the job's results and that state, or with ``abort``."""
+    if state is not None:
+        results = [] if abort else _results(job_results or [])
+        try:
+            return (None if abort else commit_results(table, results)), None, None
+        finally:
+            finish(table, state, results)
+    predicate = condition(table, predicates)
+    units = delete_units(table, predicate)
+    if fits_one_split(table, units):
+        results = run_units(table, units, lambda u: run_delete_unit(table, u, predicate))
+        return commit_results(table, results), None, None
+    options, staging = stage(table, [("find", u, list(predicates)) for u in units], source_options)
+    return None, options, staging
 
 
 # ---- Spark's row-level plan: the rewrites of copy-on-write files ---------------------------------
@@ -208,10 +245,10 @@ def row_level_commit(
     source_options: Mapping[str, str],
 ) -> tuple[int | None, dict[str, str] | None, str | None]:
     """Commit a row-level statement from its write tasks' ``messages``: (the new snapshot's id
-    or None, no job, no state); or, on the first call of a copy-on-write statement, (None, the
-    options of the job rewriting the touched files, its staging directory as ``state``). The
-    shim then calls again with the job's results and the state, or with ``abort`` if the job
-    failed (nothing was committed: what the statement wrote is deleted)."""
+    or None, None, None); or, for copy-on-write files exceeding one split, (None, the options of
+    the job rewriting them, its staging directory), after which the shim calls again with the
+    job's results and that state, or with ``abort`` (nothing was committed: what the statement
+    wrote is deleted)."""
     deletes, inserts = _statement(messages)
     if state is not None:
         if abort:
@@ -225,36 +262,16 @@ def row_level_commit(
             finish(table, state, results)
     if not rewrites_in_tasks(table, deletes):
         return commit_positions(table, deletes, inserts), None, None
-    staging = new_staging(table)
     try:
-        for i, (unit, positions) in enumerate(position_units(table, deletes)):
-            table.file_io.write_bytes(f"{staging}/unit-{i:06d}", pickle.dumps((unit, positions)))
+        units = position_units(table, deletes)
+        if fits_one_split(table, [u for u, _ in units]):
+            positions = dict((id(u), p) for u, p in units)
+            results = run_units(table, [u for u, _ in units], lambda u: run_rewrite_unit(table, u, positions[id(u)]))
+        else:
+            options, staging = stage(table, [("rewrite", u, p) for u, p in units], source_options)
+            return None, options, staging
     except BaseException:
-        finish(table, staging, [])
         delete_uncommitted(table, inserts)
         raise
-    options = dict(source_options)
-    options.update({JOB: REWRITE, STAGING: staging})
-    return None, options, staging
+    return commit_results(table, results, inserts=inserts), None, None
 
-
-class RewriteJobReader(DataSourceReader):
-    """Each Spark task rewrites the files of one staged unit and returns what it wrote."""
-
-    def __init__(self, options: Mapping[str, str]) -> None:
-        self.options = dict(options)
-
-    def partitions(self) -> list[InputPartition]:
-        table = load_table(self.options)
-        staging = self.options[STAGING]
-        names = [n for n in table.file_io.list_names(staging) if n.startswith("unit-")]
-        return [InputPartition(f"{staging}/{n}") for n in names]
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition.value is None:
-            return
-        table = load_table(self.options)
-        unit, positions = pickle.loads(table.file_io.read_bytes(partition.value))
-        yield from _attempt(
-            table, self.options[STAGING], unit, lambda namer: run_rewrite_unit(table, unit, positions, namer)
-        )

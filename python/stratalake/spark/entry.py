@@ -32,16 +32,11 @@ def infer_schema(options: dict[str, str]) -> StructType:
 
 def reader(options: dict[str, str], schema: StructType) -> DataSourceReader:
     """The batch reader: a table scan, a procedure's distributed job or a system table."""
-    if options.get("stratalake.job") == "delete":  # a DELETE's distributed job
+    if options.get("stratalake.job") == "units":  # DELETE / UPDATE / MERGE work on data files
         # Deferred import cost: loaded only when Spark uses the source (module docstring).
-        from stratalake.spark.delete_job import DeleteJobReader
+        from stratalake.spark.delete_job import StagedUnitsReader
 
-        return DeleteJobReader(options)
-    if options.get("stratalake.job") == "rewrite":  # the rewrites of a row-level statement
-        # Deferred import cost: loaded only when Spark uses the source (module docstring).
-        from stratalake.spark.delete_job import RewriteJobReader
-
-        return RewriteJobReader(options)
+        return StagedUnitsReader(options)
     if "stratalake.job" in options:  # a procedure's distributed job, e.g. CALL sys.compact
         # Deferred import cost: loaded only when Spark uses the source (module docstring).
         from stratalake.spark.procedures import CompactJobReader

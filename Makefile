@@ -13,7 +13,7 @@ TEST_WORKERS ?= 2
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-metastores test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-cdc bench-peers bench-peers-quick clean
+.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-metastores test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-cdc bench-append-dml bench-peers bench-peers-quick clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -131,6 +131,12 @@ bench-metadata-quick: setup
 BENCH_CDC_ARGS ?=
 bench-cdc: setup
 	$(VPY) -m bench.cdc_cross_partition $(BENCH_CDC_ARGS)
+
+# Issue 33: DELETE and UPDATE of an append table through Spark SQL, and where their work runs
+# (bench/append_dml.py; BENCH_APPEND_DML_ARGS='--rows 8000000 --deletion-vectors').
+BENCH_APPEND_DML_ARGS ?=
+bench-append-dml: setup
+	$(VPY) -m bench.append_dml $(BENCH_APPEND_DML_ARGS)
 
 # Issue 31: stratalake vs Apache Paimon, Delta Lake and Iceberg (and Spark's Parquet) on Spark, one
 # process per system. The peers' venv (pyspark $(PEERS_SPARK)) and their jars from Maven Central are

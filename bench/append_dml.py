@@ -1,16 +1,18 @@
 """DELETE and UPDATE of an append table through Spark SQL (issue 33): where the work runs.
 
     .venv/bin/python -m bench.append_dml [--rows 4000000] [--batches 8] [--repeats 3]
-        [--deletion-vectors] [--json out.json]
+        [--deletion-vectors] [--split-target-size '8 mb'] [--json out.json]
 
-An append table of ``--rows`` rows (``id``, ``g = id % 100``, ``v``, a string), partitioned into
+An append table of ``--rows`` rows (``id``, ``g = id % 97``, ``v = id``, a random uuid string, so the
+files hold ~30 bytes a row), partitioned into
 4, loaded by ``--batches`` INSERTs (so each partition holds that many files), copy-on-write unless
-``--deletion-vectors``. Then, each ``--repeats`` times on a fresh copy of the table:
+``--deletion-vectors``. A statement whose files exceed one split (``--split-target-size``, default
+128 MB) runs its work on data files as a job of Spark tasks, a smaller one in the bridge. Then, each ``--repeats`` times on a fresh copy of the table:
 
 - a DELETE the table evaluates (``g = k``: 1% of the rows, in every file), which Spark hands to the
   table whole (``deleteWhere``);
-- an UPDATE through Spark's row-level plan (``v % 100 = k``, not a condition the table evaluates),
-  1% of the rows.
+- an UPDATE through Spark's row-level plan (``v % 97 = k``, not a condition the table evaluates),
+  1% of the rows, in every file.
 
 A first statement on another copy starts Spark's Python workers. Reported: the median wall
 time of each (the rows left are checked), the rows a second, and the number of tasks of each Spark
@@ -31,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 
-def _tasks(spark: Any, group: str) -> list[int]:
+def _tasks(spark: Any, group: str) -> list[str]:
+    """Each stage the statement ran: its number of tasks (and what ran it)."""
     tracker = spark.sparkContext.statusTracker()
     out = []
     for job in tracker.getJobIdsForGroup(group):
@@ -39,7 +42,7 @@ def _tasks(spark: Any, group: str) -> list[int]:
         for stage in info.stageIds if info is not None else []:
             s = tracker.getStageInfo(stage)
             if s is not None:
-                out.append(s.numTasks)
+                out.append(f"{s.numTasks} ({s.name.split(' at ')[0]})")
     return out
 
 
@@ -49,6 +52,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--batches", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--deletion-vectors", action="store_true")
+    ap.add_argument(
+        "--split-target-size", help="the table's 'source.split.target-size' (e.g. '8 mb'): statements whose files exceed it run as jobs"
+    )
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -62,7 +68,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     spark = configure(SparkSession.builder.master("local[2]").appName("bench-append-dml"), str(warehouse)).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     dv = "'deletion-vectors.enabled' = 'true'" if args.deletion_vectors else "'deletion-vectors.enabled' = 'false'"
-    out: dict[str, Any] = {"rows": args.rows, "batches": args.batches, "deletion_vectors": args.deletion_vectors}
+    if args.split_target_size:
+        dv += f", 'source.split.target-size' = '{args.split_target_size}'"
+    out: dict[str, Any] = {
+        "rows": args.rows,
+        "batches": args.batches,
+        "deletion_vectors": args.deletion_vectors,
+        "split_target_size": args.split_target_size,
+    }
     try:
         spark.sql("CREATE DATABASE lake.b")
         spark.sql(f"CREATE TABLE lake.b.base (id BIGINT, g INT, v BIGINT, s STRING) PARTITIONED BY (p INT) TBLPROPERTIES ({dv})")
@@ -70,18 +83,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         for i in range(args.batches):
             spark.sql(
-                f"INSERT INTO lake.b.base SELECT id, CAST(id % 100 AS INT), id, concat('row-', id), CAST(id % 4 AS INT) "
+                f"INSERT INTO lake.b.base SELECT id, CAST(id % 97 AS INT), id, uuid(), CAST(id % 4 AS INT) "
                 f"FROM range({i * per}, {(i + 1) * per}, 1, 2)"
             )
         out["load_s"] = round(time.perf_counter() - t0, 2)
         base = stratalake.Catalog(str(warehouse)).get_table("b.base")
         snap = base.latest_snapshot()
-        out["files"] = len(base.live_entries(snap)) if snap is not None else 0
+        entries = base.live_entries(snap) if snap is not None else []
+        out["files"] = len(entries)
+        out["table_mb"] = round(sum(e.file.file_size for e in entries) / 2**20, 1)
         statements = {
             "delete_pushed": "DELETE FROM {t} WHERE g = {k}",
-            "update_row_level": "UPDATE {t} SET v = -v WHERE v % 100 = {k}",
+            "update_row_level": "UPDATE {t} SET v = -v WHERE v % 97 = {k}",
         }
-        expected = {"delete_pushed": args.rows - args.rows // 100, "update_row_level": args.rows}
+
+        def hit(k: int) -> int:  # the rows with id % 97 == k (g and, before the UPDATE, v are id % 97)
+            return len(range(k, per * args.batches, 97))
+
         for name, sql in statements.items():
             times, tasks = [], []
             # A first statement on another copy: Spark's Python workers start and import once.
@@ -98,8 +116,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
                 tasks.append(_tasks(spark, group))
                 count = spark.sql(f"SELECT count(*), sum(CAST(v < 0 AS INT)) FROM lake.b.{copy}").collect()[0]
-                assert count[0] == expected[name], (name, count[0], expected[name])
-                assert name != "update_row_level" or count[1] in (args.rows // 100, args.rows // 100 - 1), count
+                deleted = hit(7 + r) if name == "delete_pushed" else 0
+                assert count[0] == per * args.batches - deleted, (name, count[0])
+                assert name != "update_row_level" or count[1] == hit(7 + r), (name, count[1])
             median = statistics.median(times)
             out[name] = {
                 "median_s": round(median, 3),

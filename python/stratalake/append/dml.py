@@ -442,17 +442,25 @@ def touched_entries(
     return entries, dv_entries_by_bucket(live_index_entries(table, snap))
 
 
+def _touched_by_bucket(
+    table: TableStore, deletes: RowDeletes
+) -> tuple[dict[tuple[bytes, int], list[ManifestEntry]], dict[tuple[bytes, int], list[IndexManifestEntry]]]:
+    """:func:`touched_entries` by (partition, bucket), each bucket's files by name."""
+    entries, dv_index = touched_entries(table, deletes)
+    groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
+    for name in sorted(entries):
+        e = entries[name]
+        groups[(e.partition, e.bucket)].append(e)
+    return dict(groups), dv_index
+
+
 def position_units(table: TableStore, deletes: RowDeletes) -> list[tuple[DeleteUnit, dict[str, Positions]]]:
     """A statement's deleted positions as units (:func:`pack_units`), each with its files'
     positions: Spark's row-level plan found the rows, the units rewrite them in Spark tasks."""
     by_file = deletes.by_file()
     if not by_file:
         return []
-    entries, dv_index = touched_entries(table, deletes)
-    groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
-    for name in sorted(by_file):
-        e = entries[name]
-        groups[(e.partition, e.bucket)].append(e)
+    groups, dv_index = _touched_by_bucket(table, deletes)
     assert deletes.snapshot_id is not None
     units = pack_units(table, deletes.snapshot_id, groups, dv_index)
     return [(u, {e.file.file_name: by_file[e.file.file_name] for e in u.entries}) for u in units]
@@ -464,11 +472,7 @@ def _delete_messages(
     by_file = deletes.by_file()
     if not by_file:
         return []
-    entries, dv_index = touched_entries(table, deletes)
-    buckets: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
-    for name in sorted(by_file):
-        e = entries[name]
-        buckets[(e.partition, e.bucket)].append(e)
+    buckets, dv_index = _touched_by_bucket(table, deletes)
     return _bucket_messages(
         table,
         [(es, dv_index.get(key, [])) for key, es in buckets.items()],

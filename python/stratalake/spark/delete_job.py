@@ -140,8 +140,21 @@ def finish(table: Table, staging: str, kept: Sequence[DeleteResult]) -> None:
         _LOG.warning("table %s: could not clean up %s (%s: %s)", table.identifier, staging, type(e).__name__, e)
 
 
-def _results(job_results: Sequence[str]) -> list[DeleteResult]:
-    return [pickle.loads(base64.b64decode(r)) for r in job_results]
+def _after_job(
+    table: Table, state: str, job_results: Sequence[str] | None, abort: bool, inserts: Sequence[CommitMessage]
+) -> int | None:
+    """The second call: commit the job's results (base64 pickles) with the statement's
+    ``inserts`` as one snapshot, or, when the job failed (``abort``: nothing was committed),
+    delete what the statement wrote; then :func:`finish` the staging directory."""
+    if abort:
+        finish(table, state, [])
+        delete_uncommitted(table, inserts)
+        return None
+    results: list[DeleteResult] = [pickle.loads(base64.b64decode(r)) for r in job_results or []]
+    try:
+        return commit_results(table, results, inserts=inserts)
+    finally:
+        finish(table, state, results)
 
 
 def _run_staged(table: Table, item: Staged, namer: FileNamer | None = None) -> DeleteResult | None:
@@ -206,11 +219,7 @@ def delete_where(
     its files exceed one split, (None, the job's options, its staging directory), after which
     the shim calls again with the job's results and that state, or with ``abort``."""
     if state is not None:
-        results = [] if abort else _results(job_results or [])
-        try:
-            return (None if abort else commit_results(table, results)), None, None
-        finally:
-            finish(table, state, results)
+        return _after_job(table, state, job_results, abort, []), None, None
     predicate = condition(table, predicates)
     units = delete_units(table, predicate)
     if fits_one_split(table, units):
@@ -251,15 +260,7 @@ def row_level_commit(
     wrote is deleted)."""
     deletes, inserts = _statement(messages)
     if state is not None:
-        if abort:
-            finish(table, state, [])
-            delete_uncommitted(table, inserts)
-            return None, None, None
-        results = _results(job_results or [])
-        try:
-            return commit_results(table, results, inserts=inserts), None, None
-        finally:
-            finish(table, state, results)
+        return _after_job(table, state, job_results, abort, inserts), None, None
     if not rewrites_in_tasks(table, deletes):
         return commit_positions(table, deletes, inserts), None, None
     try:

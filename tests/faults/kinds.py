@@ -127,6 +127,14 @@ def _four_writes(t: Table) -> None:
         t.write(rows(range(i * 10, i * 10 + 15), f"w{i}"))
 
 
+def _append_delete(t: Table) -> Any:
+    """A DELETE the table evaluates (its units run in this process, as in the bridge)."""
+    from stratalake.append.dml import delete_rows
+    from stratalake.expressions import field
+
+    return delete_rows(t, field("id") < 25)
+
+
 def _expire_changelogs(t: Table) -> Any:
     from stratalake.maintenance.expire import ExpireConfig, expire_changelogs
 
@@ -180,6 +188,14 @@ KINDS: dict[str, Kind] = {
         Kind("streaming_batch", dict(PK), setup=_two_writes, run=_stream_batch),
         Kind("compact_job", dict(PK), setup=_two_writes, run=_compact),
         Kind("append_compact", {"bucket": "-1"}, primary_key=(), setup=_four_writes, run=_compact),
+        Kind("append_delete", {"bucket": "-1"}, primary_key=(), setup=_four_writes, run=_append_delete),
+        Kind(
+            "append_delete_dv",
+            {"bucket": "-1", "deletion-vectors.enabled": "true"},
+            primary_key=(),
+            setup=_four_writes,
+            run=_append_delete,
+        ),
         Kind(
             "expire_changelogs",
             {

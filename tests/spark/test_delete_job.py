@@ -245,3 +245,25 @@ def test_a_staging_directory_from_the_shim_must_be_the_tables(tmp_path: Path) ->
     with pytest.raises(ValueError, match="not one of its staging directories"):
         row_level_commit(t, messages, None, str(tmp_path), True, {})
     assert tmp_path.exists()
+
+
+def test_a_failed_job_commits_nothing_and_leaves_no_file(spark: Any, db: str, warehouse: Path) -> None:
+    """One unit's task fails (a data file of the table went missing from the store): Spark fails
+    the job, the shim tells the bridge, which deletes the files the other tasks wrote and the
+    staging directory. The table is as before."""
+    t = f"{db}.broken"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, p INT) PARTITIONED BY (p) TBLPROPERTIES ('source.split.target-size' = '1')")
+    spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 4 AS INT) FROM range(0, 4000, 1, 1)")
+    table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.broken")
+    snap = table.latest_snapshot()
+    assert snap is not None
+    entries = sorted(table.live_entries(snap), key=lambda e: e.partition)
+    assert len(entries) == 4
+    root = Path(table.location)
+    lost = next(root.glob(f"p=3/bucket-0/{entries[-1].file.file_name}"))
+    lost.unlink()
+    before = {str(f) for f in root.rglob("*") if f.is_file()}
+    with pytest.raises(Exception, match="is missing"):
+        spark.sql(f"DELETE FROM {t} WHERE id < 2000")  # the other units write copies first
+    assert table.refresh().latest_snapshot() == snap
+    assert {str(f) for f in root.rglob("*") if f.is_file()} == before

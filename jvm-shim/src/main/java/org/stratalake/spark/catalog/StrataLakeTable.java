@@ -493,13 +493,13 @@ public class StrataLakeTable
     List<String> results;
     try {
       results = StrataLakeProcedure.runJob(answer.job());
-    } catch (RuntimeException e) {
+    } catch (Throwable e) { // a failed job is a SparkException, which Java does not declare
       try {
         next.accept(null, true);
       } catch (RuntimeException cleanup) {
         e.addSuppressed(cleanup);
       }
-      throw e;
+      throw org.stratalake.spark.bridge.Errors.sneaky(e);
     }
     next.accept(results, false);
   }

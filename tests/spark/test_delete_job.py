@@ -267,3 +267,21 @@ def test_a_failed_job_commits_nothing_and_leaves_no_file(spark: Any, db: str, wa
         spark.sql(f"DELETE FROM {t} WHERE id < 2000")  # the other units write copies first
     assert table.refresh().latest_snapshot() == snap
     assert {str(f) for f in root.rglob("*") if f.is_file()} == before
+
+
+def test_orphan_removal_takes_a_dead_jobs_staging(tmp_path: Path) -> None:
+    """A driver that died between staging and commit leaves the staged units: orphans, removed
+    once older than the threshold; a running job's (newer) stay."""
+    import time
+
+    from stratalake.spark.delete_job import row_level_commit
+
+    t, messages, _ = _cow_statement(tmp_path)
+    _, job, state = row_level_commit(t, messages, None, None, False, {"warehouse": str(tmp_path / "wh"), "table": "db.t"})
+    assert job is not None and state is not None
+    staged = sorted(str(p) for p in Path(state).iterdir())
+    assert staged
+    assert not set(staged) & set(t.remove_orphan_files(older_than_ms=int(time.time() * 1000) - 60_000))
+    removed = t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+    assert set(staged) <= set(removed)
+    assert not list(Path(state).iterdir())

@@ -30,7 +30,7 @@ from stratalake.identifiers import MAIN_BRANCH
 from stratalake.io import FileStatus
 from stratalake.maintenance.expire import branch_references
 from stratalake.store.branch_manager import BranchManager, branch_path
-from stratalake.store.files import delete_in_table
+from stratalake.store.files import STAGING_DIR, delete_in_table
 from stratalake.store.references import FileSet, ReferenceCollector
 from stratalake.store.schema_manager import SchemaManager
 
@@ -65,6 +65,8 @@ def remove_orphan_files(
             is_used = s.name in used.statistics
         elif parent in (f"{loc}/snapshot", f"{loc}/changelog", f"{loc}/tag"):
             is_used = False  # only temp files are listed there
+        elif parent.startswith(f"{loc}/{STAGING_DIR}/"):
+            is_used = False  # never referenced
         else:
             is_used = s.path in used.data
         if not is_used:
@@ -90,6 +92,10 @@ def _list_candidates(table: TableStore) -> list[FileStatus]:
     for name in ("snapshot", "changelog", "tag"):
         out += [s for s in _files(table, f"{loc}/{name}") if _TEMP_RE.match(s.name)]
     out += _data_files(table, loc, len(table.schema().partition_keys))
+    # Staged units of DML jobs whose driver died before it removed them (a running job's are new).
+    for s in table.file_io.list_status(f"{loc}/{STAGING_DIR}"):
+        if s.is_dir and not s.is_link:
+            out += _files(table, s.path)
     return out
 
 

@@ -60,6 +60,7 @@ from stratalake.lsm.data_file import FileNamer, bucket_dir
 from stratalake.operation.commit import CommitMessage, delete_uncommitted
 from stratalake.spark.dml import parse_predicates
 from stratalake.spark.source import load_table
+from stratalake.store.files import STAGING_DIR
 from stratalake.table.row_delete import (
     commit_positions,
     delete_units,
@@ -76,7 +77,6 @@ _LOG = logging.getLogger(__name__)
 JOB = "stratalake.job"
 UNITS = "units"  # the job's kind: run the staged units
 STAGING = "stratalake.job.staging"  # the job's staging directory
-STAGING_DIR = ".stratalake-staging"
 _ATTEMPT = "attempt-"
 _UNIT = "unit-"
 

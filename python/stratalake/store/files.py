@@ -27,6 +27,11 @@ __all__ = ["data_file_path", "delete_in_table", "index_file_path", "inside_table
 _log = logging.getLogger(__name__)
 
 
+STAGING_DIR = ".stratalake-staging"
+"""Under a table: the staging directories of running DELETE / UPDATE / MERGE jobs
+(``spark/delete_job.py``), never referenced by a snapshot; Paimon ignores the directory."""
+
+
 def table_file(directory: str, name: str, what: str = "file") -> str:
     """``directory/name`` for a ``name`` that is one file name (:class:`CorruptFileError` if not)."""
     return f"{directory}/{check_file_name(name, what)}"

@@ -307,15 +307,7 @@ def commit_results(
             f"table {table.identifier}: a DELETE's tasks read snapshots {snapshots}; nothing was committed. "
             "Re-run the statement."
         )
-    if not any(not m.is_empty() for m in messages):
-        return None
-    required = {name for r in results for name in r.touched}
-    commit = new_commit(table, commit_user)
-    try:
-        return commit.commit_row_level(messages, required)
-    except BaseException:
-        commit.abort(messages)  # only if the commit is known not to have happened
-        raise
+    return _commit_once(table, messages, {name for r in results for name in r.touched}, commit_user)
 
 
 def kept_rows(drop: Positions, offset: int, n: int) -> npt.NDArray[np.bool_]:
@@ -386,14 +378,22 @@ def apply_changes(
             table.file_io.delete_quietly(path)
         delete_uncommitted(table, list(inserts))
         raise
+    return _commit_once(table, messages, set(deletes.positions), commit_user)
+
+
+def _commit_once(
+    table: TableStore, messages: Sequence[CommitMessage], required: set[str], commit_user: str | None
+) -> int | None:
+    """One OVERWRITE snapshot of a statement's ``messages`` requiring the ``required`` files to be
+    live still; None when nothing changed. On failure the messages' files are deleted only if the
+    commit is known not to have happened."""
     if not any(not m.is_empty() for m in messages):
         return None
-    required = set(deletes.positions)
     commit = new_commit(table, commit_user)
     try:
         return commit.commit_row_level(messages, required)
     except BaseException:
-        commit.abort(messages)  # only if the commit is known not to have happened
+        commit.abort(messages)
         raise
 
 

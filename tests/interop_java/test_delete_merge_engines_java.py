@@ -177,3 +177,53 @@ def test_paimon_java_reads_tables_after_a_spark_delete_by_position(spark_lake: t
     except JavaUnavailable as e:  # pragma: no cover - CI has Java and Maven
         pytest.fail(f"Paimon {release} could not be set up: {e}")
     assert {k: got.get(k) for k in expected} == expected
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("options", [{}, {"deletion-vectors.enabled": "true"}])
+def test_spark_dml_jobs_on_a_table_paimon_java_wrote(spark_lake: tuple[Any, str], options: dict[str, str]) -> None:
+    """Paimon Java writes an append table with its defaults (several commits: several files);
+    Spark's DELETE the table evaluates, and an UPDATE through Spark's row-level plan, rewrite it
+    in jobs of Spark tasks (a split of one byte: every statement is a job); Paimon Java appends
+    again and reads what both wrote."""
+    spark, wh = spark_lake
+    release = RELEASES[-1]
+    name = "dv" if options else "cow"
+    ident = f"djobs_{name}.t"
+    model: dict[int, str | None] = {}
+
+    def java_write(ids: range, prefix: str) -> None:
+        write_table(release, wh, ident, False, ids, prefix, options)
+        model.update({k: None if k % 7 == 0 else f"{prefix}{k}" for k in ids})
+
+    stratalake.Catalog(wh).create_database(f"djobs_{name}", ignore_if_exists=True)
+    java_write(range(0, 300), "j")
+    java_write(range(300, 600), "k")
+    spark.sql(f"ALTER TABLE lake.{ident} SET TBLPROPERTIES ('source.split.target-size' = '1')")
+    group = f"djobs-{name}"
+    spark.sparkContext.setJobGroup(group, "DML on a Paimon-written table")
+    try:
+        spark.sql(f"DELETE FROM lake.{ident} WHERE id < 50 OR v = 'k400'")
+        spark.sql(f"UPDATE lake.{ident} SET v = concat('u', v) WHERE id % 10 = 3")
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    tracker = spark.sparkContext.statusTracker()
+    stages = [
+        tracker.getStageInfo(s)
+        for j in tracker.getJobIdsForGroup(group)
+        for s in (tracker.getJobInfo(j).stageIds if tracker.getJobInfo(j) else [])
+    ]
+    units_jobs = [s for s in stages if s is not None and s.name.startswith("collectAsList")]
+    # The DELETE's job; the UPDATE's rewrite job too where files are copied (no vectors).
+    assert len(units_jobs) == (1 if options else 2), [s.name for s in stages if s is not None]
+    model = {k: v for k, v in model.items() if not (k < 50 or v == "k400")}
+    model = {k: (f"u{v}" if k % 10 == 3 and v is not None else v) for k, v in model.items()}
+    java_write(range(600, 650), "m")
+    expected = sorted((str(k), _java_prints(v)) for k, v in model.items())
+    got = stratalake.Catalog(wh).get_table(ident).read()
+    ours = sorted(
+        (str(k), _java_prints(v))
+        for k, v in zip(got.column("id").to_pylist(), got.column("v").to_pylist(), strict=True)
+    )
+    assert ours == expected
+    assert read_tables(release, wh, [ident])[ident] == expected

@@ -16,7 +16,8 @@ files hold ~30 bytes a row), partitioned into
 
 A first statement on another copy starts Spark's Python workers. Reported: the median wall
 time of each (the rows left are checked), the rows a second, and the number of tasks of each Spark
-stage the statement ran (a stage of many tasks: the work was distributed; none: the driver did it).
+stage the statement ran (a stage of many tasks: the work was distributed; none: the driver did it),
+with the peak RSS and the CPU seconds of the JVM and of the Python processes (bridge and workers).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from pyspark.sql import SparkSession
 
     import stratalake
+    from bench.spark_peers.workload import TreeSampler
     from stratalake.spark import configure
 
     work = Path(tempfile.mkdtemp(prefix="append-dml-"))
@@ -102,6 +104,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
         for name, sql in statements.items():
             times, tasks = [], []
+            peaks: dict[str, float] = {}
+            cpus: dict[str, list[float]] = {}
             # A first statement on another copy: Spark's Python workers start and import once.
             shutil.copytree(base.location, f"{warehouse}/b.db/w{name[:1]}")
             spark.sql(sql.format(t=f"lake.b.w{name[:1]}", k=3))
@@ -110,9 +114,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 shutil.copytree(base.location, f"{warehouse}/b.db/{copy}")
                 group = f"{name}-{r}"
                 spark.sparkContext.setJobGroup(group, name)
-                t0 = time.perf_counter()
-                spark.sql(sql.format(t=f"lake.b.{copy}", k=7 + r))
-                times.append(time.perf_counter() - t0)
+                with TreeSampler(0.05) as sampler:
+                    t0 = time.perf_counter()
+                    spark.sql(sql.format(t=f"lake.b.{copy}", k=7 + r))
+                    times.append(time.perf_counter() - t0)
+                for kind, mib in sampler.peak.items():
+                    peaks[kind] = max(peaks.get(kind, 0.0), mib)
+                for kind, sec in sampler.cpu().items():
+                    cpus.setdefault(kind, []).append(sec)
                 spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
                 tasks.append(_tasks(spark, group))
                 count = spark.sql(f"SELECT count(*), sum(CAST(v < 0 AS INT)) FROM lake.b.{copy}").collect()[0]
@@ -126,6 +135,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "max_s": round(max(times), 3),
                 "rows_per_s": round(args.rows / median),
                 "stage_tasks": tasks[0],
+                # Peak RSS (MiB, summed per kind: the JVM runs the tasks in local mode; the Python
+                # processes are the bridge and Spark's workers) and median CPU seconds per kind.
+                "peak_rss_mib": {k: round(v) for k, v in peaks.items()},
+                "cpu_s": {k: round(statistics.median(v), 2) for k, v in cpus.items()},
             }
             print(f"{name}: median {median:.2f} s over {args.repeats} (min {min(times):.2f}, max {max(times):.2f}); stage tasks {tasks[0]}", flush=True)
     finally:

@@ -302,7 +302,7 @@ def test_append_table_avro_file_cut_between_blocks_raises_corrupt_file_error(tmp
     cat.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
     t = cat.create_table("db.events", schema=schema, options={"file.format": "avro"})
-    t.write(pa.table({"id": list(range(5000)), "v": [f"v{i}" for i in range(5000)]}, schema=schema))
+    t.write(pa.table({"id": list(range(20_000)), "v": [f"v{i}" for i in range(20_000)]}, schema=schema))
     (meta,) = live_files(t)
     # Two more small files, so that a full compaction has work here and reads the cut file.
     for i in range(2):
@@ -314,7 +314,7 @@ def test_append_table_avro_file_cut_between_blocks_raises_corrupt_file_error(tmp
     ends = [m.end() for m in re.finditer(re.escape(sync), content)]
     assert len(ends) > 2, "the file should hold several blocks"
     path.write_bytes(content[: ends[1]])
-    with pytest.raises(CorruptFileError, match=re.escape(meta.file_name) + ".*manifest records 5000"):
+    with pytest.raises(CorruptFileError, match=re.escape(meta.file_name) + ".*manifest records 20000"):
         t.refresh().read()
     with pytest.raises(CorruptFileError, match=re.escape(meta.file_name)):
         t.refresh().compact(full=True)

@@ -19,8 +19,6 @@ Example::
 
 from __future__ import annotations
 
-import io
-import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,9 +29,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from stratalake.exceptions import CorruptFileError, InvalidOptionError, UnsupportedError
+from stratalake.exceptions import CorruptFileError, InvalidDataError, InvalidOptionError, UnsupportedError
 from stratalake.io import FileIO
 from stratalake.options import FILE_FORMATS
+from stratalake.spec.avro_columns import (
+    Block,
+    ContainerReader,
+    ContainerWriter,
+    arrow_type,
+    compress_block,
+    decode_blocks,
+    encode_records,
+)
 
 PARQUET = "parquet"
 ORC = "orc"
@@ -561,10 +568,12 @@ def _raw_for_avro(arr: pa.Array) -> pa.Array:
         )
     if pa.types.is_map(t):
         assert isinstance(arr, pa.MapArray)
+        flat = arr if arr.offset == 0 else pa.concat_arrays([arr])  # a slice's offsets start past 0
+        assert isinstance(flat, pa.MapArray)
         entries = pa.StructArray.from_arrays(
-            [_raw_for_avro(arr.keys), _raw_for_avro(arr.items)], names=["key", "value"]
+            [_raw_for_avro(flat.keys), _raw_for_avro(flat.items)], names=["key", "value"]
         )
-        return pa.ListArray.from_arrays(arr.offsets, entries, mask=arr.is_null())
+        return pa.ListArray.from_arrays(flat.offsets, entries, mask=flat.is_null())
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         assert isinstance(arr, pa.ListArray | pa.LargeListArray)
         flat = arr if arr.offset == 0 else pa.concat_arrays([arr])
@@ -572,122 +581,32 @@ def _raw_for_avro(arr: pa.Array) -> pa.Array:
     return arr
 
 
-def _py_for_avro(value: Any, t: pa.DataType) -> Any:
-    """Python value of a :func:`_raw_for_avro` column fit for fastavro (string-key maps as dicts)."""
-    if value is None:
-        return None
-    if pa.types.is_map(t):
-        if pa.types.is_string(t.key_type) or pa.types.is_large_string(t.key_type):
-            return {e["key"]: _py_for_avro(e["value"], t.item_type) for e in value}
-        return [{"key": e["key"], "value": _py_for_avro(e["value"], t.item_type)} for e in value]
-    if pa.types.is_struct(t):
-        return {f.name: _py_for_avro(value[f.name], f.type) for f in t}
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return [_py_for_avro(v, t.value_type) for v in value]
-    return value
-
-
-def _arrow_of_avro(schema: Any) -> tuple[pa.DataType, bool]:
-    """(Arrow type, nullable) of an Avro schema as Paimon writes them."""
-    if isinstance(schema, list):
-        branches = [s for s in schema if s != "null"]
-        if len(branches) != 1:
-            raise UnsupportedError(f"Avro union {schema} is not a Paimon column type")
-        return _arrow_of_avro(branches[0])[0], "null" in schema
-    if isinstance(schema, str):
-        simple = {
-            "boolean": pa.bool_(),
-            "int": pa.int32(),
-            "long": pa.int64(),
-            "float": pa.float32(),
-            "double": pa.float64(),
-            "string": pa.string(),
-            "bytes": pa.binary(),
-        }
-        if schema not in simple:
-            raise UnsupportedError(f"Avro type '{schema}' is not a Paimon column type")
-        return simple[schema], False
-    logical = schema.get("logicalType")
-    kind = schema["type"]
-    if logical == "decimal":
-        return pa.decimal128(int(schema["precision"]), int(schema.get("scale", 0))), False
-    if logical == "date":
-        return pa.date32(), False
-    if logical == "time-millis":
-        return pa.time32("ms"), False
-    if logical in (
-        "timestamp-millis",
-        "timestamp-micros",
-        "local-timestamp-millis",
-        "local-timestamp-micros",
-    ):
-        unit = "ms" if logical.endswith("millis") else "us"
-        return pa.timestamp(unit, tz="UTC" if logical.startswith("local") else None), False
-    if kind == "record":
-        fields = []
-        for f in schema["fields"]:
-            ft, nullable = _arrow_of_avro(f["type"])
-            fields.append(pa.field(f["name"], ft, nullable=nullable))
-        return pa.struct(fields), False
-    if kind == "map":
-        vt, vnull = _arrow_of_avro(schema["values"])
-        return pa.map_(
-            pa.field("key", pa.string(), nullable=False), pa.field("value", vt, nullable=vnull)
-        ), False
-    if kind == "array":
-        items = schema["items"]
-        if logical == "map" and isinstance(items, dict) and items.get("type") == "record":
-            kt, _ = _arrow_of_avro(items["fields"][0]["type"])
-            vt, vnull = _arrow_of_avro(items["fields"][1]["type"])
-            return pa.map_(pa.field("key", kt, nullable=False), pa.field("value", vt, nullable=vnull)), False
-        it, inull = _arrow_of_avro(items)
-        return pa.list_(pa.field("item", it, nullable=inull)), False
-    return _arrow_of_avro(kind)
-
-
-def _py_from_avro(value: Any, t: pa.DataType) -> Any:
-    """A fastavro value as pyarrow takes it for ``t`` (maps as key/value pairs)."""
-    if value is None:
-        return None
-    if pa.types.is_map(t):
-        if isinstance(value, dict):
-            return [(k, _py_from_avro(v, t.item_type)) for k, v in value.items()]
-        return [(e["key"], _py_from_avro(e["value"], t.item_type)) for e in value]
-    if pa.types.is_struct(t):
-        return {f.name: _py_from_avro(value.get(f.name), f.type) for f in t}
-    if pa.types.is_list(t):
-        return [_py_from_avro(v, t.value_type) for v in value]
-    return value
-
-
-def _needs_py_conversion(t: pa.DataType) -> bool:
-    return pa.types.is_map(t) or (
-        pa.types.is_nested(t) and any(_needs_py_conversion(t.field(i).type) for i in range(t.num_fields))
-    )
-
-
 class _AvroReader(FormatReader):
+    """Avro container framing and checks in ``spec/avro_columns.py``; records decoded a run of
+    blocks at a time into Arrow (polars' reader), never row by row in Python."""
+
     format = AVRO
-    errors = (Exception,)  # fastavro raises ValueError, EOFError, its own errors...
+    errors = (ValueError,)  # what spec/avro_columns raises for bytes it cannot take
 
     def __init__(self, file_io: FileIO, path: str, expected_rows: int | None = None) -> None:
-        import fastavro
-
         super().__init__(file_io, path)
-        self._file_io = file_io
         self._expected_rows = expected_rows
-        with self._reading(), file_io.open_input_file(path) as f:
-            self._writer_schema: Any = fastavro.reader(f).writer_schema
-        record = _avro_row_record(self._writer_schema)
-        if record is None:
-            raise CorruptFileError(
-                f"data file {path} is an Avro file but not of records (nor of a nullable record, "
-                f"as Paimon Java writes them): {self._writer_schema}"
-            )
-        self._record = record
+        with self._reading():
+            with file_io.open_input_file(path) as f:
+                self._container = ContainerReader(f.read())
+            self._writer_schema: Any = self._container.schema
+            record = _avro_row_record(self._writer_schema)
+            if record is None:
+                raise CorruptFileError(
+                    f"data file {path} is an Avro file but not of records (nor of a nullable record, "
+                    f"as Paimon Java writes them): {self._writer_schema}"
+                )
         fields = []
         for f in record["fields"]:
-            t, nullable = _arrow_of_avro(f["type"])
+            try:
+                t, nullable = arrow_type(f["type"])
+            except UnsupportedError as e:
+                raise UnsupportedError(f"data file {path}, column {f.get('name')}: {e}") from None
             fields.append(pa.field(f["name"], t, nullable=nullable))
         self._schema = pa.schema(fields)
 
@@ -695,103 +614,72 @@ class _AvroReader(FormatReader):
         names = self.schema.names if columns is None else list(columns)
         batches = list(self.iter_batches(columns, DEFAULT_BATCH_ROWS))
         target = pa.schema([self.schema.field(n) for n in names])
+        if not names:
+            return pa.table({"_": pa.nulls(sum(b.num_rows for b in batches))}).select([])
         return pa.Table.from_batches(batches, schema=target) if batches else target.empty_table()
 
     def iter_batches(
         self, columns: Sequence[str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
     ) -> Iterator[pa.RecordBatch]:
-        import fastavro
-
         names = self.schema.names if columns is None else list(columns)
         target = pa.schema([self.schema.field(n) for n in names])
-        wanted = set(names)
-        # A reader schema with only the wanted fields: fastavro then skips the others.
-        pruned = dict(self._record)
-        pruned["fields"] = [f for f in self._record["fields"] if f["name"] in wanted]
-        union = isinstance(self._writer_schema, list)
-        reader_schema: Any = [b if b == "null" else pruned for b in self._writer_schema] if union else pruned
-        convert = [_needs_py_conversion(f.type) for f in target]
         with self._reading():
-            # fastavro reads in many small pieces: from memory, not through the FileIO stream.
-            with self._file_io.open_input_file(self.path) as f:
-                content = io.BytesIO(f.read())
-            records: Iterator[Any] = iter(fastavro.reader(content, reader_schema=reader_schema))
-            rows = 0
-            while chunk := list(itertools.islice(records, batch_rows)):
-                if union and any(r is None for r in chunk):
-                    raise CorruptFileError(
-                        f"data file {self.path} holds a null row (the union's null branch)"
-                    )
-                rows += len(chunk)
-                columns_data = [[r[n] for r in chunk] for n in names]
-                yield self._batch(columns_data, target, convert)
-            if self._expected_rows is not None and rows != self._expected_rows:
+            counts = self._container.block_counts()
+            if self._expected_rows is not None and sum(counts) != self._expected_rows:
                 # An Avro container has no footer: a file cut right after a block's sync marker
-                # reads as a valid, shorter file. The manifest's row count tells.
+                # reads as a valid, shorter file. The manifest's row count tells, before decoding.
                 raise CorruptFileError(
-                    f"data file {self.path} holds {rows} rows but the table's manifest records "
+                    f"data file {self.path} holds {sum(counts)} rows but the table's manifest records "
                     f"{self._expected_rows}: the file is truncated or was replaced"
                 )
+            if not names:
+                for start in range(0, sum(counts), batch_rows):
+                    rows = min(batch_rows, sum(counts) - start)
+                    yield pa.RecordBatch.from_arrays([pa.nulls(rows)], names=["_"]).select([])
+                return
+            run: list[Block] = []
+            rows = 0
+            for block in self._container.blocks():
+                run.append(block)
+                rows += block.count
+                if rows >= batch_rows:
+                    yield from self._decode(run, names, target, batch_rows)
+                    run, rows = [], 0
+            if rows:
+                yield from self._decode(run, names, target, batch_rows)
 
-    @staticmethod
-    def _batch(data: list[list[Any]], target: pa.Schema, convert: list[bool]) -> pa.RecordBatch:
-        arrays = []
-        for values, field, conv in zip(data, target, convert, strict=True):
-            if conv:
-                values = [_py_from_avro(v, field.type) for v in values]
-            arrays.append(pa.array(values, type=field.type))
-        return pa.RecordBatch.from_arrays(arrays, schema=target)
-
-
-def _py_values(arr: pa.Array) -> list[Any]:
-    """``arr.to_pylist()``, through numpy for primitive columns (several times faster)."""
-    t = arr.type
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
-        return arr.to_pylist()  # type: ignore[no-any-return]
-    if arr.null_count == 0:
-        return arr.to_numpy(zero_copy_only=False).tolist()  # type: ignore[no-any-return]
-    filled = arr.fill_null(False if pa.types.is_boolean(t) else 0).to_numpy(zero_copy_only=False).tolist()
-    valid = arr.is_valid().to_numpy(zero_copy_only=False).tolist()
-    return [v if ok else None for v, ok in zip(filled, valid, strict=True)]
-
-
-def _avro_records(table: pa.Table) -> Iterator[dict[str, Any]]:
-    names = table.column_names
-    columns = []
-    for col in table.columns:
-        raw = _raw_for_avro(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0))
-        values = _py_values(raw)
-        if _needs_py_conversion(col.type):
-            values = [_py_for_avro(v, col.type) for v in values]
-        columns.append(values)
-    return (dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True))
+    def _decode(
+        self, run: list[Block], names: list[str], target: pa.Schema, batch_rows: int
+    ) -> Iterator[pa.RecordBatch]:
+        table = decode_blocks(self._writer_schema, run, names, target)
+        yield from table.combine_chunks().to_batches(max_chunksize=batch_rows)
 
 
 class _AvroWriter(FormatWriter):
+    """Rows encoded column by column (``spec/avro_columns.py``), in blocks of ~64 KB as Avro
+    Java's writer cuts them."""
+
     def __init__(
         self, file_io: FileIO, path: str, schema: pa.Schema, codec: str, zstd_level: int, delta_keys: bool
     ) -> None:
-        from fastavro.write import Writer
-
-        parsed = fastavro_schema(schema)  # before the file exists: a type Avro lacks is refused
+        self._avro = avro_schema(schema)  # before the file exists: a type Avro lacks is refused
+        compress_block(codec, b"")  # and a codec this installation cannot write
         super().__init__(file_io, path, schema, codec, zstd_level, delta_keys)
         level = zstd_level if codec == "zstandard" else None
-        self._writer = Writer(self._sink, parsed, codec=codec, compression_level=level)
+        self._writer = ContainerWriter(self._sink, self._avro, codec, level)
 
     def write(self, table: pa.Table) -> None:
-        for record in _avro_records(table):
-            self._writer.write(record)
+        for batch in table.to_batches(max_chunksize=DEFAULT_BATCH_ROWS):
+            raw = pa.RecordBatch.from_arrays(
+                [_raw_for_avro(c) for c in batch.columns], names=batch.schema.names
+            )
+            try:
+                self._writer.write(encode_records(self._avro, raw))
+            except ValueError as e:
+                raise InvalidDataError(f"data file {self.path}: {e}") from None
 
     def _finish(self) -> None:
         self._writer.flush()
-
-
-def fastavro_schema(schema: pa.Schema) -> Any:
-    import fastavro
-
-    # A plain record, as pypaimon and Paimon Java 1.3 write: pypaimon-rust 0.4 refuses the union
-    # form of Paimon Java 1.0 (it takes the row's nullability for its columns').
-    return fastavro.parse_schema(avro_schema(schema))
 
 
 _FORMATS: dict[str, FileFormat] = {

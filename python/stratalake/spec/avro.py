@@ -22,6 +22,7 @@ from typing import Any, Final, TypeVar
 import fastavro
 
 from stratalake.exceptions import CorruptFileError, UnsupportedError
+from stratalake.spec.avro_columns import MAGIC, Cursor, min_record_size
 from stratalake.spec.manifest import (
     DataFileMeta,
     DeletionVectorRange,
@@ -259,88 +260,7 @@ def _checked_decode(data: bytes, origin: str, what: str, decode: Callable[[], T]
 # and read by every job on it, so these are checked first, from the bytes, without decoding.
 
 MAX_DECODED_BYTES: Final = 256 * 1024 * 1024  # uncompressed records of one file
-_MAX_SCHEMA_DEPTH: Final = 32
-_FIXED_SIZES: Final = {
-    "null": 0,
-    "boolean": 1,
-    "int": 1,
-    "long": 1,
-    "float": 4,
-    "double": 8,
-    "bytes": 1,
-    "string": 1,
-}
-_MAGIC: Final = b"Obj\x01"
 _CHUNK: Final = 1 << 20  # decompressed and dropped piece by piece: only sizes are needed here
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def long(self) -> int:
-        shift = result = 0
-        while True:
-            if shift > 63:
-                raise ValueError("varint longer than 10 bytes")
-            b = self.data[self.pos]
-            self.pos += 1
-            result |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return (result >> 1) ^ -(result & 1)
-            shift += 7
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise ValueError(f"a length of {n} at byte {self.pos} runs past the end ({len(self.data)} bytes)")
-        out = self.data[self.pos : self.pos + n]
-        self.pos += n
-        return out
-
-
-def _min_size(schema: Any, named: dict[str, Any], depth: int = 0) -> int:
-    """The fewest bytes one value of ``schema`` encodes to; refuses arrays whose items may take
-    none (their counts would not be bounded by the file's size)."""
-    if depth > _MAX_SCHEMA_DEPTH:
-        raise ValueError(f"the writer schema nests deeper than {_MAX_SCHEMA_DEPTH} levels")
-    if isinstance(schema, str):
-        if schema in _FIXED_SIZES:
-            return _FIXED_SIZES[schema]
-        if schema in named:
-            return named[schema] if isinstance(named[schema], int) else 1  # recursion: via a union
-        raise ValueError(f"the writer schema names an unknown type {schema!r}")
-    if isinstance(schema, list):
-        for branch in schema:
-            _min_size(branch, named, depth + 1)
-        return 1  # the branch index
-    if not isinstance(schema, dict):
-        raise ValueError(f"the writer schema has a malformed type {schema!r}")
-    kind = schema.get("type")
-    if kind == "record" or kind == "error":
-        name = str(schema.get("name"))
-        named[name] = "pending"
-        fields = schema.get("fields")
-        if not isinstance(fields, list):
-            raise ValueError(f"record {name} has no field list")
-        total = sum(_min_size(f.get("type"), named, depth + 1) for f in fields if isinstance(f, dict))
-        named[name] = total
-        return total
-    if kind == "array":
-        if _min_size(schema.get("items"), named, depth + 1) == 0:
-            raise ValueError("the writer schema has an array of values that take no bytes")
-        return 1
-    if kind == "map":
-        _min_size(schema.get("values"), named, depth + 1)
-        return 1
-    if kind == "enum":
-        return 1
-    if kind == "fixed":
-        size = schema.get("size")
-        if not isinstance(size, int) or size < 0:
-            raise ValueError(f"fixed type with size {size!r}")
-        return size
-    return _min_size(kind, named, depth + 1)
 
 
 def _inflated_size(codec: str, block: bytes, limit: int) -> int:
@@ -376,8 +296,8 @@ def check_container(data: bytes, limit: int | None = None) -> None:
     block's bytes cannot hold, or more than ``limit`` (default :data:`MAX_DECODED_BYTES`) bytes
     once decompressed."""
     limit = MAX_DECODED_BYTES if limit is None else limit
-    r = _Reader(data)
-    if r.take(4) != _MAGIC:
+    r = Cursor(data)
+    if r.take(4) != MAGIC:
         raise ValueError("no Avro magic")
     meta: dict[str, bytes] = {}
     while (count := r.long()) != 0:
@@ -395,7 +315,7 @@ def check_container(data: bytes, limit: int | None = None) -> None:
         b == "null" or (isinstance(b, dict) and b.get("type") == "record") for b in branches
     ):
         raise ValueError("its writer schema is not a record")
-    record_size = _min_size(schema, {})
+    record_size = min_record_size(schema)
     if record_size == 0:
         raise ValueError("its records take no bytes")
     codec = meta.get("avro.codec", b"null").decode("utf-8", "replace")

@@ -13,7 +13,7 @@ TEST_WORKERS ?= 2
 # Other Spark releases the smoke test runs on (the project venv's pyspark is covered by `make test`).
 SPARK_VERSIONS ?= 4.2.1
 
-.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-metastores test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-cdc bench-append-dml bench-peers bench-peers-quick clean
+.PHONY: setup jar jar-sbt test-jar-sbt test-build wheel test test-faults test-metastores test-paimon-java test-spark-versions test-fast lint demo bench bench-quick bench-metadata bench-metadata-quick bench-cdc bench-append-dml bench-avro bench-peers bench-peers-quick clean
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -137,6 +137,12 @@ bench-cdc: setup
 BENCH_APPEND_DML_ARGS ?=
 bench-append-dml: setup
 	$(VPY) -m bench.append_dml $(BENCH_APPEND_DML_ARGS)
+
+# Issue 33: Avro data files, stratalake's column-by-column codec against Paimon Java's Avro format
+# (its bundle from Maven Central) and fastavro's records (bench/avro_files.py; BENCH_AVRO_ARGS='--rows 1000000').
+BENCH_AVRO_ARGS ?=
+bench-avro: setup
+	$(VPY) -m bench.avro_files $(BENCH_AVRO_ARGS)
 
 # Issue 31: stratalake vs Apache Paimon, Delta Lake and Iceberg (and Spark's Parquet) on Spark, one
 # process per system. The peers' venv (pyspark $(PEERS_SPARK)) and their jars from Maven Central are

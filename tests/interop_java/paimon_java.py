@@ -21,11 +21,15 @@ M2 = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository")
 RELEASES = ("0.9.0", "1.0.1", "1.2.0", "1.3.1")
 #: Releases whose BatchTableCommit has no updateStatistics (PaimonStats.java is not built for them).
 STATS_UNSUPPORTED = ("0.9.0", "1.0.1")
+#: Releases PaimonAvroFiles.java is built for (older ones' FileFormat.createReaderFactory takes
+#: other arguments).
+AVRO_FILES_RELEASES = ("1.3.1",)
 _SUPPORT = (
     "org.apache.hadoop:hadoop-client-api:3.3.6",
     "org.apache.hadoop:hadoop-client-runtime:3.3.6",
     "org.slf4j:slf4j-api:1.7.36",
     "commons-logging:commons-logging:1.2",  # ORC's Hadoop configuration logs through it
+    "org.xerial.snappy:snappy-java:1.1.8.4",  # Avro's snappy codec (Flink and Spark ship it)
 )
 
 
@@ -62,6 +66,8 @@ def class_path(release: str) -> str:
         services.parent.mkdir(parents=True, exist_ok=True)
         services.write_text("HookedFileIO$Loader\n")
     names = ["PaimonRead", "PaimonWrite", "PaimonTag", "PaimonConsumer", "PaimonBranch", "HookedFileIO"]
+    if release in AVRO_FILES_RELEASES:
+        names.append("PaimonAvroFiles")
     if release not in STATS_UNSUPPORTED:
         names.append("PaimonStats")
     for name in names:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import signal
 import tempfile
 from collections.abc import Callable, Iterator
@@ -22,6 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stratalake.exceptions import StrataLakeError
+from stratalake.io import FileIO
+from stratalake.lsm.file_format import file_format, open_data_file
 from stratalake.spec import avro
 from stratalake.spec.binary_row import decode_row, encode_row
 from stratalake.spec.schema import TableSchema
@@ -72,7 +75,29 @@ def real_files() -> dict[str, bytes]:
         snap.delta_manifest_list
     )
     out["manifest"] = (root / "manifest" / metas[0].file_name).read_bytes()
+    out["avro-data"] = _avro_data_file(Path(wh) / "data-fuzz-0.avro")
     return out
+
+
+def _avro_data_file(path: Path) -> bytes:
+    """An Avro data file of nested and logical types, several blocks (the columnar codec's)."""
+    n = 3000
+    table = pa.table(
+        {
+            "k": pa.array(range(n), pa.int64()),
+            "s": pa.array([None if i % 5 == 0 else f"s{i}" for i in range(n)]),
+            "dec": pa.array([i * 1001 for i in range(n)], pa.int64()).cast(pa.decimal128(22, 2)),
+            "ts": pa.array(range(n), pa.int64()).cast(pa.timestamp("us")),
+            "arr": pa.array([None if i % 4 == 0 else [i, None] for i in range(n)], pa.list_(pa.int32())),
+            "m": pa.array([[("a", i)] for i in range(n)], pa.map_(pa.string(), pa.int64())),
+            "r": pa.array(
+                [{"x": i, "y": str(i)} for i in range(n)], pa.struct([("x", pa.int32()), ("y", pa.string())])
+            ),
+        }
+    )
+    # Uncompressed: mutations then reach the records, not only a codec's checksum.
+    file_format("avro").write(FileIO.get(str(path)), str(path), table, "none")
+    return path.read_bytes()
 
 
 def mutated(seed_name: str) -> st.SearchStrategy[bytes]:
@@ -166,6 +191,19 @@ def test_avro_mutated_manifest(data: bytes) -> None:
 @given(data=mutated("list"))
 def test_avro_mutated_manifest_list(data: bytes) -> None:
     decodes_or_raises_cleanly(lambda: avro.decode_manifest_file_metas(data, "fuzz"))
+
+
+@FUZZ
+@given(data=mutated("avro-data"))
+def test_avro_mutated_data_file(data: bytes) -> None:
+    """Data files decode through polars (Rust): whatever it meets (its panics included) is the
+    file's CorruptFileError, and the container checks come first."""
+    path = Path(tempfile.gettempdir()) / f"stratalake-fuzz-{os.getpid()}-data-0.avro"
+    path.write_bytes(data)
+    try:
+        decodes_or_raises_cleanly(lambda: open_data_file(FileIO.get(str(path)), str(path)).read())
+    finally:
+        path.unlink()
 
 
 # -------------------------------------------------------------------------------------- JSON

@@ -60,7 +60,11 @@ def _container(schema: dict[str, Any], count: int, body: bytes, codec: str = "nu
 
 
 def test_array_of_nulls_in_the_writer_schema_is_refused_before_decoding() -> None:
-    schema = {"type": "record", "name": "record", "fields": [{"name": "a", "type": {"type": "array", "items": "null"}}]}
+    schema = {
+        "type": "record",
+        "name": "record",
+        "fields": [{"name": "a", "type": {"type": "array", "items": "null"}}],
+    }
     # One record: an array block of 5 million nulls (4 bytes), then the end of the array.
     data = _container(schema, 1, _zigzag(5_000_000) + _zigzag(0))
     assert len(data) < 300
@@ -119,3 +123,39 @@ def test_container_count_larger_than_the_bytes_is_refused() -> None:
     bitmap = struct.pack("<II", 12346, 0xFFFFFFFF)  # no-run cookie, 4 billion containers
     with pytest.raises(CorruptFileError, match=r"dv-crafted.*do not fit"):
         deserialize_bitmap(bitmap, "dv-crafted")
+
+
+@pytest.mark.parametrize(
+    ("count", "body", "codec", "message"),
+    [
+        (1 << 40, lambda: b"\x04", "null", "cannot hold 1099511627776 records"),
+        (
+            1,
+            lambda: zstandard.ZstdCompressor().compress(bytes(300 << 20)),
+            "zstandard",
+            "inflates to more than",
+        ),
+        (3, lambda: _zigzag(1 << 30) + b"abc", "null", "do not decode"),
+    ],
+    ids=["count", "bomb", "string-length"],
+)
+def test_crafted_avro_data_files_fail_naming_the_file(
+    tmp_path: Any, count: int, body: Callable[[], bytes], codec: str, message: str
+) -> None:
+    """Data files in Avro are checked as manifests are (block counts against their bytes, inflated
+    size) before polars decodes them; what polars cannot decode fails as the file's error."""
+    from stratalake.io import FileIO
+    from stratalake.lsm.file_format import open_data_file
+
+    schema = {"type": "record", "name": "record", "fields": [{"name": "s", "type": "string"}]}
+    path = tmp_path / "data-crafted-0.avro"
+    path.write_bytes(_container(schema, count, body(), codec))
+    reader = open_data_file(FileIO.get(str(path)), str(path))
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptFileError, match=rf"data-crafted-0\.avro.*{message}"):
+            reader.read()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < (256 + 16) << 20  # a block may inflate to 256 MiB (MAX_BLOCK_BYTES), no more

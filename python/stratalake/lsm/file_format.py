@@ -601,14 +601,13 @@ class _AvroReader(FormatReader):
                     f"data file {path} is an Avro file but not of records (nor of a nullable record, "
                     f"as Paimon Java writes them): {self._writer_schema}"
                 )
-        fields = []
-        for f in record["fields"]:
-            try:
-                t, nullable = arrow_type(f["type"])
-            except UnsupportedError as e:
-                raise UnsupportedError(f"data file {path}, column {f.get('name')}: {e}") from None
-            fields.append(pa.field(f["name"], t, nullable=nullable))
-        self._schema = pa.schema(fields)
+        try:
+            t, _ = arrow_type(record)
+        except UnsupportedError as e:
+            raise UnsupportedError(f"data file {path}: {e}") from None
+        except ValueError as e:
+            raise CorruptFileError(f"data file {path} cannot be read as avro: {e}") from None
+        self._schema = pa.schema(list(t))
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         names = self.schema.names if columns is None else list(columns)

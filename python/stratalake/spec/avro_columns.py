@@ -84,8 +84,12 @@ def _nullable_branch(schema: list[Any]) -> tuple[Any, int, int]:
 
 def arrow_type(schema: Any) -> tuple[pa.DataType, bool]:
     """(Arrow type, nullable) of an Avro type as Paimon writes them; :class:`UnsupportedError` for
-    any other (enums, fixed, named references, unions of several types...)."""
-    return _arrow_type(schema, 0)
+    any other (enums, fixed, named references, unions of several types...), ValueError for a
+    malformed one (a record without fields, a decimal without a precision...)."""
+    try:
+        return _arrow_type(schema, 0)
+    except (KeyError, TypeError, AttributeError, IndexError) as e:
+        raise ValueError(f"malformed Avro type {json.dumps(schema)[:200]}: {type(e).__name__} {e}") from None
 
 
 def _arrow_type(schema: Any, depth: int) -> tuple[pa.DataType, bool]:
@@ -486,15 +490,21 @@ def varints(values: np.ndarray) -> pa.LargeBinaryArray:
     """Avro's zig-zag varint of every int64 in ``values``, one binary value each."""
     v = np.ascontiguousarray(values, dtype=np.int64)
     z = ((v << 1) ^ (v >> 63)).view(np.uint64)
-    lengths = 1 + (z[:, None] >= _VARINT_LIMITS[None, :]).sum(axis=1) if len(z) else np.zeros(0, np.int64)
-    width = int(lengths.max()) if len(z) else 1
-    shifts = (np.arange(width, dtype=np.uint64) * np.uint64(7))[None, :]
-    groups = ((z[:, None] >> shifts) & np.uint64(0x7F)).astype(np.uint8)
-    column = np.arange(width)[None, :]
-    groups |= np.where(column < (lengths - 1)[:, None], np.uint8(0x80), np.uint8(0))
-    data = groups[column < lengths[:, None]]
+    lengths = np.searchsorted(_VARINT_LIMITS, z, side="right").astype(np.int64) + 1
     offsets = np.zeros(len(z) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), np.uint8)
+    # Byte j of every value at least j + 1 bytes long, one pass per byte position (most values
+    # take a few bytes; the passes narrow to the values still going).
+    positions, rest, left = offsets[:-1], z, lengths
+    for j in range(int(lengths.max()) if len(z) else 0):
+        if j:
+            going = left > j
+            if not going.all():
+                positions, rest, left = positions[going], rest[going], left[going]
+        byte = (rest >> np.uint64(7 * j)).astype(np.uint8) & np.uint8(0x7F)
+        byte |= (left > j + 1).astype(np.uint8) << np.uint8(7)
+        data[positions + j] = byte
     return _binary(offsets, data)
 
 
@@ -515,7 +525,7 @@ def _decimal_bytes(arr: pa.Array) -> pa.LargeBinaryArray:
     sign = np.where(big[:, :1] >= 0x80, np.uint8(0xFF), np.uint8(0))
     # A leading byte is redundant while it is all sign bits and the next byte keeps the sign.
     redundant = (big[:, :-1] == sign) & ((big[:, 1:] >= 0x80) == (sign == 0xFF))
-    drop = np.cumprod(redundant, axis=1).sum(axis=1)
+    drop = np.where(redundant.all(axis=1), 15, np.argmin(redundant, axis=1))
     lengths = 16 - drop
     data = big[np.arange(16)[None, :] >= drop[:, None]]
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -524,30 +534,43 @@ def _decimal_bytes(arr: pa.Array) -> pa.LargeBinaryArray:
 
 
 def _numbers(arr: pa.Array, dtype: Any) -> np.ndarray:
-    filled = arr.fill_null(False if pa.types.is_boolean(arr.type) else 0) if arr.null_count else arr
-    return np.asarray(filled.to_numpy(zero_copy_only=False)).astype(dtype, copy=False)
+    return np.asarray(arr.to_numpy(zero_copy_only=False)).astype(dtype, copy=False)
 
 
-def _encode(schema: Any, arr: pa.Array, where: str, valid: np.ndarray | None = None) -> pa.LargeBinaryArray:
-    """Every value of ``arr`` encoded as Avro type ``schema``. Nulls are taken under a union, and
-    where ``valid`` (the rows whose value is written, None: all) is False: those rows' bytes are
-    dropped by the enclosing union."""
+def _tagged(tags: np.ndarray, piece: pa.Array, present: np.ndarray | None) -> pa.LargeBinaryArray:
+    """Row i: the byte ``tags[i]``, then (where ``present`` is True, or always when None) the
+    next value of ``piece``, which holds the present rows' values only."""
+    offsets, data = _parts(piece)
+    lengths = np.diff(offsets)
+    if present is not None:
+        full = np.zeros(len(tags), dtype=np.int64)
+        full[present] = lengths
+        lengths = full
+    out_offsets = np.zeros(len(tags) + 1, dtype=np.int64)
+    np.cumsum(lengths + 1, out=out_offsets[1:])
+    out = np.empty(int(out_offsets[-1]), dtype=np.uint8)
+    heads = out_offsets[:-1]
+    values = np.ones(len(out), dtype=bool)
+    values[heads] = False
+    out[heads] = tags
+    out[values] = np.frombuffer(data, dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    return _binary(out_offsets, out)
+
+
+def _encode(schema: Any, arr: pa.Array, where: str) -> pa.LargeBinaryArray:
+    """Every value of ``arr`` encoded as Avro type ``schema``; nulls only under a union."""
     if isinstance(schema, list):
         inner, null_index, value_index = _nullable_branch(schema)
         if not arr.null_count:
-            piece = _encode(inner, arr, where, valid)
-            return _join([_fixed(np.full(len(arr), 2 * value_index, np.uint8), 1), piece])
-        nulls = arr.is_null()
-        present = ~nulls.to_numpy(zero_copy_only=False)
-        piece = _encode(inner, arr, where, present if valid is None else present & valid)
+            return _tagged(np.full(len(arr), 2 * value_index, np.uint8), _encode(inner, arr, where), None)
+        # Only the present rows are encoded: a null row's slot (and a null struct's children, a
+        # null list's items) is no value of the file's.
+        valid = arr.is_valid()
+        present = valid.to_numpy(zero_copy_only=False)
         tags = np.where(present, 2 * value_index, 2 * null_index).astype(np.uint8)
-        return _join([_fixed(tags, 1), pc.if_else(nulls, _EMPTY, piece)])
+        return _tagged(tags, _encode(inner, arr.filter(valid), where), present)
     if arr.null_count:
-        nulls = arr.is_null().to_numpy(zero_copy_only=False)
-        if valid is None or (nulls & valid).any():
-            raise ValueError(
-                f"column {where} holds nulls but its Avro type {json.dumps(schema)} is not nullable"
-            )
+        raise ValueError(f"column {where} holds nulls but its Avro type {json.dumps(schema)} is not nullable")
     if isinstance(schema, dict):
         kind = schema.get("type")
         if schema.get("logicalType") == "decimal":
@@ -555,14 +578,11 @@ def _encode(schema: Any, arr: pa.Array, where: str, valid: np.ndarray | None = N
         if kind == "record":
             assert isinstance(arr, pa.StructArray)
             return _join(
-                [
-                    _encode(f["type"], arr.field(f["name"]), f"{where}.{f['name']}", valid)
-                    for f in schema["fields"]
-                ]
+                [_encode(f["type"], arr.field(f["name"]), f"{where}.{f['name']}") for f in schema["fields"]]
             )
         if kind == "array" or kind == "map":
-            return _encode_array(schema, arr, where, valid)
-        return _encode(kind, arr, where, valid)
+            return _encode_array(schema, arr, where)
+        return _encode(kind, arr, where)
     if schema in ("int", "long"):
         return varints(_numbers(arr, np.int64))
     if schema == "boolean":
@@ -573,35 +593,29 @@ def _encode(schema: Any, arr: pa.Array, where: str, valid: np.ndarray | None = N
         return _fixed(_numbers(arr, "<f8"), 8)
     if schema in ("string", "bytes"):
         values = arr.cast(pa.large_binary())
-        if values.null_count:
-            values = values.fill_null(b"")
         lengths = pc.binary_length(values).to_numpy(zero_copy_only=False)
         return _join([varints(lengths), values])
     raise UnsupportedError(f"column {where}: Avro type {schema!r} is not written by stratalake")
 
 
-def _encode_array(
-    schema: dict[str, Any], arr: pa.Array, where: str, valid: np.ndarray | None
-) -> pa.LargeBinaryArray:
+def _encode_array(schema: dict[str, Any], arr: pa.Array, where: str) -> pa.LargeBinaryArray:
     """Arrays (and maps: both are blocks of items) as one block of all items, then 0."""
     assert isinstance(arr, pa.ListArray | pa.LargeListArray)
     offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
     first, last = int(offsets[0]), int(offsets[-1])
     values = arr.values.slice(first, last - first)
     counts = np.diff(offsets)
-    # Items of rows not written (a null list's slot may still span items) need no value either.
-    item_valid = None if valid is None else np.repeat(valid, counts)
     if schema["type"] == "map":
         # A map's item is its key (a string) then its value: a (key, value) record's encoding.
         assert isinstance(values, pa.StructArray)
         items = _join(
             [
-                _encode("string", values.field("key"), f"{where}.key", item_valid),
-                _encode(schema["values"], values.field("value"), f"{where}.value", item_valid),
+                _encode("string", values.field("key"), f"{where}.key"),
+                _encode(schema["values"], values.field("value"), f"{where}.value"),
             ]
         )
     else:
-        items = _encode(schema["items"], values, f"{where}[]", item_valid)
+        items = _encode(schema["items"], values, f"{where}[]")
     item_offsets, item_data = _parts(items)
     content = _binary(item_offsets[offsets - first], item_data)
     # A count, the items, and the 0 that ends the array; an empty array is the 0 alone.

@@ -149,6 +149,22 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
         check(kinds[-1], "COMPACT", "last snapshot kind")
         check(rows(sql(f"SELECT * FROM {t}")), before, "rows after compaction")
 
+    def avro() -> None:
+        # Avro data files written and read in the executors' Python; in test_cluster.py it has
+        # no polars (nor zstandard: deflate), so they decode through fastavro's records there.
+        av = "lake.smoke.av"
+        sql(
+            f"CREATE TABLE {av} (id BIGINT, v STRING, tags ARRAY<INT>, PRIMARY KEY (id) NOT ENFORCED) "
+            "WITH ('bucket' = '2', 'file.format' = 'avro', 'file.compression' = 'deflate')"
+        )
+        sql(f"INSERT INTO {av} VALUES (1, 'a', array(1, 2)), (2, 'b', NULL), (3, NULL, array())")
+        sql(f"INSERT INTO {av} VALUES (2, 'B', array(20)), (4, 'd', array(4))")
+        check(
+            rows(sql(f"SELECT id, v, tags FROM {av}")),
+            [(1, "a", [1, 2]), (2, "B", [20]), (3, None, []), (4, "d", [4])],
+            "Avro table",
+        )
+
     def join() -> None:
         for name in ("j1", "j2"):
             sql(
@@ -223,6 +239,7 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
                     "stratalake": stratalake.__file__,
                     "interpreter_has_stratalake": bare.returncode == 0,
                     "zstandard": importlib.util.find_spec("zstandard") is not None,
+                    "polars": importlib.util.find_spec("polars") is not None,
                     "pid": os.getpid(),
                 }
             ]
@@ -234,6 +251,7 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
 
     available: dict[str, Callable[[], None]] = {
         "executor_env": executor_env,
+        "avro": avro,
         "magics": magics,
         "ddl": ddl,
         "insert": insert,

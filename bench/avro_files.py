@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -107,7 +106,7 @@ def fastavro_read(path: str, schema: pa.Schema) -> pa.Table:
         return value
 
     with open(path, "rb") as f:
-        records = list(fastavro.reader(io.BytesIO(f.read())))
+        records: list[Any] = list(fastavro.reader(io.BytesIO(f.read())))
     return pa.table(
         {f.name: pa.array([py(r[f.name], f.type) for r in records], type=f.type) for f in schema},
         schema=schema,
@@ -118,15 +117,9 @@ def fastavro_read(path: str, schema: pa.Schema) -> pa.Table:
 
 
 def paimon(*args: str) -> dict[str, Any]:
-    from tests.interop_java.paimon_java import class_path
+    from tests.interop_java.paimon_java import avro_files
 
-    proc = subprocess.run(
-        ["java", "-cp", class_path(PAIMON_RELEASE), "PaimonAvroFiles", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return avro_files(PAIMON_RELEASE, *args)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

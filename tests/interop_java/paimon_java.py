@@ -8,10 +8,12 @@ compiled against each release's bundle with ``javac`` and run in one JVM per war
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE.parents[1] / ".paimon-java"  # compiled readers, per release (git-ignored)
@@ -114,7 +116,9 @@ def write_table(
         raise RuntimeError(f"Paimon {release}'s writer failed: {proc.stderr[-3000:]}")
 
 
-def tag(release: str, warehouse: str, identifier: str, action: str, name: str, snapshot: int | None = None) -> None:
+def tag(
+    release: str, warehouse: str, identifier: str, action: str, name: str, snapshot: int | None = None
+) -> None:
     """Create (at ``snapshot``) or delete tag ``name`` of ``identifier`` with Paimon ``release``."""
     args = [warehouse, identifier, action, name, *([str(snapshot)] if snapshot is not None else [])]
     proc = subprocess.run(
@@ -164,6 +168,20 @@ def branch(release: str, warehouse: str, identifier: str, action: str, *args: st
     if proc.returncode != 0:
         raise RuntimeError(f"Paimon {release}'s branch {action} failed: {proc.stderr[-3000:]}")
     return proc.stdout
+
+
+def avro_files(release: str, *args: str) -> dict[str, Any]:
+    """Run ``PaimonAvroFiles.java`` (``write FILE ROWS REPEATS`` or ``read FILE REPEATS``) with
+    Paimon ``release``; returns the JSON object it printed (seconds; rows and checksum of a read)."""
+    proc = subprocess.run(
+        ["java", "-cp", class_path(release), "PaimonAvroFiles", *args],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"Paimon {release}'s Avro files {args[0]} failed: {proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def read_tables(

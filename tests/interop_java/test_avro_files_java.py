@@ -7,8 +7,6 @@ every value. Run by ``make test-paimon-java``."""
 from __future__ import annotations
 
 import datetime as dt
-import json
-import subprocess
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,21 +16,14 @@ import pytest
 from stratalake.io import FileIO
 from stratalake.lsm.file_format import file_format, open_data_file
 from stratalake.spec.avro_columns import BLOCK_BYTES, ContainerReader
-from tests.interop_java.paimon_java import AVRO_FILES_RELEASES, class_path
+from tests.interop_java.paimon_java import AVRO_FILES_RELEASES, avro_files
 
 pytestmark = pytest.mark.paimon_java
 RELEASE = AVRO_FILES_RELEASES[-1]
 
 
 def paimon(*args: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        ["java", "-cp", class_path(RELEASE), "PaimonAvroFiles", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return avro_files(RELEASE, *args)
 
 
 @pytest.mark.parametrize("compression", ["zstd", "deflate", "snappy", "none"])

@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 import fastavro
 
 from stratalake.exceptions import CorruptFileError, UnsupportedError
-from stratalake.spec.avro_columns import MAGIC, Cursor, min_record_size
+from stratalake.spec.avro_columns import Cursor, min_record_size, read_header
 from stratalake.spec.manifest import (
     DataFileMeta,
     DeletionVectorRange,
@@ -297,17 +297,7 @@ def check_container(data: bytes, limit: int | None = None) -> None:
     once decompressed."""
     limit = MAX_DECODED_BYTES if limit is None else limit
     r = Cursor(data)
-    if r.take(4) != MAGIC:
-        raise ValueError("no Avro magic")
-    meta: dict[str, bytes] = {}
-    while (count := r.long()) != 0:
-        if count < 0:
-            count = -count
-            r.long()  # the block's byte size
-        for _ in range(count):
-            key = r.take(r.long()).decode("utf-8", "replace")
-            meta[key] = r.take(r.long())
-    sync = r.take(16)
+    meta, sync = read_header(r)
     schema = json.loads(meta.get("avro.schema", b"null"))
     # A record, or (paimon-rust) a union of null and a record at the top level.
     branches = schema if isinstance(schema, list) else [schema]

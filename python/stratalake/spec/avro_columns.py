@@ -46,6 +46,7 @@ __all__ = [
     "decode_blocks",
     "encode_records",
     "min_record_size",
+    "read_header",
 ]
 
 MAGIC: Final = b"Obj\x01"
@@ -335,6 +336,21 @@ class Cursor:
         return out
 
 
+def read_header(r: Cursor) -> tuple[dict[str, bytes], bytes]:
+    """(metadata, sync marker) of the container header at ``r``, which is left after it."""
+    if r.take(4) != MAGIC:
+        raise ValueError("no Avro magic bytes")
+    meta: dict[str, bytes] = {}
+    while (count := r.long()) != 0:
+        if count < 0:
+            count = -count
+            r.long()  # the block's byte size
+        for _ in range(count):
+            key = r.take(r.long()).decode("utf-8", "replace")
+            meta[key] = r.take(r.long())
+    return meta, r.take(SYNC_SIZE)
+
+
 @dataclass(frozen=True)
 class Block:
     """One block of a container: its record count and its records' bytes, decompressed."""
@@ -354,17 +370,7 @@ class ContainerReader:
     def __init__(self, data: bytes | memoryview) -> None:
         self._data = data
         r = Cursor(data)
-        if r.take(4) != MAGIC:
-            raise ValueError("no Avro magic bytes")
-        meta: dict[str, bytes] = {}
-        while (count := r.long()) != 0:
-            if count < 0:
-                count = -count
-                r.long()  # the block's byte size
-            for _ in range(count):
-                key = r.take(r.long()).decode("utf-8", "replace")
-                meta[key] = r.take(r.long())
-        self.sync = r.take(SYNC_SIZE)
+        meta, self.sync = read_header(r)
         try:
             self.schema: Any = json.loads(meta.get("avro.schema", b"null"))
         except ValueError as e:

@@ -18,6 +18,7 @@ from stratalake.expressions import field, to_predicate
 from stratalake.table import Table
 from stratalake.table.row_delete import delete_stored_rows
 from tests.interop_java.paimon_java import RELEASES, JavaUnavailable, read_tables, write_table
+from tests.spark.unit_jobs import run_in_group, unit_job_tasks
 
 pytestmark = pytest.mark.paimon_java
 
@@ -181,7 +182,9 @@ def test_paimon_java_reads_tables_after_a_spark_delete_by_position(spark_lake: t
 
 @pytest.mark.spark
 @pytest.mark.parametrize("options", [{}, {"deletion-vectors.enabled": "true"}])
-def test_spark_dml_jobs_on_a_table_paimon_java_wrote(spark_lake: tuple[Any, str], options: dict[str, str]) -> None:
+def test_spark_dml_jobs_on_a_table_paimon_java_wrote(
+    spark_lake: tuple[Any, str], options: dict[str, str]
+) -> None:
     """Paimon Java writes an append table with its defaults (several commits: several files);
     Spark's DELETE the table evaluates, and an UPDATE through Spark's row-level plan, rewrite it
     in jobs of Spark tasks (a split of one byte: every statement is a job); Paimon Java appends
@@ -201,21 +204,15 @@ def test_spark_dml_jobs_on_a_table_paimon_java_wrote(spark_lake: tuple[Any, str]
     java_write(range(300, 600), "k")
     spark.sql(f"ALTER TABLE lake.{ident} SET TBLPROPERTIES ('source.split.target-size' = '1')")
     group = f"djobs-{name}"
-    spark.sparkContext.setJobGroup(group, "DML on a Paimon-written table")
-    try:
-        spark.sql(f"DELETE FROM lake.{ident} WHERE id < 50 OR v = 'k400'")
-        spark.sql(f"UPDATE lake.{ident} SET v = concat('u', v) WHERE id % 10 = 3")
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    tracker = spark.sparkContext.statusTracker()
-    stages = [
-        tracker.getStageInfo(s)
-        for j in tracker.getJobIdsForGroup(group)
-        for s in (tracker.getJobInfo(j).stageIds if tracker.getJobInfo(j) else [])
-    ]
-    units_jobs = [s for s in stages if s is not None and s.name.startswith("collectAsList")]
+    run_in_group(
+        spark,
+        group,
+        f"DELETE FROM lake.{ident} WHERE id < 50 OR v = 'k400'",
+        f"UPDATE lake.{ident} SET v = concat('u', v) WHERE id % 10 = 3",
+    )
+    units_jobs = unit_job_tasks(spark, group)
     # The DELETE's job; the UPDATE's rewrite job too where files are copied (no vectors).
-    assert len(units_jobs) == (1 if options else 2), [s.name for s in stages if s is not None]
+    assert len(units_jobs) == (1 if options else 2), units_jobs
     model = {k: v for k, v in model.items() if not (k < 50 or v == "k400")}
     model = {k: (f"u{v}" if k % 10 == 3 and v is not None else v) for k, v in model.items()}
     java_write(range(600, 650), "m")

@@ -13,22 +13,9 @@ import stratalake
 from stratalake.expressions import field
 from stratalake.spark.delete_job import condition
 from stratalake.table.row_delete import delete_units
+from tests.spark.unit_jobs import run_in_group, unit_job_tasks
 
 pytestmark = pytest.mark.spark
-
-
-def _tasks_of_group(spark: Any, group: str) -> list[int]:
-    """The number of tasks of every stage of the jobs of units run under ``group`` (the shim
-    collects their results: ``collectAsList``; a statement's own scan is not one)."""
-    tracker = spark.sparkContext.statusTracker()
-    out = []
-    for job in tracker.getJobIdsForGroup(group):
-        info = tracker.getJobInfo(job)
-        for stage in info.stageIds if info is not None else []:
-            stage_info = tracker.getStageInfo(stage)
-            if stage_info is not None and stage_info.name.startswith("collectAsList"):
-                out.append(stage_info.numTasks)
-    return out
 
 
 def _ids(spark: Any, t: str) -> list[int]:
@@ -50,7 +37,9 @@ def test_a_pushed_down_delete_runs_in_spark_tasks(
     t = f"{db}.events"
     spark.sql(f"CREATE TABLE {t} (id BIGINT, p INT, v BIGINT) PARTITIONED BY (p) TBLPROPERTIES ({options})")
     for step in range(3):  # three files in each of the four partitions
-        spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 4 AS INT), id FROM range({step * 1000}, {step * 1000 + 1000}, 1, 1)")
+        spark.sql(
+            f"INSERT INTO {t} SELECT id, CAST(id % 4 AS INT), id FROM range({step * 1000}, {step * 1000 + 1000}, 1, 1)"
+        )
     table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.events")
     snap = table.latest_snapshot()
     assert snap is not None and len(table.live_entries(snap)) == 12
@@ -61,14 +50,10 @@ def test_a_pushed_down_delete_runs_in_spark_tasks(
     json_predicates = [{"name": "<", "children": [{"ref": "id"}, {"literal": "10", "type": "long"}]}]
     assert len(delete_units(table, condition(table, json_predicates))) == 4
     group = f"delete-{db}-{units}"
-    spark.sparkContext.setJobGroup(group, "a pushed-down DELETE")
-    try:
-        # A condition the table evaluates: IN and OR of column-vs-literal comparisons.
-        sevens = ", ".join(str(i) for i in range(0, 3000, 7))
-        spark.sql(f"DELETE FROM {t} WHERE id IN ({sevens}) OR id < 10")
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    tasks = _tasks_of_group(spark, group)
+    # A condition the table evaluates: IN and OR of column-vs-literal comparisons.
+    sevens = ", ".join(str(i) for i in range(0, 3000, 7))
+    run_in_group(spark, group, f"DELETE FROM {t} WHERE id IN ({sevens}) OR id < 10")
+    tasks = unit_job_tasks(spark, group)
     assert tasks == [units], f"a Spark stage of one task per unit ({units}), got stages of {tasks}"
     assert _ids(spark, t) == expected
     after = table.refresh().latest_snapshot()
@@ -80,19 +65,21 @@ def test_an_update_rewrites_copy_on_write_files_in_spark_tasks(spark: Any, db: s
     """Spark's row-level plan finds the rows; the touched files are then rewritten by a second
     job, one task per unit, and committed with the updated rows as one snapshot."""
     t = f"{db}.cow"
-    spark.sql(f"CREATE TABLE {t} (id BIGINT, p INT, v BIGINT) PARTITIONED BY (p) TBLPROPERTIES ('source.split.target-size' = '1')")
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, p INT, v BIGINT) PARTITIONED BY (p) TBLPROPERTIES ('source.split.target-size' = '1')"
+    )
     for step in range(2):
-        spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 3 AS INT), id FROM range({step * 900}, {step * 900 + 900}, 1, 1)")
+        spark.sql(
+            f"INSERT INTO {t} SELECT id, CAST(id % 3 AS INT), id FROM range({step * 900}, {step * 900 + 900}, 1, 1)"
+        )
     table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.cow")
     snap = table.latest_snapshot()
     assert snap is not None and len(table.live_entries(snap)) == 6
     group = f"update-{db}"
-    spark.sparkContext.setJobGroup(group, "a copy-on-write UPDATE")
-    try:
-        spark.sql(f"UPDATE {t} SET v = -v WHERE v % 10 = 3")  # not a condition the table evaluates
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    assert _tasks_of_group(spark, group) == [6]  # the rewrite job: one task per touched file
+    run_in_group(
+        spark, group, f"UPDATE {t} SET v = -v WHERE v % 10 = 3"
+    )  # not a condition the table evaluates
+    assert unit_job_tasks(spark, group) == [6]  # the rewrite job: one task per touched file
     rows = spark.sql(f"SELECT id, v FROM {t} ORDER BY id").collect()
     assert [(r[0], r[1]) for r in rows] == [(i, -i if i % 10 == 3 else i) for i in range(1800)]
     after = table.refresh().latest_snapshot()
@@ -107,13 +94,13 @@ def test_a_delete_of_one_splits_worth_runs_where_it_commits(spark: Any, db: str)
     spark.sql(f"CREATE TABLE {t} (id BIGINT, p INT) PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 4 AS INT) FROM range(0, 1000)")
     group = f"small-{db}"
-    spark.sparkContext.setJobGroup(group, "a small DELETE")
-    try:
-        spark.sql(f"DELETE FROM {t} WHERE id IN (1, 2, 3, 500)")
-        spark.sql(f"UPDATE {t} SET id = -id WHERE id % 100 = 7")
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    assert _tasks_of_group(spark, group) == []  # no job of units
+    run_in_group(
+        spark,
+        group,
+        f"DELETE FROM {t} WHERE id IN (1, 2, 3, 500)",
+        f"UPDATE {t} SET id = -id WHERE id % 100 = 7",
+    )
+    assert unit_job_tasks(spark, group) == []  # no job of units
     ids = sorted(-i if i < 0 else i for i in _ids(spark, t))
     assert ids == [i for i in range(1000) if i not in (1, 2, 3, 500)]
 
@@ -141,12 +128,8 @@ def test_a_first_row_delete_runs_in_spark_tasks(spark: Any, db: str) -> None:
     spark.sql(f"INSERT INTO {t} SELECT id, 'late' FROM range(0, 400)")  # first row wins for 0..299
     spark.sql(f"CALL lake.sys.compact(table => '{t.removeprefix('lake.')}')")
     group = f"delete-{db}-fr"
-    spark.sparkContext.setJobGroup(group, "a first-row DELETE")
-    try:
-        spark.sql(f"DELETE FROM {t} WHERE v = 'late' OR id < 5")
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    assert _tasks_of_group(spark, group) == [3]  # one unit per bucket
+    run_in_group(spark, group, f"DELETE FROM {t} WHERE v = 'late' OR id < 5")
+    assert unit_job_tasks(spark, group) == [3]  # one unit per bucket
     rows = spark.sql(f"SELECT id, v FROM {t} ORDER BY id").collect()
     assert [(r[0], r[1]) for r in rows] == [(i, str(i)) for i in range(5, 300)]
 
@@ -174,7 +157,9 @@ def _cow_statement(tmp_path: Path) -> tuple[stratalake.Table, list[str], set[str
     cat = stratalake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
     schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
-    t = cat.create_table("db.t", schema=schema, partition_keys=["p"], options={"source.split.target-size": "1"})
+    t = cat.create_table(
+        "db.t", schema=schema, partition_keys=["p"], options={"source.split.target-size": "1"}
+    )
     for step in range(3):
         t.write(pa.table({"id": list(range(step * 10, step * 10 + 10)), "p": ["a", "b"] * 5}, schema=schema))
     t = t.refresh()
@@ -230,7 +215,9 @@ def test_a_failed_rewrite_job_leaves_the_table_and_its_directory_unchanged(tmp_p
 
     t, messages, before = _cow_statement(tmp_path)
     snap = t.latest_snapshot()
-    _, job, state = row_level_commit(t, messages, None, None, False, {"warehouse": str(tmp_path / "wh"), "table": "db.t"})
+    _, job, state = row_level_commit(
+        t, messages, None, None, False, {"warehouse": str(tmp_path / "wh"), "table": "db.t"}
+    )
     assert job is not None and state is not None
     _run_job(job)  # the tasks ran and wrote copies; the job then failed as a whole
     assert row_level_commit(t, messages, None, state, True, {}) == (None, None, None)
@@ -252,7 +239,9 @@ def test_a_failed_job_commits_nothing_and_leaves_no_file(spark: Any, db: str, wa
     the job, the shim tells the bridge, which deletes the files the other tasks wrote and the
     staging directory. The table is as before."""
     t = f"{db}.broken"
-    spark.sql(f"CREATE TABLE {t} (id BIGINT, p INT) PARTITIONED BY (p) TBLPROPERTIES ('source.split.target-size' = '1')")
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT, p INT) PARTITIONED BY (p) TBLPROPERTIES ('source.split.target-size' = '1')"
+    )
     spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 4 AS INT) FROM range(0, 4000, 1, 1)")
     table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.broken")
     snap = table.latest_snapshot()
@@ -277,7 +266,9 @@ def test_orphan_removal_takes_a_dead_jobs_staging(tmp_path: Path) -> None:
     from stratalake.spark.delete_job import row_level_commit
 
     t, messages, _ = _cow_statement(tmp_path)
-    _, job, state = row_level_commit(t, messages, None, None, False, {"warehouse": str(tmp_path / "wh"), "table": "db.t"})
+    _, job, state = row_level_commit(
+        t, messages, None, None, False, {"warehouse": str(tmp_path / "wh"), "table": "db.t"}
+    )
     assert job is not None and state is not None
     staged = sorted(str(p) for p in Path(state).iterdir())
     assert staged

@@ -14,6 +14,9 @@ correct work: Paimon Java reads stratalake's file to the same checksum of every 
 stratalake and fastavro read back the rows they wrote.
 
 Paimon Java runs in one JVM per phase (its first run warms it up; all runs are in the JSON).
+Memory: for the Python systems, the peak RSS growth of this process over an operation's runs (the
+table being written, or read back, included); for Paimon Java, the JVM's peak RSS (its default
+heap, a quarter of the machine's memory, so not a bound on what it needs).
 """
 
 from __future__ import annotations
@@ -35,12 +38,30 @@ import pyarrow as pa
 PAIMON_RELEASE = "1.3.1"
 
 
-def timed(fn: Callable[[], Any], repeats: int) -> tuple[list[float], Any]:
+PEAKS: dict[str, float] = {}
+
+
+def _status_mib(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def timed(fn: Callable[[], Any], repeats: int, name: str | None = None) -> tuple[list[float], Any]:
+    """Wall times of ``repeats`` runs of ``fn``, and its last result; with ``name``, the peak RSS
+    growth of this process over the runs goes to ``PEAKS[name]`` (VmHWM reset first)."""
     times, out = [], None
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # VmHWM from here on
+    base = _status_mib("VmRSS")
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)
+    if name is not None:
+        PEAKS[name] = _status_mib("VmHWM") - base
     return times, out
 
 
@@ -135,16 +156,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"rows": args.rows, "repeats": args.repeats}
     try:
         java = os.path.join(work, "paimon-java.avro")
-        out["paimon_java_write_s"] = paimon("write", java, str(args.rows), str(args.repeats))["seconds"]
+        written = paimon("write", java, str(args.rows), str(args.repeats))
+        out["paimon_java_write_s"] = written["seconds"]
+        out["paimon_java_write_peak_rss_mib"] = written["max_rss_mib"]
         out["paimon_java_file_bytes"] = os.path.getsize(java)
-        times, table = timed(lambda: stratalake_read(java), args.repeats)
+        times, table = timed(lambda: stratalake_read(java), args.repeats, "stratalake_read_paimon_java_file")
         out["stratalake_read_paimon_java_file_s"] = times
         assert table.num_rows == args.rows
 
         ours = os.path.join(work, "stratalake.avro")
-        out["stratalake_write_s"], _ = timed(lambda: stratalake_write(ours, table), args.repeats)
+        out["stratalake_write_s"], _ = timed(
+            lambda: stratalake_write(ours, table), args.repeats, "stratalake_write"
+        )
         out["file_bytes"] = os.path.getsize(ours)
-        times, got = timed(lambda: stratalake_read(ours), args.repeats)
+        times, got = timed(lambda: stratalake_read(ours), args.repeats, "stratalake_read")
         out["stratalake_read_s"] = times
         assert got.equals(table), "stratalake read back other rows than it wrote"
         theirs, mine = paimon("read", java, str(args.repeats)), paimon("read", ours, str(args.repeats))
@@ -153,14 +178,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             mine,
         )
         out["paimon_java_read_s"] = mine["seconds"]
+        out["paimon_java_read_peak_rss_mib"] = mine["max_rss_mib"]
 
         slow = os.path.join(work, "fastavro.avro")
-        out["fastavro_write_s"], _ = timed(lambda: fastavro_write(slow, table), args.fastavro_repeats)
-        times, got = timed(lambda: fastavro_read(slow, table.schema), args.fastavro_repeats)
+        out["fastavro_write_s"], _ = timed(
+            lambda: fastavro_write(slow, table), args.fastavro_repeats, "fastavro_write"
+        )
+        times, got = timed(lambda: fastavro_read(slow, table.schema), args.fastavro_repeats, "fastavro_read")
         out["fastavro_read_s"] = times
         assert got.equals(table), "fastavro read back other rows"
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    out.update({f"{k}_peak_rss_growth_mib": v for k, v in PEAKS.items()})
     report(out)
     if args.json:
         with open(args.json, "w") as f:
@@ -178,7 +207,7 @@ def report(out: dict[str, Any]) -> None:
         f"{n:,} rows, 17 columns; stratalake's file {out['file_bytes'] / 1e6:.1f} MB, Paimon Java's "
         f"{out['paimon_java_file_bytes'] / 1e6:.1f} MB (zstd 1); medians of {out['repeats']}"
     )
-    print(f"{'system':<40} {'op':<6} {'median s':>9} {'rows/s':>12} {'vs stratalake':>14}")
+    print(f"{'system':<40} {'op':<6} {'median s':>9} {'rows/s':>12} {'vs stratalake':>14} {'peak MiB':>9}")
     for system, key in (
         ("stratalake (columns)", "stratalake"),
         ("Paimon Java " + PAIMON_RELEASE, "paimon_java"),
@@ -189,10 +218,14 @@ def report(out: dict[str, Any]) -> None:
             if not times:
                 continue
             m = statistics.median(times)
-            print(f"{system:<40} {op:<6} {m:>9.3f} {n / m:>12,.0f} {m / base[op]:>13.2f}x")
+            # Python: this process's RSS growth over the runs; Paimon Java: the JVM's peak RSS.
+            peak = out.get(f"{key}_{op}_peak_rss_growth_mib", out.get(f"{key}_{op}_peak_rss_mib", 0.0))
+            print(f"{system:<40} {op:<6} {m:>9.3f} {n / m:>12,.0f} {m / base[op]:>13.2f}x {peak:>9.0f}")
     m = statistics.median(out["stratalake_read_paimon_java_file_s"])
+    peak = out.get("stratalake_read_paimon_java_file_peak_rss_growth_mib", 0.0)
     print(
-        f"{'stratalake reads Paimon Java file':<40} {'read':<6} {m:>9.3f} {n / m:>12,.0f} {m / base['read']:>13.2f}x"
+        f"{'stratalake reads Paimon Java file':<40} {'read':<6} {m:>9.3f} {n / m:>12,.0f} "
+        f"{m / base['read']:>13.2f}x {peak:>9.0f}"
     )
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -172,16 +173,21 @@ def branch(release: str, warehouse: str, identifier: str, action: str, *args: st
 
 def avro_files(release: str, *args: str) -> dict[str, Any]:
     """Run ``PaimonAvroFiles.java`` (``write FILE ROWS REPEATS`` or ``read FILE REPEATS``) with
-    Paimon ``release``; returns the JSON object it printed (seconds; rows and checksum of a read)."""
-    proc = subprocess.run(
-        ["java", "-cp", class_path(release), "PaimonAvroFiles", *args],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"Paimon {release}'s Avro files {args[0]} failed: {proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    Paimon ``release``; returns the JSON object it printed (seconds; rows and checksum of a read),
+    with the JVM's peak RSS (``max_rss_mib``, from its rusage)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            ["java", "-cp", class_path(release), "PaimonAvroFiles", *args], stdout=out, stderr=err, text=True
+        )
+        _, status, usage = os.wait4(proc.pid, 0)  # not proc.wait(): its rusage is wanted
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"Paimon {release}'s Avro files {args[0]} failed: {err.read()[-3000:]}")
+        result: dict[str, Any] = json.loads(out.read().strip().splitlines()[-1])
+    result["max_rss_mib"] = usage.ru_maxrss / 1024  # KiB on Linux
+    return result
 
 
 def read_tables(

@@ -212,6 +212,30 @@ def test_types_and_file_formats(spark: Any, db: str, fmt: str) -> None:
     same(spark, f"SELECT k, ts, ntz, big FROM {db}.ty WHERE d < DATE '2000-01-01'")
 
 
+def test_avro_statements_of_several_tasks_into_a_bucketed_table_holding_data(spark: Any, db: str) -> None:
+    """Avro data files written column by column from several Spark tasks per statement, into
+    buckets that already hold files: the merged rows, then a full compaction that reads and
+    rewrites them all."""
+    spark.sql(
+        f"""CREATE TABLE {db}.av (k BIGINT, v STRING, tags ARRAY<INT>, PRIMARY KEY (k) NOT ENFORCED)
+            TBLPROPERTIES ('bucket' = '2', 'file.format' = 'avro')"""
+    )
+    insert = (
+        f"INSERT INTO {db}.av SELECT id, concat('{{p}}', id), IF(id % 3 = 0, NULL, array(id, {{n}})) "
+        "FROM range({lo}, {hi}, 1, 4)"
+    )
+    spark.sql(insert.format(p="a", n=1, lo=0, hi=30_000))
+    spark.sql(insert.format(p="b", n=2, lo=20_000, hi=40_000))  # upserts 20,000..29,999
+    expected = {k: (f"a{k}" if k < 20_000 else f"b{k}") for k in range(40_000)}
+    rows = spark.sql(f"SELECT k, v, tags FROM {db}.av").collect()
+    assert {r[0]: r[1] for r in rows} == expected
+    assert all(r[2] is None if r[0] % 3 == 0 else r[2] == [r[0], 1 if r[0] < 20_000 else 2] for r in rows)
+    spark.sql(f"CALL lake.sys.compact(table => '{db.removeprefix('lake.')}.av', compact_strategy => 'full')")
+    assert {r[0]: r[1] for r in spark.sql(f"SELECT k, v FROM {db}.av").collect()} == expected
+    files = spark.sql(f"SELECT file_path FROM {db}.`av$files`").collect()
+    assert files and all(r[0].endswith(".avro") for r in files)
+
+
 def test_system_tables_and_streaming(spark: Any, db: str, tmp_path: Any) -> None:
     """System tables holding the table's rows ($audit_log, its incremental reads, $binlog, $ro)
     are handed over columnar like merged splits; metadata tables and streaming reads stay on

@@ -119,7 +119,7 @@ def test_count_plan_packs_merged_splits_one_group_per_core(tmp_path: Path) -> No
     import base64
     import pickle
 
-    from stratalake.spark.planning import _count_plan
+    from stratalake.spark.planning import _count_plan, partition_unit
 
     cat = stratalake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
@@ -132,7 +132,7 @@ def test_count_plan_packs_merged_splits_one_group_per_core(tmp_path: Path) -> No
     assert len(plan["splits"]) == 3
     seen = []
     for entry in plan["splits"]:
-        value = pickle.loads(pickle.loads(base64.b64decode(entry["partition"])).value)
+        value = partition_unit(pickle.loads(base64.b64decode(entry["partition"])))
         group = value if isinstance(value, list) else [value]
         seen += [s.bucket for s in group]
         assert 2 <= len(group) <= 3

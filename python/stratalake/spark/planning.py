@@ -23,6 +23,7 @@ import datetime as dt
 import json
 import math
 import pickle
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -392,7 +393,21 @@ def _live_estimate(split: Split) -> int:
 
 
 class SplitPartition(InputPartition):
-    """One bucket split, pickled: the unit of merge-on-read (the data source's input partition)."""
+    """What one task reads (see :func:`encode_partition`), pickled and compressed: the driver
+    holds every input partition of a scan until its tasks end, twice in the JVM (the plan's
+    reply and Spark's partitions), so their size is the driver's memory per planned file. A
+    manifest's metadata repeats itself (schema ids, levels, stats of the same layout, names of
+    one writer): zlib at level 1 makes it 4-10x smaller for ~1 ms per 250 files."""
+
+    def __init__(self, unit: Any) -> None:
+        super().__init__(zlib.compress(pickle.dumps(unit, protocol=pickle.HIGHEST_PROTOCOL), 1))
+
+
+def partition_unit(partition: InputPartition) -> Any:
+    """What :class:`SplitPartition` holds, or None for Spark's placeholder of an empty scan."""
+    if partition.value is None:
+        return None
+    return pickle.loads(zlib.decompress(partition.value))
 
 
 def encode_partition(split: Split | IncrementalSplit | int | list[Split] | list[tuple[int, Split]]) -> str:
@@ -400,7 +415,7 @@ def encode_partition(split: Split | IncrementalSplit | int | list[Split] | list[
     stands for rows already counted from metadata (a partially pushed COUNT(*)), a list for
     splits one task reads (or counts) one after the other; (file offset, split) pairs are the
     key-merged splits of a native input partition (``SCAN_SUPERSEDED``)."""
-    return base64.b64encode(pickle.dumps(SplitPartition(pickle.dumps(split)))).decode("ascii")
+    return base64.b64encode(pickle.dumps(SplitPartition(split))).decode("ascii")
 
 
 def _count_groups(splits: Sequence[Split], parallelism: int) -> list[list[Split]]:
@@ -1197,6 +1212,7 @@ __all__ = [
     "count_rows",
     "encode_partition",
     "filters_option",
+    "partition_unit",
     "plan",
     "predicate_from_json",
     "scan_predicate",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import pickle
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -239,14 +238,14 @@ class StrataLakeReader(DataSourceReader):
         rng = planning.incremental_range(table, options)
         if rng is not None:
             units = incremental.plan(table, rng, self._filter(table))
-            return [SplitPartition(pickle.dumps(u)) for u in units]
+            return [SplitPartition(u) for u in units]
         splits = planning.new_scan(table, options, self._filter(table)).plan()
-        return [SplitPartition(pickle.dumps(s)) for s in splits]
+        return [SplitPartition(s) for s in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition.value is None:  # Spark's placeholder when there is nothing to read
+        split = planning.partition_unit(partition)
+        if split is None:  # Spark's placeholder when there is nothing to read
             return
-        split = pickle.loads(partition.value)
         table = planning.read_table(load_table(self.options), self.options)
         freeze_imports()  # keeps the daemon's gc.collect() after this task short
         schema = StructType.fromJson(json.loads(self.schema_json))

@@ -48,9 +48,9 @@ class _Counting:
         self.decoded = 0
         real = avro._entry_from
 
-        def counted(r: Any) -> ManifestEntry:
+        def counted(r: Any, *shared: Any) -> ManifestEntry:
             self.decoded += 1
-            return real(r)
+            return real(r, *shared)
 
         monkeypatch.setattr(avro, "_entry_from", counted)
 
@@ -310,3 +310,39 @@ def test_a_corrupt_manifest_read_by_blocks_is_refused_naming_it(tmp_path: Any) -
     for bad in (data[: len(data) // 2], data[:40] + bytes(len(data) - 40)):
         with pytest.raises(CorruptFileError, match="manifest-x"):
             avro.decode_manifest_blocks(bad, "manifest-x", wanted)
+
+
+def test_decoded_entries_share_their_repeated_values() -> None:
+    """A decoded manifest holds one object per distinct partition, null counts and key bound:
+    a scan keeps every live file's metadata in memory while it plans (issue 33)."""
+    entries = [
+        ManifestEntry(FileKind.ADD, f"p{i % 3}".encode(), i % 2, 2, _file(i % 5, seq=i))
+        for i in range(60)
+    ]
+    decoded = avro.decode_manifest_entries(avro.encode_manifest_entries(entries), "m")
+    assert decoded == entries
+    assert len({id(e.partition) for e in decoded}) == 3
+    assert len({id(e.file.key_stats.null_counts) for e in decoded}) == 1
+    assert all(e.file.key_stats.min_values is e.file.min_key for e in decoded)
+    assert len({id(e.file.min_key) for e in decoded}) == 5
+    blocks, every = avro.decode_manifest_blocks(avro.encode_manifest_entries(entries), "m", {(b"p1", None)})
+    assert every and blocks == entries
+
+
+def test_manifest_cache_is_bounded_by_entries() -> None:
+    """The process-wide cache of decoded manifests keeps at most its bound of entries, least
+    recently used first out, and never a manifest larger than the whole bound."""
+    cache = manifests._LRU(100, max_items=10)
+    cache.put("a", [1] * 4)
+    cache.put("b", [2] * 4)
+    assert cache.get("a") is not None  # "b" is now the least recently used
+    cache.put("c", [3] * 4)
+    assert cache.get("b") is None and cache.get("a") == [1] * 4 and cache.items() == 8
+    cache.put("a", [1] * 2)  # replaced, not counted twice
+    assert cache.items() == 6
+    cache.put("huge", [0] * 11)
+    assert cache.get("huge") is None and cache.items() == 0
+    bounded = manifests._LRU(2, max_items=100)
+    for key in "xyz":
+        bounded.put(key, [key])
+    assert bounded.get("x") is None and bounded.items() == 2

@@ -355,9 +355,11 @@ def _tuple_or_none(value: list[T] | None) -> tuple[T, ...] | None:
     return None if value is None else tuple(value)
 
 
-def _stats_from(record: Record) -> SimpleStats:
+def _stats_from(record: Record, shared: Callable[[Any], Any] = lambda v: v) -> SimpleStats:
     return SimpleStats(
-        record["_MIN_VALUES"], record["_MAX_VALUES"], _tuple_or_none(record.get("_NULL_COUNTS"))
+        shared(record["_MIN_VALUES"]),
+        shared(record["_MAX_VALUES"]),
+        shared(_tuple_or_none(record.get("_NULL_COUNTS"))),
     )
 
 
@@ -404,16 +406,18 @@ def _file_to(f: DataFileMeta) -> Record:
     }
 
 
-def _file_from(r: Record) -> DataFileMeta:
+def _file_from(r: Record, shared: Callable[[Any], Any] = lambda v: v) -> DataFileMeta:
     get = r.get  # optional trailing fields are absent in files from older writers
+    min_key = shared(r["_MIN_KEY"])
+    max_key = shared(r["_MAX_KEY"])
     return DataFileMeta(
         r["_FILE_NAME"],
         r["_FILE_SIZE"],
         r["_ROW_COUNT"],
-        r["_MIN_KEY"],
-        r["_MAX_KEY"],
-        _stats_from(r["_KEY_STATS"]),
-        _stats_from(r["_VALUE_STATS"]),
+        min_key,
+        max_key,
+        _stats_from(r["_KEY_STATS"], shared),
+        _stats_from(r["_VALUE_STATS"], shared),
         r["_MIN_SEQUENCE_NUMBER"],
         r["_MAX_SEQUENCE_NUMBER"],
         r["_SCHEMA_ID"],
@@ -441,16 +445,28 @@ def _kind(value: int) -> FileKind:
         raise CorruptFileError(f"unknown _KIND {value}") from None
 
 
-def _entry_from(r: Record) -> ManifestEntry:
+def _entry_from(r: Record, shared: Callable[[Any], Any] = lambda v: v) -> ManifestEntry:
     _check_version(r, MANIFEST_ENTRY_VERSION, "manifest")
     return ManifestEntry(
         _kind(r["_KIND"]),
-        r["_PARTITION"],
+        shared(r["_PARTITION"]),
         r["_BUCKET"],
         r["_TOTAL_BUCKETS"],
-        _file_from(r["_FILE"]),
+        _file_from(r["_FILE"], shared),
         r["_VERSION"],
     )
+
+
+def _entry_decoder() -> Callable[[Record], ManifestEntry]:
+    """:func:`_entry_from` with equal values shared among the entries it decodes.
+
+    A live file's metadata stays in memory while a scan is planned and while its manifest is
+    cached (``store/manifests.py``), ~1 KB per file, a third of it in small byte strings and
+    tuples that repeat: every entry of a partition has its partition's bytes, most have the
+    same null counts, and a key's statistics are its file's min and max key. One object per
+    distinct value, for one manifest (the table of values is dropped with the decoder)."""
+    seen: dict[Any, Any] = {}
+    return lambda r: _entry_from(r, lambda v: seen.setdefault(v, v))
 
 
 def encode_manifest_entries(entries: Sequence[ManifestEntry]) -> bytes:
@@ -481,7 +497,7 @@ def encode_manifest_entries(entries: Sequence[ManifestEntry]) -> bytes:
 
 def decode_manifest_entries(data: bytes, origin: str) -> list[ManifestEntry]:
     """Decode a manifest file written by stratalake, pypaimon or Java Paimon."""
-    return _decode(data, origin, "manifest", _entry_from)
+    return _decode(data, origin, "manifest", _entry_decoder())
 
 
 def _zigzag_varint(n: int) -> bytes:
@@ -540,11 +556,12 @@ def decode_manifest_blocks(
         every = True
         blocks = fastavro.block_reader(io.BytesIO(data))
         needles = _entry_needles(blocks.writer_schema, wanted)
+        entry_from = _entry_decoder()
         for block in blocks:
             # The decompressed records (fastavro's Block keeps them in ``bytes_``, a BytesIO).
             raw = block.bytes_.getvalue()  # type: ignore[attr-defined]
             if needles is None or any(n in raw for n in needles):
-                out += [_entry_from(r) for r in block]  # type: ignore[arg-type]
+                out += [entry_from(r) for r in block]  # type: ignore[arg-type]
             else:
                 every = False
         return out, every

@@ -34,13 +34,24 @@ from stratalake.store.partition import PartitionCodec
 T = TypeVar("T")
 
 
-class _LRU:
-    """A small process-wide cache of decoded immutable files (manifests never change)."""
+# Decoded manifest entries the cache keeps at most: ~0.9 KB each in memory (a file's metadata),
+# so ~110 MiB, as Paimon Java's manifest cache keeps 128 MB by default. Enough to keep every
+# manifest of a table of 100,000 live files decoded (planning and commits then decode only
+# what is new); a larger table's manifests are decoded again as they are needed, and a worker
+# that planned it does not keep all of it.
+MAX_CACHED_ENTRIES = 131_072
 
-    def __init__(self, capacity: int) -> None:
+
+class _LRU:
+    """A small process-wide cache of decoded immutable files (manifests never change), bounded
+    by files and by the items (entries, metas) they hold together."""
+
+    def __init__(self, capacity: int, max_items: int = MAX_CACHED_ENTRIES) -> None:
         # Keyed by path, or (path, wanted) for a manifest read in part (ManifestIO.read_entries_of).
-        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._data: OrderedDict[Any, list[Any]] = OrderedDict()
         self._capacity = capacity
+        self._max_items = max_items
+        self._items = 0
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> Any:
@@ -50,12 +61,22 @@ class _LRU:
                 self._data.move_to_end(key)
             return value
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: Any, value: list[Any]) -> None:
         with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self._items -= len(old)
             self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self._capacity:
-                self._data.popitem(last=False)
+            self._items += len(value)
+            # The newest file goes last: one larger than the whole bound is not kept either.
+            while self._data and (len(self._data) > self._capacity or self._items > self._max_items):
+                _, dropped = self._data.popitem(last=False)
+                self._items -= len(dropped)
+
+    def items(self) -> int:
+        """Decoded items held now."""
+        with self._lock:
+            return self._items
 
 
 _CACHE = _LRU(2048)

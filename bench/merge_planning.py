@@ -5,7 +5,8 @@
 The metadata workload's table (``bench/metadata_scale.py``: ``db.t`` with 200 partitions x 8
 buckets at 100,000 files, built by writing manifests of small files directly), one size at a time,
 each in a fresh Spark session (its own driver JVM and Python bridge). In each, after a warm-up
-statement on a table of one file:
+statement on a table holding two versions of one key (its split is merged in Python, so Spark's
+Python data source workers start before the measurement, as the measured table needs them):
 
 - ``EXPLAIN MERGE INTO lake.db.t USING <10 rows> ON t.id = s.id AND t.dt = s.dt WHEN MATCHED THEN
   UPDATE ... WHEN NOT MATCHED THEN INSERT *``: Spark analyses the MERGE, rewrites it into its
@@ -49,22 +50,27 @@ def _processes() -> int:
 
 def measure(location: str, name: str) -> dict[str, Any]:
     """In a fresh interpreter and Spark session: statement ``name`` on ``location``'s table, after
-    the same statement on a table of one file (same schema, same warehouse), so that Spark's
+    the same statement on a table of one key (same schema, same warehouse), so that Spark's
     Python processes (bridge, workers) exist before the measured statement starts."""
     from bench.spark_peers.workload import TreeSampler
     from stratalake.spark import session
 
     spark = session(location)
+    spark.sql("DROP TABLE IF EXISTS lake.db.small")  # the runs of one size share a warehouse
     spark.sql(
-        "CREATE TABLE IF NOT EXISTS lake.db.small (id BIGINT, dt STRING, v STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
-        "PARTITIONED BY (dt) WITH ('bucket' = '8')"
+        "CREATE TABLE lake.db.small (id BIGINT, dt STRING, v STRING, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "PARTITIONED BY (dt) WITH ('bucket' = '8', 'write-only' = 'true')"
     )
+    # Two versions of one key: the warm-up's split is merged in Python, as the measured table's
+    # are, so Spark's Python data source workers (lookup, create, plan read: a daemon and a
+    # worker each, ~150 MiB of RSS together, once per session) start before the measurement.
     spark.sql("INSERT INTO lake.db.small VALUES (1, '2026-01-01', 'a')")
+    spark.sql("INSERT INTO lake.db.small VALUES (1, '2026-01-01', 'b')")
     spark.sql(
         "SELECT id, dt, concat('m', id) AS v FROM (SELECT id * 10 AS id, '2026-01-01' AS dt FROM range(10))"
     ).createOrReplaceTempView("src")
     statement = STATEMENTS[name]
-    spark.sql(f"EXPLAIN {statement.replace('lake.db.t', 'lake.db.small')}").collect()
+    warm = spark.sql(f"EXPLAIN {statement.replace('lake.db.t', 'lake.db.small')}").collect()[0][0]
     processes = _processes()
     with TreeSampler(0.05) as before:
         pass
@@ -78,6 +84,7 @@ def measure(location: str, name: str) -> dict[str, Any]:
         f"{name}_jvm_peak_mib": sampler.peak["jvm"],
         f"{name}_new_processes": _processes() - processes,
         f"{name}_splits": re.findall(r"\[splits: ([^\]]*)\]", plan),
+        f"{name}_warm_up_splits": re.findall(r"\[splits: ([^\]]*)\]", warm),
     }
     if name == "merge":
         out["merge_plan_nodes"] = sorted(set(re.findall(r"(WriteDelta|ReplaceData|MergeRows|Join\w*)", plan)))

@@ -52,10 +52,10 @@ def test_one_partition_reads_of_a_table_paimon_java_wrote(tmp_path: Path, monkey
     decoded = 0
     real = avro._entry_from
 
-    def counted(r: Any) -> ManifestEntry:
+    def counted(r: Any, *shared: Any) -> ManifestEntry:
         nonlocal decoded
         decoded += 1
-        return real(r)
+        return real(r, *shared)
 
     monkeypatch.setattr(avro, "_entry_from", counted)
     for k in (0, 37, 74, 2399):

@@ -346,3 +346,23 @@ def test_manifest_cache_is_bounded_by_entries() -> None:
     for key in "xyz":
         bounded.put(key, [key])
     assert bounded.get("x") is None and bounded.items() == 2
+
+
+def test_deletion_candidates_are_read_without_filling_the_manifest_cache(tmp_path: Any) -> None:
+    """Expiration reads the manifests of the snapshots it deletes once; cached, they would push
+    out the manifests that stay (at 100,000 files, the retained ones were then decoded twice)."""
+    from stratalake.store.references import ReferenceCollector
+
+    cat = stratalake.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema=pa.schema([("k", pa.int64())]), primary_key=["k"], options={"bucket": "1"})
+    for i in range(3):
+        t.write(pa.table({"k": [i]}))
+    snaps = list(t.snapshot_manager.snapshots())
+    manifests._CACHE = manifests._LRU(2048)
+    candidates = ReferenceCollector(t).snapshots(snaps[:2], strict=False)
+    assert candidates.data and manifests._CACHE.items() == 0
+    kept = ReferenceCollector(t).snapshots(snaps[2:], strict=True)
+    assert kept.data and manifests._CACHE.items() > 0
+    assert t.expire_snapshots(retain_max=1, retain_min=1, older_than_ms=2**62) == 2
+    assert sorted(t.read().column("k").to_pylist()) == [0, 1, 2]

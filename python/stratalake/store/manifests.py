@@ -120,7 +120,7 @@ class ManifestIO:
 
     # -- manifest files ------------------------------------------------------------------------
     def _read_cached(
-        self, name: str, decode: Callable[[bytes, str], list[T]], check: Callable[[T], None]
+        self, name: str, decode: Callable[[bytes, str], list[T]], check: Callable[[T], None], keep: bool = True
     ) -> list[T]:
         path = self.path(name)
         cached: list[T] | None = _CACHE.get(path)
@@ -132,11 +132,14 @@ class ManifestIO:
                     check(item)
             except CorruptFileError as e:
                 raise CorruptFileError(f"{path}: {e}") from None
-            _CACHE.put(path, cached)
+            if keep:
+                _CACHE.put(path, cached)
         return list(cached)
 
-    def read_entries(self, name: str) -> list[ManifestEntry]:
-        return self._read_cached(name, decode_manifest_entries, _check_entry)
+    def read_entries(self, name: str, keep: bool = True) -> list[ManifestEntry]:
+        """The entries of manifest ``name``; without ``keep``, a manifest not cached yet is not
+        cached either (one read to find files to delete: it would push out manifests that stay)."""
+        return self._read_cached(name, decode_manifest_entries, _check_entry, keep)
 
     def read_entries_of(self, name: str, wanted: frozenset[tuple[bytes, int | None]]) -> list[ManifestEntry]:
         """A superset of the entries of ``name`` whose (partition, bucket) is in ``wanted``
@@ -214,8 +217,9 @@ class ManifestIO:
         return SimpleStats(encode_row(mins, types), encode_row(maxs, types), tuple(nulls))
 
     # -- manifest lists ------------------------------------------------------------------------
-    def read_list(self, name: str) -> list[ManifestFileMeta]:
-        return self._read_cached(name, decode_manifest_file_metas, _check_meta)
+    def read_list(self, name: str, keep: bool = True) -> list[ManifestFileMeta]:
+        """The manifest list ``name``; ``keep`` as for :meth:`read_entries`."""
+        return self._read_cached(name, decode_manifest_file_metas, _check_meta, keep)
 
     def write_list(self, metas: Sequence[ManifestFileMeta], namer: ManifestNamer) -> tuple[str, int]:
         name = namer.manifest_list()

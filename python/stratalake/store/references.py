@@ -88,9 +88,11 @@ class ReferenceCollector:
             "because the files still in use cannot be determined"
         )
 
+    # Non-strict reads find deletion candidates (metadata about to be deleted): they leave the
+    # process's cache of decoded manifests to the manifests that stay (``keep=strict``).
     def _read_list(self, name: str, strict: bool) -> list[ManifestFileMeta]:
         try:
-            return self.table.manifest_io.read_list(name)
+            return self.table.manifest_io.read_list(name, keep=strict)
         except (OSError, CorruptFileError) as e:
             if strict:
                 raise self._fail(f"manifest list {name}", e) from None
@@ -98,7 +100,7 @@ class ReferenceCollector:
 
     def _read_entries(self, name: str, strict: bool) -> list[ManifestEntry]:
         try:
-            return self.table.manifest_io.read_entries(name)
+            return self.table.manifest_io.read_entries(name, keep=strict)
         except (OSError, CorruptFileError) as e:
             if strict:
                 raise self._fail(f"manifest {name}", e) from None

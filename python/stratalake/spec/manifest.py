@@ -6,11 +6,30 @@ I/O; :mod:`stratalake.spec.avro` encodes and decodes them.
 
 from __future__ import annotations
 
+import dataclasses
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any, TypeVar
 
 from stratalake.exceptions import CorruptFileError
 from stratalake.spec.binary_row import EMPTY_ROW
+
+C = TypeVar("C", bound=type)
+
+
+def _pickled_by_fields(cls: C) -> C:
+    """Pickles instances of the slotted dataclass ``cls`` as its constructor's arguments. The
+    dataclass default for slots (``_dataclass_getstate``) calls ``fields()`` per object, which
+    made pickling a plan's splits (tens of thousands of files) several times slower."""
+    values: Callable[[Any], tuple[Any, ...]] = operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))
+
+    def __reduce__(self: Any) -> tuple[type, tuple[Any, ...]]:
+        return cls, values(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[assignment]
+    return cls
 
 
 class FileKind(IntEnum):
@@ -27,6 +46,7 @@ class FileSource(IntEnum):
     COMPACT = 1
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class SimpleStats:
     """``_KEY_STATS`` / ``_VALUE_STATS`` / ``_PARTITION_STATS``: serialized BinaryRows + null counts."""
@@ -40,6 +60,7 @@ class SimpleStats:
         return SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class DataFileMeta:
     """``_FILE``: one data or changelog file of a bucket."""
@@ -74,6 +95,7 @@ class DataFileMeta:
             )
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ManifestEntry:
     """One ``ManifestEntry`` record: a file added to or deleted from (partition, bucket)."""

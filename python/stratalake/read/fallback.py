@@ -18,7 +18,7 @@ reads, compaction and the other maintenance act on the current branch alone, as 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -182,6 +182,10 @@ class FallbackScan:
         if self.timestamp_ms is not None:
             return _at_or_before(self.other, self.timestamp_ms)
         return sm.latest_snapshot()
+
+    def plan_batches(self, max_files: int | None = None) -> Iterator[list[Split]]:
+        """:meth:`plan` as one batch (see :meth:`TableScan.plan_batches`)."""
+        yield self.plan()
 
     def plan(self) -> list[Split]:
         """The current branch's splits, then those of the fallback branch's partitions it lacks."""

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import heapq
+import itertools
+import pickle
+import tempfile
+import zlib
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -27,10 +33,19 @@ from stratalake.spec.manifest import DataFileMeta, ManifestEntry
 from stratalake.spec.snapshot import Snapshot
 from stratalake.spec.stats import stats_to_values
 from stratalake.store.index_manifest import deletion_files, dv_entries_by_bucket, live_index_entries
+from stratalake.store.manifests import filtered_entries, fold_entries
 from stratalake.types import to_arrow
 
 if TYPE_CHECKING:
     from stratalake.store.table_store import TableStore
+
+
+#: Live files of the largest snapshot :meth:`TableScan.plan_batches` plans at once (one batch),
+#: and of a batch of a larger one. Decoded entries take ~0.9 KB each: ~120 MiB and ~30 MiB.
+#: Paimon Java's plan of a 100,000-file table holds ~4 KB a file. Planning in batches spills
+#: the entries once to local disk (~1.5x the time), so smaller tables are planned at once.
+PLAN_AT_ONCE_FILES = 131_072
+PLAN_BATCH_FILES = 32_768
 
 
 @dataclass(frozen=True)
@@ -102,38 +117,86 @@ class TableScan:
 
     def plan(self) -> list[Split]:
         """Live files of the snapshot, pruned by partition, bucket and key statistics."""
+        return [s for batch in self._batches(None) for s in batch]
+
+    def plan_batches(self, max_files: int | None = None) -> Iterator[list[Split]]:
+        """:meth:`plan`'s splits, in its order, in batches of whole buckets holding about
+        ``max_files`` live files each (default :data:`PLAN_BATCH_FILES`; a bucket larger than
+        that is a batch of its own), holding one batch's decoded manifest entries at a time.
+
+        A snapshot whose manifest list says it holds no more live files than
+        :data:`PLAN_AT_ONCE_FILES` (or ``max_files`` when given) is planned at once, as
+        :meth:`plan`. A larger one is sorted externally: its wanted entries are decoded
+        once, in runs of ``max_files`` sorted by (partition, bucket, order read) and spilled to
+        local disk (compressed pickles), then merged back a chunk of each run at a time; each
+        bucket's entries are folded as they come, and a batch of whole buckets is planned when
+        it is full. So the driver holds about two batches of entries and a chunk per run,
+        whatever the table's size, and its manifests are not cached (they would not fit).
+        """
+        if max_files is not None:
+            return self._batches(max_files, max_files)
+        return self._batches(PLAN_BATCH_FILES, PLAN_AT_ONCE_FILES)
+
+    def _batches(self, max_files: int | None, at_once: int = 0) -> Iterator[list[Split]]:
+        """:meth:`plan_batches`; ``max_files`` None: one batch."""
         snap = self.snapshot()
         if snap is None:
-            return []
+            return
         table = self.table
         schema = table.schema()
         conjuncts = split_conjuncts(self.predicate)
         part_keys = set(schema.partition_keys)
         part_preds = [p for p in conjuncts if p.columns() <= part_keys]
-        key_names = schema.trimmed_primary_keys
-        key_preds = [p for p in conjuncts if p.columns() <= set(key_names)]
+        part_pred = And(tuple(part_preds)) if len(part_preds) > 1 else (part_preds[0] if part_preds else None)
         wanted_buckets = self._bucket_filter(conjuncts)
         # Manifests whose partition statistics or bucket range exclude the filter are not read.
-        where = table.manifest_filter(
-            And(tuple(part_preds)) if len(part_preds) > 1 else (part_preds[0] if part_preds else None),
-            buckets=wanted_buckets,
-        )
-        entries = table.live_entries(snap, where)
+        where = table.manifest_filter(part_pred, buckets=wanted_buckets)
+        partition_ok = partition_matcher(table, part_preds)
+
+        def wanted(e: ManifestEntry) -> bool:
+            # Postpone-bucket files (bucket -2, `bucket-postpone/`) are invisible to batch
+            # reads until compaction moves them to real buckets, as in Paimon.
+            return (
+                e.bucket >= 0
+                and partition_ok(e.partition)
+                and (wanted_buckets is None or e.bucket in wanted_buckets)
+            )
+
+        metas = table.manifest_metas(snap)
+        if max_files is not None:
+            listed = sum(
+                m.num_added_files - m.num_deleted_files for m in metas if where.manifest_may_match(m)
+            )
+            if listed <= at_once:
+                max_files = None
+        if max_files is None:
+            yield self._splits(snap, [e for e in table.live_entries(snap, where) if wanted(e)])
+            return
+        entries = (e for e in filtered_entries(table.manifest_io, metas, where, keep=False) if wanted(e))
+        batch: list[ManifestEntry] = []
+        for _, group in itertools.groupby(sorted_entries(entries, max_files), key=_bucket_of):
+            live = fold_entries(group).values()
+            if batch and len(batch) + len(live) > max_files:
+                yield self._splits(snap, batch)
+                batch = []
+            batch.extend(live)
+        if batch:
+            yield self._splits(snap, batch)
+
+    def _splits(self, snap: Snapshot, entries: Sequence[ManifestEntry]) -> list[Split]:
+        """The splits of the wanted live ``entries`` of whole buckets, by (partition, bucket)."""
+        table = self.table
+        schema = table.schema()
+        conjuncts = split_conjuncts(self.predicate)
+        part_keys = set(schema.partition_keys)
+        key_names = schema.trimmed_primary_keys
+        key_preds = [p for p in conjuncts if p.columns() <= set(key_names)]
         # Append tables (no primary key): no merge, so any column's statistics may prune files.
         append = not schema.primary_keys
         value_preds = [p for p in conjuncts if not p.columns() <= part_keys] if append else []
 
-        partition_ok = partition_matcher(table, part_preds)
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = defaultdict(list)
         for e in entries:
-            if e.bucket < 0:
-                # Postpone-bucket files (bucket -2, `bucket-postpone/`) are invisible to batch
-                # reads until compaction moves them to real buckets, as in Paimon.
-                continue
-            if not partition_ok(e.partition):
-                continue
-            if wanted_buckets is not None and e.bucket not in wanted_buckets:
-                continue
             if key_preds and not self._file_may_match(e.file, key_names, key_preds):
                 continue
             if append and not file_may_match(table, e.file, value_preds):
@@ -149,7 +212,7 @@ class TableScan:
             skip_level0 = opts.merge_engine is MergeEngine.FIRST_ROW
         skip_level0 = skip_level0 and not append  # append files are all level 0
         # Vectors are applied whenever a snapshot has them, even if the option was turned off.
-        dv_index = dv_entries_by_bucket(live_index_entries(table, snap))
+        dv_index = dv_entries_by_bucket(live_index_entries(table, snap)) if groups else {}
         target = opts.get_int("source.split.target-size") or 128 * 1024 * 1024
         open_cost = opts.get_int("source.split.open-file-cost") or 0
         splits = []
@@ -198,6 +261,84 @@ class TableScan:
 
     def _file_may_match(self, f: DataFileMeta, key_names: Sequence[str], preds: Sequence[Predicate]) -> bool:
         return key_stats_may_match(self.table, f, key_names, preds)
+
+
+def _bucket_of(e: ManifestEntry) -> tuple[bytes, int]:
+    return e.partition, e.bucket
+
+
+def sorted_entries(entries: Iterable[ManifestEntry], run_size: int) -> Iterator[ManifestEntry]:
+    """``entries`` sorted by (partition, bucket), entries of one bucket in their given order (so
+    that folding a bucket's ADD and DELETE entries still applies them in manifest order).
+
+    An external merge sort holding ``run_size`` entries, plus a chunk of each spilled run: runs
+    of ``run_size`` entries are sorted and spilled to anonymous local files (gone once closed),
+    at most :data:`SPILL_FAN_IN` at a time (more are first merged into one), then merged."""
+    chunk = max(1, min(SPILL_CHUNK, run_size // 16))
+    with contextlib.ExitStack() as stack:
+        spilled: list[tuple[IO[bytes], Iterator[_Item]]] = []
+
+        def spill(items: Iterable[_Item]) -> tuple[IO[bytes], Iterator[_Item]]:
+            file = stack.enter_context(tempfile.TemporaryFile())
+            return file, _spilled(file, items, chunk)
+
+        run: list[_Item] = []
+        for i, e in enumerate(entries):
+            run.append((e.partition, e.bucket, i, e))
+            if len(run) >= run_size:
+                run.sort(key=_run_order)
+                spilled.append(spill(run))
+                run = []
+            if len(spilled) >= SPILL_FAN_IN:
+                merged = spill(heapq.merge(*(r for _, r in spilled), key=_run_order))
+                for file, _ in spilled:
+                    file.close()
+                spilled = [merged]
+        run.sort(key=_run_order)
+        for item in heapq.merge(*(r for _, r in spilled), iter(run), key=_run_order):
+            yield item[3]
+
+
+_Item = tuple[bytes, int, int, ManifestEntry]
+
+
+def _run_order(item: _Item) -> tuple[bytes, int, int]:
+    return item[0], item[1], item[2]
+
+
+#: Entries per pickled chunk of a spilled run (what the merge holds of each run), and the most
+#: runs merged at once: a plan holds at most 64 x 1,024 entries of them.
+SPILL_CHUNK = 1024
+SPILL_FAN_IN = 64
+
+
+def _spilled(file: IO[bytes], items: Iterable[_Item], chunk: int) -> Iterator[_Item]:
+    """``items`` written to ``file`` in compressed pickled chunks of ``chunk``; an iterator
+    reading them back."""
+    batch: list[_Item] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= chunk:
+            _write_chunk(file, batch)
+            batch = []
+    if batch:
+        _write_chunk(file, batch)
+    if isinstance(items, list):
+        items.clear()
+    file.flush()
+
+    def read() -> Iterator[_Item]:
+        file.seek(0)
+        while header := file.read(8):
+            yield from pickle.loads(zlib.decompress(file.read(int.from_bytes(header, "little"))))
+
+    return read()
+
+
+def _write_chunk(file: IO[bytes], batch: list[_Item]) -> None:
+    data = zlib.compress(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    file.write(len(data).to_bytes(8, "little"))
+    file.write(data)
 
 
 def bucket_split(

@@ -65,7 +65,7 @@ def plan(options: Mapping[str, str], columns: Sequence[str], parallelism: int) -
             files.append({"path": uri, "format": PARQUET, "size": f.file_size, "rows": f.row_count})
         entries.append(
             {
-                "splits_": [unit],
+                "units_": [unit],
                 "bucket": unit.bucket,
                 "files": len(files),
                 "bytes": unit.file_size,

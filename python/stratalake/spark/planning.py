@@ -400,14 +400,56 @@ class SplitPartition(InputPartition):
     one writer): zlib at level 1 makes it 4-10x smaller for ~1 ms per 250 files."""
 
     def __init__(self, unit: Any) -> None:
-        super().__init__(zlib.compress(pickle.dumps(unit, protocol=pickle.HIGHEST_PROTOCOL), 1))
+        super().__init__(_compressed(unit))
+
+    @classmethod
+    def of_payload(cls, payload: bytes) -> SplitPartition:
+        """The partition whose value is ``payload``, a unit :func:`_compressed` already."""
+        partition = cls.__new__(cls)
+        InputPartition.__init__(partition, payload)
+        return partition
+
+
+class _Packed:
+    """Splits one task reads one after the other, each still compressed on its own (packing
+    groups splits already planned and compressed, batch by batch); with ``offsets``, the
+    key-merged splits of a native input partition, each with the index of its first file."""
+
+    __slots__ = ("offsets", "payloads")
+
+    def __init__(self, payloads: Sequence[bytes], offsets: Sequence[int] | None = None) -> None:
+        self.payloads = tuple(payloads)
+        self.offsets = tuple(offsets) if offsets is not None else None
+
+    def __getstate__(self) -> tuple[tuple[bytes, ...], tuple[int, ...] | None]:
+        return self.payloads, self.offsets
+
+    def __setstate__(self, state: tuple[tuple[bytes, ...], tuple[int, ...] | None]) -> None:
+        self.payloads, self.offsets = state
+
+
+def _compressed(unit: Any) -> bytes:
+    return zlib.compress(pickle.dumps(unit, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unit(split: Split) -> bytes:
+    """A planned split as its compressed payload (see :class:`SplitPartition`)."""
+    return _compressed(split)
+
+
+def _decoded(payload: bytes) -> Any:
+    unit = pickle.loads(zlib.decompress(payload))
+    if isinstance(unit, _Packed):
+        splits = [pickle.loads(zlib.decompress(p)) for p in unit.payloads]
+        return splits if unit.offsets is None else list(zip(unit.offsets, splits, strict=True))
+    return unit
 
 
 def partition_unit(partition: InputPartition) -> Any:
     """What :class:`SplitPartition` holds, or None for Spark's placeholder of an empty scan."""
     if partition.value is None:
         return None
-    return pickle.loads(zlib.decompress(partition.value))
+    return _decoded(partition.value)
 
 
 def encode_partition(split: Split | IncrementalSplit | int | list[Split] | list[tuple[int, Split]]) -> str:
@@ -415,48 +457,71 @@ def encode_partition(split: Split | IncrementalSplit | int | list[Split] | list[
     stands for rows already counted from metadata (a partially pushed COUNT(*)), a list for
     splits one task reads (or counts) one after the other; (file offset, split) pairs are the
     key-merged splits of a native input partition (``SCAN_SUPERSEDED``)."""
-    return base64.b64encode(pickle.dumps(SplitPartition(split))).decode("ascii")
+    return _encoded(SplitPartition(split))
 
 
-def _count_groups(splits: Sequence[Split], parallelism: int) -> list[list[Split]]:
-    """``splits`` packed into at most ``parallelism`` groups of similar size (largest first into
-    the lightest group): each COUNT(*) task returns one number, so a task per split would only
-    add Spark's per-task cost, while one group per core keeps every core busy."""
-    groups: list[list[Split]] = [[] for _ in range(max(1, min(parallelism, len(splits))))]
+def _encode_units(units: Sequence[bytes], offsets: Sequence[int] | None = None) -> str:
+    """:func:`encode_partition` of splits already compressed by :func:`_unit`: one split as is,
+    several as a :class:`_Packed` list (with ``offsets``, as (file offset, split) pairs)."""
+    if len(units) == 1 and offsets is None:
+        return _encoded(SplitPartition.of_payload(units[0]))
+    return _encoded(SplitPartition(_Packed(units, offsets)))
+
+
+def _encoded(partition: SplitPartition) -> str:
+    return base64.b64encode(pickle.dumps(partition)).decode("ascii")
+
+
+def _count_groups(splits: Sequence[T], weight: Callable[[T], int], parallelism: int) -> list[list[T]]:
+    """``splits`` packed into at most ``parallelism`` groups of similar ``weight`` (largest first
+    into the lightest group): each COUNT(*) task returns one number, so a task per split would
+    only add Spark's per-task cost, while one group per core keeps every core busy."""
+    groups: list[list[T]] = [[] for _ in range(max(1, min(parallelism, len(splits))))]
     weights = [0] * len(groups)
-    for s in sorted(splits, key=lambda s: -sum(f.file_size for f in s.files)):
+    for s in sorted(splits, key=lambda s: -weight(s)):
         i = weights.index(min(weights))
         groups[i].append(s)
-        weights[i] += sum(f.file_size for f in s.files)
+        weights[i] += weight(s)
     return [g for g in groups if g]
 
 
 def _count_plan(
-    table: Table, snapshot_id: int | None, splits: Sequence[Split], parallelism: int | None = None
+    table: Table, snapshot_id: int | None, splits: Iterable[Split], parallelism: int | None = None
 ) -> dict[str, Any]:
     """The plan of a partially pushed COUNT(*) (no filter): splits whose live rows metadata
     knows exactly are summed here into one input partition; the others are packed into at most
     ``parallelism`` input partitions (Spark's default parallelism, sent by the shim; one per
     split without it), whose tasks count their splits' keys and return one count each. Spark
-    sums the counts."""
+    sums the counts. Splits to count are kept compressed as they come (see :func:`plan`)."""
     out_splits: list[dict[str, Any]] = []
     known = 0
     from_metadata = 0
-    merged = [s for s in splits if _exact_live_rows(s) is None]
+    merged: list[dict[str, Any]] = []
     for s in splits:
         live = _exact_live_rows(s)
         if live is not None:
             known += live
             from_metadata += 1
-    for group in _count_groups(merged, parallelism or len(merged)):
+            continue
+        merged.append(
+            {
+                "unit": _unit(s),
+                "bucket": s.bucket,
+                "files": len(s.files),
+                "bytes": sum(f.file_size for f in s.files),
+                "rows": s.row_count,
+                "runs": _sorted_runs(s),
+            }
+        )
+    for group in _count_groups(merged, lambda e: int(e["bytes"]), parallelism or len(merged)):
         out_splits.append(
             {
-                "partition": encode_partition(group if len(group) > 1 else group[0]),
-                "bucket": group[0].bucket if len(group) == 1 else -1,
-                "files": sum(len(s.files) for s in group),
-                "bytes": sum(f.file_size for s in group for f in s.files),
-                "rows": sum(s.row_count for s in group),
-                "runs": max(_sorted_runs(s) for s in group),
+                "partition": _encode_units([e["unit"] for e in group]),
+                "bucket": group[0]["bucket"] if len(group) == 1 else -1,
+                "files": sum(e["files"] for e in group),
+                "bytes": sum(e["bytes"] for e in group),
+                "rows": sum(e["rows"] for e in group),
+                "runs": max(e["runs"] for e in group),
             }
         )
     if from_metadata or not out_splits:
@@ -482,20 +547,6 @@ def _count_plan(
         "count_from_metadata": from_metadata,
         "count_merged": len(merged),
     }
-
-
-def _limit_splits(splits: list[Split], limit: int | None) -> list[Split]:
-    """Enough leading splits to certainly hold ``limit`` rows: only raw-convertible splits have
-    a known live row count (others could merge to nothing), so the others are always kept."""
-    if limit is None:
-        return splits
-    out, certain = [], 0
-    for s in splits:
-        if certain >= limit:
-            break
-        out.append(s)
-        certain += _exact_live_rows(s) or 0
-    return out
 
 
 def _snapshot_id(options: Mapping[str, str]) -> int | None:
@@ -664,11 +715,9 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
         return _count_plan(
             table,
             snapshot.id if snapshot is not None else None,
-            scan.plan(),
+            (s for batch in scan.plan_batches() for s in batch),
             int(parallelism) if parallelism else None,
         )
-    # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
-    splits = scan.plan() if predicate is not None else _limit_splits(scan.plan(), request.get("limit"))
     columns = request.get("columns")
     row_ids = False
     if columns is not None:
@@ -692,54 +741,82 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             readable[schema_id] = readable_by_name(table, schema_id, columns)
         return readable[schema_id]
 
-    # Another branch's splits (fallback partitions) have their own buckets, keys and schemas: no
-    # bucket layout or ordering is reported for such a scan, and Python reads them.
-    mixed = any(s.branch is not None for s in splits)
+    # A merged split whose engine only picks rows (deduplicate) may be read natively minus the
+    # rows the merge of its key columns drops; that is undone below if the key order must stay.
+    picks = getattr(read, "picks_by_position", None)  # (append tables never merge)
+    key_merge = picks if request.get("native_merge", True) else None
+    open_cost = _split_costs(table)[1]
+    # Split row counts say nothing about how many rows match a filter: limit only unfiltered.
+    limit = request.get("limit") if predicate is None else None
+    # The splits come in batches of decoded manifest entries (``TableScan.plan_batches``); each
+    # leaves only its plan entry, the split pickled and compressed, so the driver never holds
+    # every file's decoded metadata at once.
+    out_splits: list[dict[str, Any]] = []
+    mixed = False
+    totals: set[int] = set()
+    all_sorted = True
+    rows = size = certain = 0
+    for batch in scan.plan_batches():
+        for s in batch:
+            if limit is not None:
+                if certain >= int(limit):
+                    break  # enough leading splits to certainly hold the limit's rows
+                certain += _exact_live_rows(s) or 0  # (others could merge to nothing)
+            unit = _unit(s)
+            file_size = sum(f.file_size for f in s.files)
+            entry: dict[str, Any] = {
+                "units_": [unit],  # encoded as "partition" once packing has grouped them
+                "bucket": s.bucket,
+                "files": len(s.files),
+                "bytes": int(file_size * fraction),
+                "rows": s.row_count,
+                "runs": _sorted_runs(s),
+                "weight_": sum(max(f.file_size, open_cost) for f in s.files),
+            }
+            if key_of is not None and s.branch is None:
+                native = native_files(table, s, partition_exact, key_of, schema_ok, key_merge)
+                if native is not None:
+                    entry["native_files"], superseded = native
+                    if superseded:
+                        entry["superseded_"] = [(0, unit)]  # (index of its first file, split)
+            out_splits.append(entry)
+            # Another branch's splits (fallback partitions) have their own buckets, keys and
+            # schemas: no bucket layout or ordering is reported for such a scan, and Python reads them.
+            mixed = mixed or s.branch is not None
+            totals.add(s.total_buckets)
+            all_sorted = all_sorted and comes_sorted(s)
+            rows += _live_estimate(s)
+            size += file_size
+        else:
+            continue
+        break
     bucket_keys = [] if mixed else spark_bucket_keys(table)
-    totals = {s.total_buckets for s in splits}
     configured = table.core_options.bucket
     num_buckets = configured if configured > 0 and totals <= {configured} else None
-    # A merged split whose engine only picks rows (deduplicate) is read natively minus the rows
-    # the merge of its key columns drops, unless the scan's key order may spare Spark a sort: the
-    # whole-file reads are not in key order. Order within partitions helps only where Spark knows
-    # how rows are partitioned (the bucket layout reported, or a single partition).
-    ordering = [] if mixed else _output_ordering(table, splits, columns)
+    # A split read natively minus the rows a key merge drops is not in key order, so such reads
+    # are kept only where the scan's key order cannot spare Spark a sort. Order within
+    # partitions helps only where Spark knows how rows are partitioned (the bucket layout
+    # reported, or a single partition).
+    ordering = [] if mixed else _output_ordering(table, all_sorted, columns)
     parallelism = int(request.get("parallelism") or 0)
     if before is not None:
         ordering = list(before["ordering"])  # the splits left are among those, sorted as they were
     elif (
         ordering
         and request.get("native")
-        and _packs_well(table, splits, bool(bucket_keys and num_buckets), parallelism)
+        and _packs_well(table, out_splits, bool(bucket_keys and num_buckets), parallelism)
     ):
         # Many small splits (a compacted table of small buckets): a task each costs Spark's
         # per-task overhead for a key order that only a sort-merge join over the bucket layout
         # would use; packed, as Spark packs the small files of its own scans, they read faster.
         ordering = []
-    order_matters = bool(ordering) and (bool(bucket_keys and num_buckets) or len(splits) <= 1)
-    picks = getattr(read, "picks_by_position", None)  # (append tables never merge)
-    key_merge = picks if request.get("native_merge", True) and not order_matters else None
-    out_splits = []
-    for s in splits:
-        size = sum(f.file_size for f in s.files)
-        entry: dict[str, Any] = {
-            "splits_": [s],  # encoded as "partition" once packing has grouped them
-            "bucket": s.bucket,
-            "files": len(s.files),
-            "bytes": int(size * fraction),
-            "rows": s.row_count,
-            "runs": _sorted_runs(s),
-        }
-        if key_of is not None and s.branch is None:
-            native = native_files(table, s, partition_exact, key_of, schema_ok, key_merge)
-            if native is not None:
-                entry["native_files"], superseded = native
-                if superseded:
-                    entry["superseded_"] = [(0, s)]  # (index of its first file, split)
-        out_splits.append(entry)
-    rows = sum(_live_estimate(s) for s in splits)
-    if request.get("limit") is not None:
-        rows = min(rows, int(request["limit"]))
+    order_matters = bool(ordering) and (bool(bucket_keys and num_buckets) or len(out_splits) <= 1)
+    for entry in out_splits:
+        entry.pop("weight_")
+        if order_matters and entry.pop("superseded_", None):
+            del entry["native_files"]  # the Python reader merges it, in key order
+    if limit is not None:
+        rows = min(rows, int(limit))
     if any(e.get("superseded_") for e in out_splits):
         ordering = []
     if not ordering:
@@ -753,15 +830,15 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
             whole_buckets=by_bucket and before is not None,
         )
     for entry in out_splits:
-        group = entry.pop("splits_")
-        entry["partition"] = encode_partition(group if len(group) > 1 else group[0])
+        units = entry.pop("units_")
+        entry["partition"] = _encode_units(units)
         superseded = entry.pop("superseded_", None)
         if superseded:
             # What the Python reader in "superseded" mode gets: the key-merged splits, each with
             # the index of its first file among the input partition's native files.
             entry["superseded"] = len(superseded)
-            entry["superseded_partition"] = encode_partition(superseded)
-    size = int(sum(f.file_size for s in splits for f in s.files) * fraction)
+            entry["superseded_partition"] = _encode_units([unit for _, unit in superseded], [i for i, _ in superseded])
+    size = int(size * fraction)
     stats = snapshot_stats(table, snapshot)
     column_stats = None
     if stats is not None:
@@ -879,7 +956,7 @@ def pack_native_splits(
     parallelism: int,
     whole_buckets: bool = False,
 ) -> list[dict[str, Any]]:
-    """Plan entries (each with its ``splits_``, not yet encoded) whose native splits
+    """Plan entries (each with its ``units_``, not yet encoded) whose native splits
     (``native_files``) are packed into fewer input partitions, as Spark packs the
     files of its own Parquet scans: a task per small split costs Spark's per-task overhead, which
     for a table of many partitions and buckets outweighs the reading (32 tasks of 8 buckets x 4
@@ -947,19 +1024,20 @@ def _pack(
     return bins
 
 
-def _packs_well(table: Table, splits: Sequence[Split], by_bucket: bool, parallelism: int) -> bool:
-    """Whether packing ``splits`` as :func:`pack_native_splits` would at least halve the scan's
-    input partitions (its splits are small next to Spark's split size)."""
-    if len(splits) < 2:
+def _packs_well(table: Table, entries: Sequence[dict[str, Any]], by_bucket: bool, parallelism: int) -> bool:
+    """Whether packing the plan ``entries`` (one per split, with its ``weight_``) as
+    :func:`pack_native_splits` would at least halve the scan's input partitions (its splits are
+    small next to Spark's split size)."""
+    if len(entries) < 2:
         return False
-    open_cost = _split_costs(table)[1]
-
-    def weight(s: Split) -> int:
-        return sum(max(f.file_size, open_cost) for f in s.files)
-
-    return 2 * len(_pack(splits, lambda s: s.bucket if by_bucket else 0, weight, table, parallelism)) <= len(
-        splits
+    bins = _pack(
+        entries,
+        lambda e: int(e["bucket"]) if by_bucket else 0,
+        lambda e: int(e["weight_"]),
+        table,
+        parallelism,
     )
+    return 2 * len(bins) <= len(entries)
 
 
 def _merge_entries(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]:
@@ -967,13 +1045,13 @@ def _merge_entries(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]
     Python partition lists their splits, for a reader that falls back to Python)."""
     if len(entries) == 1:
         return entries[0]
-    superseded: list[tuple[int, Split]] = []
+    superseded: list[tuple[int, bytes]] = []
     offset = 0
     for e in entries:
-        superseded += [(offset + first, split) for first, split in e.get("superseded_", ())]
+        superseded += [(offset + first, unit) for first, unit in e.get("superseded_", ())]
         offset += len(e["native_files"])
     merged = {
-        "splits_": [split for e in entries for split in e["splits_"]],
+        "units_": [unit for e in entries for unit in e["units_"]],
         "bucket": bucket,
         "files": sum(e["files"] for e in entries),
         "bytes": sum(e["bytes"] for e in entries),
@@ -1044,9 +1122,14 @@ _ORDERED_KEY_TYPES = (
 )
 
 
-def _output_ordering(table: Table, splits: Sequence[Split], columns: Sequence[str] | None) -> list[str]:
+def comes_sorted(split: Split) -> bool:
+    """Whether a split's rows come out in key order: it is merged, or it is one file."""
+    return split.needs_merge or len(split.files) <= 1
+
+
+def _output_ordering(table: Table, all_sorted: bool, columns: Sequence[str] | None) -> list[str]:
     """Key columns every split's rows come out sorted by (ascending), for Spark's
-    ``SupportsReportOrdering``; [] when some split is not sorted.
+    ``SupportsReportOrdering``; [] unless ``all_sorted``: every split :func:`comes_sorted`.
 
     A merged split comes out in key order (the merge sorts by the trimmed primary key) and so
     does a split of one file (data files are sorted by key). Splits read file by file without a
@@ -1055,7 +1138,7 @@ def _output_ordering(table: Table, splits: Sequence[Split], columns: Sequence[st
     With it, a sort-merge join or a sorted aggregation over bucketed scans skips its sort.
     """
     schema = table.schema()
-    if not schema.primary_keys or not all(s.needs_merge or len(s.files) <= 1 for s in splits):
+    if not schema.primary_keys or not all_sorted:
         return []
     output = set(columns) if columns is not None else {f.name for f in schema.fields}
     out = []
@@ -1090,11 +1173,12 @@ def count_rows(table: Table, options: Mapping[str, str]) -> int | None:
     if read_options.is_incremental(options):
         return None  # the changes are counted by reading them
     total = 0
-    for s in new_scan(table, options).plan():
-        live = _exact_live_rows(s)
-        if live is None:
-            return None
-        total += live
+    for batch in new_scan(table, options).plan_batches():
+        for s in batch:
+            live = _exact_live_rows(s)
+            if live is None:
+                return None
+            total += live
     return total
 
 

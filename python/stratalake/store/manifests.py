@@ -141,12 +141,14 @@ class ManifestIO:
         cached either (one read to find files to delete: it would push out manifests that stay)."""
         return self._read_cached(name, decode_manifest_entries, _check_entry, keep)
 
-    def read_entries_of(self, name: str, wanted: frozenset[tuple[bytes, int | None]]) -> list[ManifestEntry]:
+    def read_entries_of(
+        self, name: str, wanted: frozenset[tuple[bytes, int | None]], keep: bool = True
+    ) -> list[ManifestEntry]:
         """A superset of the entries of ``name`` whose (partition, bucket) is in ``wanted``
         (:attr:`ManifestFilter.wanted_pairs`): the whole manifest when it is cached, else only
         its Avro blocks that may hold them are decoded. A partial read is cached under
         ``wanted`` when that is small (the key stays in the cache with it); one that decoded
-        every block is cached as the whole manifest."""
+        every block is cached as the whole manifest. Without ``keep``, nothing new is cached."""
         path = self.path(name)
         full: list[ManifestEntry] | None = _CACHE.get(path)
         if full is not None:
@@ -160,7 +162,9 @@ class ManifestIO:
                     _check_entry(e)
             except CorruptFileError as err:
                 raise CorruptFileError(f"{path}: {err}") from None
-            if every:
+            if not keep:
+                pass
+            elif every:
                 _CACHE.put(path, partial)
             elif len(wanted) <= MAX_CACHED_WANTED:
                 _CACHE.put(key, partial)
@@ -249,13 +253,14 @@ def _check_meta(m: ManifestFileMeta) -> None:
 
 
 def filtered_entries(
-    mio: ManifestIO, metas: Iterable[ManifestFileMeta], where: ManifestFilter | None
+    mio: ManifestIO, metas: Iterable[ManifestFileMeta], where: ManifestFilter | None, keep: bool = True
 ) -> Iterator[ManifestEntry]:
     """The entries of ``metas`` in order; with ``where``, only its partitions and buckets, and
-    manifests it excludes by their statistics are not read at all."""
+    manifests it excludes by their statistics are not read at all. ``keep`` as for
+    :meth:`ManifestIO.read_entries`."""
     if where is None or where.is_trivial:
         for m in metas:
-            yield from mio.read_entries(m.file_name)
+            yield from mio.read_entries(m.file_name, keep)
         return
     buckets = where.buckets
     wanted = where.wanted_pairs
@@ -263,7 +268,9 @@ def filtered_entries(
         if not where.manifest_may_match(m):
             continue
         entries = (
-            mio.read_entries(m.file_name) if wanted is None else mio.read_entries_of(m.file_name, wanted)
+            mio.read_entries(m.file_name, keep)
+            if wanted is None
+            else mio.read_entries_of(m.file_name, wanted, keep)
         )
         for e in entries:
             if (buckets is None or e.bucket in buckets) and where.entry_partition_ok(e.partition):

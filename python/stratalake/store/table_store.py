@@ -22,7 +22,7 @@ from stratalake.identifiers import MAIN_BRANCH, SYSTEM_TABLE_SEPARATOR, check_op
 from stratalake.io import FileIO
 from stratalake.merge import MergeContext
 from stratalake.options import CoreOptions
-from stratalake.spec.manifest import ManifestEntry
+from stratalake.spec.manifest import ManifestEntry, ManifestFileMeta
 from stratalake.spec.schema import TableSchema
 from stratalake.spec.snapshot import Snapshot
 from stratalake.store.branch_manager import BranchManager, branch_path, normalize_branch
@@ -243,12 +243,16 @@ class TableStore:
         return list(self.live_files(snapshot, where).values())
 
     def live_files(
-        self, snapshot: Snapshot, where: ManifestFilter | None = None
+        self, snapshot: Snapshot, where: ManifestFilter | None = None, keep: bool = True
     ) -> dict[tuple[bytes, int, str], ManifestEntry]:
-        """:meth:`live_entries` keyed by identifier (partition, bucket, file name)."""
+        """:meth:`live_entries` keyed by identifier (partition, bucket, file name); without
+        ``keep``, manifests not cached yet are decoded without being cached."""
+        return fold_entries(filtered_entries(self.manifest_io, self.manifest_metas(snapshot), where, keep))
+
+    def manifest_metas(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        """The base then delta manifests of ``snapshot``."""
         mio = self.manifest_io
-        metas = mio.read_list(snapshot.base_manifest_list) + mio.read_list(snapshot.delta_manifest_list)
-        return fold_entries(filtered_entries(mio, metas, where))
+        return mio.read_list(snapshot.base_manifest_list) + mio.read_list(snapshot.delta_manifest_list)
 
     def manifest_filter(
         self,

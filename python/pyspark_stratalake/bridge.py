@@ -23,19 +23,13 @@ def _read_utf(stream: IO[bytes]) -> str:
     return stream.read(length).decode("utf-8")
 
 
-def _write_utf(text: str, stream: IO[bytes]) -> None:
-    data = text.encode("utf-8")
-    stream.write(struct.pack("!i", len(data)))
-    stream.write(data)
-
-
 def _main(infile: IO[bytes], outfile: IO[bytes]) -> None:
     request = _read_utf(infile)
     # Imported here, inside worker_run: a failure to import the handlers (all of stratalake)
     # reaches the JVM as this request's error, which worker_run reports, not as a dead worker.
-    from stratalake.spark.bridge_handlers import handle
+    from stratalake.spark.bridge_handlers import handle_to
 
-    _write_utf(handle(request), outfile)
+    handle_to(request, outfile)
 
 
 def main(infile: IO[bytes], outfile: IO[bytes]) -> None:

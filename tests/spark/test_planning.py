@@ -142,3 +142,65 @@ def test_a_plan_in_batches_answers_as_one(tmp_path: Path, monkeypatch: object) -
         decoded += unit if isinstance(unit, list) else [unit]
     assert sorted(decoded, key=lambda s: (s.partition, s.bucket)) == splits
     assert any(e.get("superseded") for e in whole[1]["splits"])  # a key-merged native read
+
+
+def _plan_request(tmp_path: Path, **extra: object) -> str:
+    import json
+
+    from stratalake.spark import bridge_contract as bc
+
+    request = {
+        "op": "plan_scan",
+        "protocol": bc.PROTOCOL_VERSION,
+        "source_options": {keys.WAREHOUSE: str(tmp_path), keys.TABLE: "db.t"},
+        "columns": ["id", "v"],
+        "count": False,
+        "parallelism": 1,
+        "filters": [],
+        "runtime_filters": [],
+        "limit": None,
+        "native": True,
+        "native_merge": True,
+        **extra,
+    }
+    return json.dumps(request)
+
+
+def test_a_plan_reply_is_written_split_by_split(tmp_path: Path, monkeypatch: object) -> None:
+    """The bridge writes a scan plan's splits one at a time, framed as Spark reads it, and the
+    answer is the contract's reply of the whole plan; a failure half-way answers an error only."""
+    import io
+    import json
+    import struct
+
+    import pytest
+
+    from stratalake.spark import bridge_contract as bc
+    from stratalake.spark import bridge_handlers
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    t, options = _table(tmp_path, writes=3)
+    out = io.BytesIO()
+    bridge_handlers.handle_to(_plan_request(tmp_path), out)
+    framed = out.getvalue()
+    (length,) = struct.unpack("!i", framed[:4])
+    assert length == len(framed) - 4
+    answer = json.loads(framed[4:])
+    assert answer == json.loads(bridge_handlers.handle(_plan_request(tmp_path)))
+    plan = planning.plan(t, options, {"columns": ["id", "v"], "native": True, "parallelism": 1})  # type: ignore[arg-type]
+    assert len(plan["splits"]) == len(answer["result"]["splits"]) == 2  # packed by bucket
+    assert answer["result"] == bc.reply_json("plan_scan", {**plan, "splits": list(plan["splits"])})
+
+    made = 0
+    finished = planning._finished_split
+
+    def failing(entries: list[dict[str, object]], bucket: int) -> dict[str, object]:
+        nonlocal made
+        made += 1
+        if made == 2:  # the second split
+            raise OSError("disk gone")
+        return finished(entries, bucket)
+
+    monkeypatch.setattr(planning, "_finished_split", failing)
+    error = json.loads(bridge_handlers.handle(_plan_request(tmp_path)))
+    assert set(error) == {"error"} and "disk gone" in error["error"]["message"]

@@ -638,6 +638,12 @@ def reply_json(op: str, value: Any) -> Any:
     return _checked(_codec(OPERATIONS[op].reply, typed=False), value, f"reply of {op}")
 
 
+def message_json(kind: Any, value: Any, where: str) -> Any:
+    """``value`` (plain JSON values) checked as ``kind``, as JSON values with every field of
+    every message (null for absent ones), as :func:`reply_json` does for a whole reply."""
+    return _checked(_codec(kind, typed=False), value, where)
+
+
 def decode(kind: Any, value: Any, where: str) -> Any:
     """``value`` (parsed JSON, or already typed) as ``kind``; BridgeContractError when it is not."""
     return _checked(_codec(kind, typed=True), value, where)

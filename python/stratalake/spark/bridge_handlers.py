@@ -13,12 +13,16 @@ every table answer re-reads the table's latest schema and snapshot, so it is nev
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
+import shutil
+import struct
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import IO, Any
 
 from stratalake import identifiers
 from stratalake.append.compact import compaction_due as due
@@ -56,6 +60,7 @@ from stratalake.spark import (
     source_options,
 )
 from stratalake.spark import system_tables as spark_system_tables
+from stratalake.spark.plan_store import SpilledSplits
 from stratalake.spark.types import paimon_to_spark_field, spark_to_paimon
 from stratalake.types import ATOMIC_TYPES, DataType, LocalZonedTimestampType, TimestampType, TimeType
 
@@ -854,16 +859,38 @@ def handle(request: str) -> str:
 
     Set ``STRATALAKE_BRIDGE_LOG=<file>`` to append every request and its duration to a file.
     """
+    sink = io.BytesIO()
+    _logged(request, sink)
+    return sink.getvalue().decode("utf-8")
+
+
+def handle_to(request: str, out: IO[bytes]) -> None:
+    """:func:`handle`, its answer written to ``out`` as Spark's ``writeUTF`` frames it (a
+    big-endian length, then UTF-8). The answer is made in a spooled temporary file first, so a
+    scan plan's splits are written one at a time (:class:`SpilledSplits`), never all held."""
+    with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as sink:
+        _logged(request, sink)
+        length = sink.tell()
+        out.write(struct.pack("!i", length))
+        sink.seek(0)
+        shutil.copyfileobj(sink, out)
+
+
+# Answers larger than this (a scan plan of ~100,000 files) go through a local file.
+_SPOOL_BYTES = 16 * 1024 * 1024
+
+
+def _logged(request: str, sink: IO[bytes]) -> None:
     log = os.environ.get("STRATALAKE_BRIDGE_LOG")
     if not log:
-        return _handle(request)
+        _answer(request, sink)
+        return
     start = time.perf_counter()
-    answer = _handle(request)
+    _answer(request, sink)
     # Requests carry the catalog's options, credentials included: the log shows them redacted.
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     with os.fdopen(fd, "a", encoding="utf-8") as f:
         f.write(f"{(time.perf_counter() - start) * 1000:.1f}ms {redact_request(request)}\n")
-    return answer
 
 
 def redact_request(request: str) -> str:
@@ -892,13 +919,36 @@ def _redact(value: Any) -> Any:
     return out
 
 
-def _handle(request: str) -> str:
+def _answer(request: str, sink: IO[bytes]) -> None:
+    """The JSON answer to ``request`` written to ``sink`` (empty): the result, or the error."""
     req: Any = None
     try:
         req = bc.decode_request(json.loads(request))
-        handler = HANDLERS[req.OP]
-        return json.dumps({"result": bc.reply_json(req.OP, handler(req))})
+        result = HANDLERS[req.OP](req)
+        splits = result.get("splits") if isinstance(result, dict) else None
+        if isinstance(splits, SpilledSplits):
+            _write_plan(req.OP, result, splits, sink)
+            return
+        text = json.dumps({"result": bc.reply_json(req.OP, result)})
     except StrataLakeError as exc:
-        return json.dumps({"error": _error(exc, req, with_traceback=False)})
+        text = json.dumps({"error": _error(exc, req, with_traceback=False)})
     except Exception as exc:  # a bug, not a user error: keep the traceback for the report
-        return json.dumps({"error": _error(exc, req, with_traceback=True)})
+        text = json.dumps({"error": _error(exc, req, with_traceback=True)})
+    sink.seek(0)
+    sink.truncate()
+    sink.write(text.encode("utf-8"))
+
+
+def _write_plan(op: str, result: dict[str, Any], splits: SpilledSplits, sink: IO[bytes]) -> None:
+    """A scan plan's answer, its splits checked and written one at a time."""
+    rest = bc.reply_json(op, {**result, "splits": []})
+    del rest["splits"]
+    sink.write(b'{"result": {"splits": [')
+    for i, split in enumerate(splits):
+        if i:
+            sink.write(b", ")
+        checked = bc.message_json(bc.ScanSplit, split, f"reply of {op}.splits[{i}]")
+        sink.write(json.dumps(checked).encode("utf-8"))
+    sink.write(b"]" + (b", " + json.dumps(rest)[1:].encode("utf-8") if rest else b"}") + b"}")
+
+

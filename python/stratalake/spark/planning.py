@@ -45,6 +45,7 @@ from stratalake.read.scan import Split, TableScan
 from stratalake.read.value_stats import value_column_stats
 from stratalake.spark import read_options
 from stratalake.spark import source_options as keys
+from stratalake.spark.plan_store import PlanEntries, SpilledSplits
 from stratalake.spec.statistics import (
     Statistics,
     deserialize_value,
@@ -751,7 +752,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     # The splits come in batches of decoded manifest entries (``TableScan.plan_batches``); each
     # leaves only its plan entry, the split pickled and compressed, so the driver never holds
     # every file's decoded metadata at once.
-    out_splits: list[dict[str, Any]] = []
+    entries = PlanEntries()
     mixed = False
     totals: set[int] = set()
     all_sorted = True
@@ -771,15 +772,16 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
                 "bytes": int(file_size * fraction),
                 "rows": s.row_count,
                 "runs": _sorted_runs(s),
-                "weight_": sum(max(f.file_size, open_cost) for f in s.files),
             }
+            native_weight = None
             if key_of is not None and s.branch is None:
                 native = native_files(table, s, partition_exact, key_of, schema_ok, key_merge)
                 if native is not None:
                     entry["native_files"], superseded = native
+                    native_weight = sum(max(int(f["size"]), open_cost) for f in entry["native_files"])
                     if superseded:
                         entry["superseded_"] = [(0, unit)]  # (index of its first file, split)
-            out_splits.append(entry)
+            entries.append(entry, sum(max(f.file_size, open_cost) for f in s.files), native_weight)
             # Another branch's splits (fallback partitions) have their own buckets, keys and
             # schemas: no bucket layout or ordering is reported for such a scan, and Python reads them.
             mixed = mixed or s.branch is not None
@@ -804,40 +806,23 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     elif (
         ordering
         and request.get("native")
-        and _packs_well(table, out_splits, bool(bucket_keys and num_buckets), parallelism)
+        and _packs_well(table, entries, bool(bucket_keys and num_buckets), parallelism)
     ):
         # Many small splits (a compacted table of small buckets): a task each costs Spark's
         # per-task overhead for a key order that only a sort-merge join over the bucket layout
         # would use; packed, as Spark packs the small files of its own scans, they read faster.
         ordering = []
-    order_matters = bool(ordering) and (bool(bucket_keys and num_buckets) or len(out_splits) <= 1)
-    for entry in out_splits:
-        entry.pop("weight_")
-        if order_matters and entry.pop("superseded_", None):
-            del entry["native_files"]  # the Python reader merges it, in key order
+    if bool(ordering) and (bool(bucket_keys and num_buckets) or len(entries) <= 1):
+        entries.drop_key_merged_reads()  # the key order matters
     if limit is not None:
         rows = min(rows, int(limit))
-    if any(e.get("superseded_") for e in out_splits):
+    if any(entries.key_merged):
         ordering = []
+    groups = [(b, [i]) for i, b in enumerate(entries.buckets)]
     if not ordering:
         by_bucket = bool(bucket_keys and num_buckets)
-        out_splits = pack_native_splits(
-            table,
-            out_splits,
-            by_bucket=by_bucket,
-            parallelism=parallelism,
-            # After runtime filters, one input partition per bucket: never more than before them.
-            whole_buckets=by_bucket and before is not None,
-        )
-    for entry in out_splits:
-        units = entry.pop("units_")
-        entry["partition"] = _encode_units(units)
-        superseded = entry.pop("superseded_", None)
-        if superseded:
-            # What the Python reader in "superseded" mode gets: the key-merged splits, each with
-            # the index of its first file among the input partition's native files.
-            entry["superseded"] = len(superseded)
-            entry["superseded_partition"] = _encode_units([unit for _, unit in superseded], [i for i, _ in superseded])
+        # After runtime filters, one input partition per bucket: never more than before them.
+        groups = _packed_groups(table, entries, by_bucket, parallelism, by_bucket and before is not None)
     size = int(size * fraction)
     stats = snapshot_stats(table, snapshot)
     column_stats = None
@@ -845,7 +830,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
         size, column_stats = statistics_estimate(table, stats, columns, rows)
     return {
         "snapshot_id": snapshot.id if snapshot is not None else None,
-        "splits": out_splits,
+        "splits": SpilledSplits(entries, groups, _finished_split),
         "rows": rows,
         "bytes": size,
         "column_stats": column_stats,
@@ -1024,20 +1009,54 @@ def _pack(
     return bins
 
 
-def _packs_well(table: Table, entries: Sequence[dict[str, Any]], by_bucket: bool, parallelism: int) -> bool:
-    """Whether packing the plan ``entries`` (one per split, with its ``weight_``) as
-    :func:`pack_native_splits` would at least halve the scan's input partitions (its splits are
-    small next to Spark's split size)."""
+def _packs_well(table: Table, entries: PlanEntries, by_bucket: bool, parallelism: int) -> bool:
+    """Whether packing the plan's splits as :func:`pack_native_splits` would at least halve the
+    scan's input partitions (its splits are small next to Spark's split size)."""
     if len(entries) < 2:
         return False
     bins = _pack(
-        entries,
-        lambda e: int(e["bucket"]) if by_bucket else 0,
-        lambda e: int(e["weight_"]),
+        range(len(entries)),
+        (lambda i: entries.buckets[i]) if by_bucket else (lambda i: 0),
+        lambda i: entries.weights[i],
         table,
         parallelism,
     )
     return 2 * len(bins) <= len(entries)
+
+
+def _packed_groups(
+    table: Table, entries: PlanEntries, by_bucket: bool, parallelism: int, whole_buckets: bool
+) -> list[tuple[int, list[int]]]:
+    """:func:`pack_native_splits` over the stored ``entries``, from their weights alone: the
+    (bucket, entry indices) of each input partition, packed native ones first."""
+    native = [i for i, w in enumerate(entries.native_weights) if w is not None]
+    if len(native) < 2:
+        return [(b, [i]) for i, b in enumerate(entries.buckets)]
+    weights = entries.native_weights
+    bins = _pack(
+        native,
+        (lambda i: entries.buckets[i]) if by_bucket else (lambda i: 0),
+        lambda i: int(weights[i] or 0),
+        table,
+        parallelism,
+        unbounded=whole_buckets,
+    )
+    groups = [(key if by_bucket else -1, group) for key, group in bins]
+    return groups + [(b, [i]) for i, b in enumerate(entries.buckets) if weights[i] is None]
+
+
+def _finished_split(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]:
+    """The reply's split of one input partition: ``entries`` merged (see :func:`_merge_entries`),
+    their compressed splits encoded as its Python partition."""
+    entry = _merge_entries(entries, bucket)
+    entry["partition"] = _encode_units(entry.pop("units_"))
+    superseded = entry.pop("superseded_", None)
+    if superseded:
+        # What the Python reader in "superseded" mode gets: the key-merged splits, each with
+        # the index of its first file among the input partition's native files.
+        entry["superseded"] = len(superseded)
+        entry["superseded_partition"] = _encode_units([u for _, u in superseded], [i for i, _ in superseded])
+    return entry
 
 
 def _merge_entries(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]:

@@ -93,8 +93,8 @@ public final class BridgeContract {
         return "dict[str, " + typeName(args[1]) + "]";
       }
     } else if (type instanceof Class<?> c) {
-      if (c == String.class) {
-        return "str";
+      if (c == String.class || c == byte[].class) {
+        return "str";  // bytes travel as base64 strings, which Jackson decodes
       }
       if (c == int.class || c == Integer.class || c == long.class || c == Long.class) {
         return "int";

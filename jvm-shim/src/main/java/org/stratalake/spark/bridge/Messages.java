@@ -96,9 +96,12 @@ public final class Messages {
   public record NativeFile(
       String path, String format, long size, long rows, @Nullable DeletionFile deletion) {}
 
-  /** One input partition; {@code partition} is the pickled Python partition, base64. */
+  /**
+   * One input partition; {@code partition} is the pickled Python partition (base64 on the wire,
+   * decoded as it is read).
+   */
   public record ScanSplit(
-      String partition,
+      byte[] partition,
       int bucket,
       long files,
       long bytes,
@@ -107,7 +110,7 @@ public final class Messages {
       @Nullable Integer splits,
       @Nullable List<NativeFile> nativeFiles,
       @Nullable Integer superseded,
-      @Nullable String supersededPartition) {}
+      @Nullable byte[] supersededPartition) {}
 
   public record ScanPlan(
       @Nullable Long snapshotId,

@@ -12,7 +12,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.io.InputStream;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -82,20 +82,37 @@ public final class PythonBridge {
     ObjectNode args = MESSAGES.valueToTree(request);
     args.put("op", op.name());
     args.put("protocol", BridgeContract.PROTOCOL_VERSION);
-    byte[] response = new Runner(function(), args.toString()).runInPython(useDaemon());
-    return reply(op, response);
+    return new Runner<>(function(), args.toString(), op).runInPython(useDaemon()).get(op);
   }
 
   /**
-   * The reply's result, read straight from its bytes into the reply type (no JSON tree, no
-   * String of the whole reply in between: a scan plan of 100,000 files is ~38 MB of JSON, held
-   * once, not three times); or the error Python answered, thrown.
+   * What one answer held: the result, or the error Python answered, or why it could not be read.
+   * Read inside the runner, thrown after it (the worker's stream stays in step either way, so
+   * Spark can reuse the worker).
    */
-  static <R> R reply(Operation<?, R> op, byte[] response) {
+  record Answer<R>(R result, JsonNode error, RuntimeException failure) {
+    R get(Operation<?, R> op) {
+      if (failure != null) {
+        throw failure;
+      }
+      if (error != null && !error.isNull()) {
+        throw Errors.fromPython(error);
+      }
+      return result;
+    }
+  }
+
+  /**
+   * The answer read straight from the worker's stream into the reply type: no byte array, JSON
+   * tree or String of the whole answer in between, so the driver holds a scan plan's splits once,
+   * as records (base64 partitions decoded as they are read).
+   */
+  static <R> Answer<R> read(Operation<?, R> op, InputStream body) {
     R result = null;
-    try (JsonParser p = MESSAGES.getFactory().createParser(response)) {
+    JsonNode error = null;
+    try (JsonParser p = MESSAGES.getFactory().createParser(body)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
-        throw malformed(response, null);
+        return new Answer<>(null, null, malformed(op, null));
       }
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String name = p.currentName();
@@ -104,27 +121,30 @@ public final class PythonBridge {
           try {
             result = MESSAGES.readValue(p, op.replyType());
           } catch (JsonMappingException e) {
-            throw new IllegalStateException(
-                "stratalake bridge: the reply of " + op.name() + " does not follow the contract", e);
+            return new Answer<>(
+                null,
+                null,
+                new IllegalStateException(
+                    "stratalake bridge: the reply of " + op.name() + " does not follow the contract",
+                    e));
           }
         } else if (name.equals("error")) {
-          JsonNode error = MESSAGES.readTree(p);
-          if (error != null && !error.isNull()) {
-            throw Errors.fromPython(error);
-          }
+          error = MESSAGES.readTree(p);
         } else {
-          throw malformed(response, null);
+          return new Answer<>(null, null, malformed(op, null));
         }
       }
     } catch (IOException e) {
-      throw malformed(response, e);
+      return new Answer<>(null, null, malformed(op, e));
     }
-    return result;
+    return new Answer<>(result, error, null);
   }
 
-  private static IllegalStateException malformed(byte[] response, IOException cause) {
-    String start = new String(response, 0, Math.min(response.length, 2000), StandardCharsets.UTF_8);
-    return new IllegalStateException("stratalake bridge returned malformed JSON: " + start, cause);
+  private static IllegalStateException malformed(Operation<?, ?> op, IOException cause) {
+    return new IllegalStateException(
+        "stratalake bridge returned malformed JSON for " + op.name()
+            + (cause == null ? "" : ": " + cause.getMessage()),
+        cause);
   }
 
   private static boolean useDaemon() {
@@ -132,12 +152,14 @@ public final class PythonBridge {
     return env == null || env.conf().getBoolean("spark.python.use.daemon", true);
   }
 
-  private static final class Runner extends PythonPlannerRunner<byte[]> {
+  private static final class Runner<R> extends PythonPlannerRunner<Answer<R>> {
     private final String request;
+    private final Operation<?, R> op;
 
-    Runner(PythonFunction func, String request) {
+    Runner(PythonFunction func, String request, Operation<?, R> op) {
       super(func);
       this.request = request;
+      this.op = op;
     }
 
     @Override
@@ -151,7 +173,7 @@ public final class PythonBridge {
     }
 
     @Override
-    public byte[] receiveFromPython(DataInputStream in) {
+    public Answer<R> receiveFromPython(DataInputStream in) {
       try {
         int length = in.readInt();
         if (length == PYTHON_EXCEPTION_THROWN) {
@@ -159,7 +181,10 @@ public final class PythonBridge {
           String trace = PythonWorkerUtils.readUTF(in);
           throw new IllegalStateException("stratalake Python bridge failed:\n" + trace);
         }
-        return PythonWorkerUtils.readBytes(length, in);
+        Bounded body = new Bounded(in, length);
+        Answer<R> answer = read(op, body);
+        body.drain();  // whatever the parser left (nothing, for a well-formed answer)
+        return answer;
       } catch (IOException e) {
         // Rethrown unchecked-but-unwrapped so the runner's own handler reports a crashed worker.
         throw Runner.<RuntimeException>sneaky(e);
@@ -169,6 +194,62 @@ public final class PythonBridge {
     @SuppressWarnings("unchecked")
     private static <E extends Throwable> E sneaky(Throwable e) throws E {
       throw (E) e;
+    }
+  }
+
+  /**
+   * The next {@code length} bytes of the worker's stream: the parser may read ahead, but not into
+   * what follows the answer, and closing it leaves the worker's stream open.
+   */
+  private static final class Bounded extends InputStream {
+    private final InputStream in;
+    private long left;
+
+    Bounded(InputStream in, long length) {
+      this.in = in;
+      this.left = length;
+    }
+
+    @Override
+    public int read() throws IOException {
+      if (left <= 0) {
+        return -1;
+      }
+      int b = in.read();
+      if (b >= 0) {
+        left--;
+      }
+      return b;
+    }
+
+    @Override
+    public int read(byte[] buf, int off, int len) throws IOException {
+      if (left <= 0) {
+        return -1;
+      }
+      int n = in.read(buf, off, (int) Math.min(len, left));
+      if (n > 0) {
+        left -= n;
+      }
+      return n;
+    }
+
+    void drain() throws IOException {
+      while (left > 0) {
+        long n = in.skip(left);
+        if (n <= 0) {
+          if (in.read() < 0) {
+            throw new java.io.EOFException("stratalake bridge: the answer ended early");
+          }
+          n = 1;
+        }
+        left -= n;
+      }
+    }
+
+    @Override
+    public void close() {
+      // The worker's stream is Spark's: it stays open for the next call.
     }
   }
 }

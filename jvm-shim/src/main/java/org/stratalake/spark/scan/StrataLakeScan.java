@@ -2,7 +2,6 @@ package org.stratalake.spark.scan;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -453,10 +452,9 @@ public final class StrataLakeScan
     public InputPartition[] planInputPartitions() {
       List<ScanSplit> splits = batchPlan.splits();
       InputPartition[] out = new InputPartition[splits.size()];
-      Base64.Decoder b64 = Base64.getDecoder();
       for (int i = 0; i < out.length; i++) {
         ScanSplit s = splits.get(i);
-        PythonInputPartition py = new PythonInputPartition(i, b64.decode(s.partition()));
+        PythonInputPartition py = new PythonInputPartition(i, s.partition());
         StrataLakeInputPartition.NativeFile[] nativeFiles = null;
         List<Messages.NativeFile> nf = s.nativeFiles();
         if (nf != null) {
@@ -486,7 +484,7 @@ public final class StrataLakeScan
                 s.splits() == null ? 1 : s.splits(),
                 nativeFiles,
                 s.supersededPartition() != null
-                    ? new PythonInputPartition(i, b64.decode(s.supersededPartition()))
+                    ? new PythonInputPartition(i, s.supersededPartition())
                     : null,
                 orZero(s.superseded()));
       }

@@ -15,7 +15,7 @@ from stratalake.expressions import Compare
 from stratalake.read import scan as scan_module
 from stratalake.read.scan import sorted_entries
 from stratalake.store import manifests
-from tests.table.metadata_helpers import _synthesize, _table, cold_manifest_cache
+from tests.table.metadata_helpers import _io, _synthesize, _table, cold_manifest_cache
 
 __all__ = ["cold_manifest_cache"]
 
@@ -105,3 +105,20 @@ def test_a_large_snapshot_is_planned_holding_one_batch(
     assert small * 3 < whole, (small, whole)
     # A batch's manifests are decoded, not kept (the manifest list is).
     assert not [k for k in manifests._CACHE._data if "manifest-list-" not in str(k)]
+
+
+def test_a_pinned_partition_planned_in_batches_stays_cached(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query pinning one partition of a table too large to plan at once (its manifests mix
+    every partition) keeps its partial manifest reads cached, as a plan at once does."""
+    t = _table(tmp_path)
+    _synthesize(t, [f"p{j % 40:02d}" for j in range(4_000)], files_per_manifest=500)
+    monkeypatch.setattr(scan_module, "PLAN_AT_ONCE_FILES", 100)
+    monkeypatch.setattr(scan_module, "PLAN_BATCH_FILES", 100)
+    where = Compare("dt", "=", "p07")
+    first = [s for batch in t.new_scan(filter=where).plan_batches() for s in batch]
+    assert sum(len(s.files) for s in first) == 100
+    _io(t).manifests_read.clear()
+    again = [s for batch in t.new_scan(filter=where).plan_batches() for s in batch]
+    assert again == first and _io(t).manifests_read == []

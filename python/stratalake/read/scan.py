@@ -131,7 +131,8 @@ class TableScan:
         local disk (compressed pickles), then merged back a chunk of each run at a time; each
         bucket's entries are folded as they come, and a batch of whole buckets is planned when
         it is full. So the driver holds about two batches of entries and a chunk per run,
-        whatever the table's size, and its manifests are not cached (they would not fit).
+        whatever the table's size; its manifests are not cached (they would not fit), except
+        partial reads of a few partitions a filter pins.
         """
         if max_files is not None:
             return self._batches(max_files, max_files)
@@ -172,7 +173,10 @@ class TableScan:
         if max_files is None:
             yield self._splits(snap, [e for e in table.live_entries(snap, where) if wanted(e)])
             return
-        entries = (e for e in filtered_entries(table.manifest_io, metas, where, keep=False) if wanted(e))
+        # Partial reads of a few pinned partitions stay cached (small, and a query asks again);
+        # whole manifests of a table this size would push out the rest of the cache.
+        keep = where.wanted_pairs is not None
+        entries = (e for e in filtered_entries(table.manifest_io, metas, where, keep=keep) if wanted(e))
         batch: list[ManifestEntry] = []
         for _, group in itertools.groupby(sorted_entries(entries, max_files), key=_bucket_of):
             live = fold_entries(group).values()

@@ -86,3 +86,33 @@ def test_one_partition_reads_of_a_table_paimon_java_wrote(tmp_path: Path, monkey
     after = stratalake.Catalog(wh).get_table("db.t").read()
     assert after.num_rows == 2401
     assert read_tables(release, wh, ["db.t"])["db.t"] == _rows(after)
+
+
+def test_a_table_paimon_java_wrote_plans_in_batches_as_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paimon Java's manifests (its entry order, its Avro blocks), updated by a second Paimon
+    write and compacted by stratalake (DELETE entries in the history), planned in batches of a
+    few files (issue 33): the same splits in the same order as at once, and reading the batches'
+    splits returns the table's rows."""
+    from stratalake.read import scan as scan_module
+
+    release = RELEASES[-1]
+    wh = str(tmp_path / "wh")
+    opts = {"bucket": "4", "test.partitions": "20"}
+    write_table(release, wh, "db.t", True, range(0, 1200), "j", opts)
+    write_table(release, wh, "db.t", True, range(600, 1800), "k", opts)
+    t = stratalake.Catalog(wh).get_table("db.t")
+    t.compact(full=True)
+    write_table(release, wh, "db.t", True, range(0, 300), "m", opts)
+    t = stratalake.Catalog(wh).get_table("db.t")
+    whole = t.new_scan().plan()
+    monkeypatch.setattr(scan_module, "PLAN_AT_ONCE_FILES", 8)
+    monkeypatch.setattr(scan_module, "PLAN_BATCH_FILES", 8)
+    batches = list(t.new_scan().plan_batches())
+    assert len(batches) > 3
+    assert [s for b in batches for s in b] == whole
+    read = t.new_read()
+    rows = pa.concat_tables([read.read_split_table(s) for b in batches for s in b])
+    assert _rows(rows) == _rows(t.read())
+    assert rows.num_rows == 1800

@@ -122,3 +122,9 @@ def test_a_pinned_partition_planned_in_batches_stays_cached(
     _io(t).manifests_read.clear()
     again = [s for batch in t.new_scan(filter=where).plan_batches() for s in batch]
     assert again == first and _io(t).manifests_read == []
+
+
+def test_a_batch_of_no_files_is_refused(tmp_path: Any) -> None:
+    t = _written(tmp_path)
+    with pytest.raises(ValueError, match="max_files must be at least 1, got 0"):
+        t.new_scan().plan_batches(0)

@@ -135,6 +135,8 @@ class TableScan:
         partial reads of a few partitions a filter pins.
         """
         if max_files is not None:
+            if max_files < 1:
+                raise ValueError(f"plan_batches: max_files must be at least 1, got {max_files}")
             return self._batches(max_files, max_files)
         return self._batches(PLAN_BATCH_FILES, PLAN_AT_ONCE_FILES)
 

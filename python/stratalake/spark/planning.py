@@ -778,7 +778,7 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
                 native = native_files(table, s, partition_exact, key_of, schema_ok, key_merge)
                 if native is not None:
                     entry["native_files"], superseded = native
-                    native_weight = sum(max(int(f["size"]), open_cost) for f in entry["native_files"])
+                    native_weight = _native_weight(entry["native_files"], open_cost)
                     if superseded:
                         entry["superseded_"] = [(0, unit)]  # (index of its first file, split)
             entries.append(entry, sum(max(f.file_size, open_cost) for f in s.files), native_weight)
@@ -822,7 +822,9 @@ def plan(table: Table, options: Mapping[str, str], request: Mapping[str, Any]) -
     if not ordering:
         by_bucket = bool(bucket_keys and num_buckets)
         # After runtime filters, one input partition per bucket: never more than before them.
-        groups = _packed_groups(table, entries, by_bucket, parallelism, by_bucket and before is not None)
+        groups = _packed_groups(
+            table, entries.buckets, entries.native_weights, by_bucket, parallelism, by_bucket and before is not None
+        )
     size = int(size * fraction)
     stats = snapshot_stats(table, snapshot)
     column_stats = None
@@ -955,18 +957,19 @@ def pack_native_splits(
     partition whatever their size. Callers pack only scans that report no ordering: the rows of a
     packed partition are no longer sorted by key. Merged splits stay one per partition.
     """
-    native = [e for e in entries if e.get("native_files") is not None]
-    if len(native) < 2:
-        return entries
     open_cost = _split_costs(table)[1]
+    weights = [
+        _native_weight(e["native_files"], open_cost) if e.get("native_files") is not None else None
+        for e in entries
+    ]
+    buckets = [int(e["bucket"]) for e in entries]
+    groups = _packed_groups(table, buckets, weights, by_bucket, parallelism, whole_buckets)
+    return [_merge_entries([entries[i] for i in group], key) for key, group in groups]
 
-    def weight(e: dict[str, Any]) -> int:
-        return sum(max(int(f["size"]), open_cost) for f in e["native_files"])
 
-    group_of = (lambda e: int(e["bucket"])) if by_bucket else (lambda e: 0)
-    bins = _pack(native, group_of, weight, table, parallelism, unbounded=whole_buckets)
-    packed = [_merge_entries(group, key if by_bucket else -1) for key, group in bins]
-    return packed + [e for e in entries if e.get("native_files") is None]
+def _native_weight(files: Sequence[Mapping[str, Any]], open_cost: int) -> int:
+    """What a native split weighs in packing: each file at least the open cost."""
+    return sum(max(int(f["size"]), open_cost) for f in files)
 
 
 def _split_costs(table: Table) -> tuple[int, int]:
@@ -1025,24 +1028,29 @@ def _packs_well(table: Table, entries: PlanEntries, by_bucket: bool, parallelism
 
 
 def _packed_groups(
-    table: Table, entries: PlanEntries, by_bucket: bool, parallelism: int, whole_buckets: bool
+    table: Table,
+    buckets: Sequence[int],
+    native_weights: Sequence[int | None],
+    by_bucket: bool,
+    parallelism: int,
+    whole_buckets: bool,
 ) -> list[tuple[int, list[int]]]:
-    """:func:`pack_native_splits` over the stored ``entries``, from their weights alone: the
-    (bucket, entry indices) of each input partition, packed native ones first."""
-    native = [i for i, w in enumerate(entries.native_weights) if w is not None]
+    """The packing of :func:`pack_native_splits` from each plan entry's bucket and native weight
+    (None: not read natively) alone: the (bucket, entry indices) of each input partition, the
+    packed native ones first (bucket -1 unless ``by_bucket``), then the others one each."""
+    native = [i for i, w in enumerate(native_weights) if w is not None]
     if len(native) < 2:
-        return [(b, [i]) for i, b in enumerate(entries.buckets)]
-    weights = entries.native_weights
+        return [(b, [i]) for i, b in enumerate(buckets)]
     bins = _pack(
         native,
-        (lambda i: entries.buckets[i]) if by_bucket else (lambda i: 0),
-        lambda i: int(weights[i] or 0),
+        (lambda i: buckets[i]) if by_bucket else (lambda i: 0),
+        lambda i: int(native_weights[i] or 0),
         table,
         parallelism,
         unbounded=whole_buckets,
     )
     groups = [(key if by_bucket else -1, group) for key, group in bins]
-    return groups + [(b, [i]) for i, b in enumerate(entries.buckets) if weights[i] is None]
+    return groups + [(b, [i]) for i, b in enumerate(buckets) if native_weights[i] is None]
 
 
 def _finished_split(entries: list[dict[str, Any]], bucket: int) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def calls(spark: Any) -> dict[str, int]:
     spark.sql(f"SHOW TABLES IN {db}").collect()
     spark.sql(f"INSERT INTO {db}.pk VALUES (1, 'a', 10), (2, 'b', 20), (3, 'b', 30)")  # load_table
     # plan_scan, classify_filters, count_rows, aggregate_partitions
-    spark.sql(f"SELECT * FROM {db}.pk WHERE id = 2").collect()
+    spark.sql(f"SELECT * FROM {db}.pk WHERE p = 'b' AND id = 2").collect()
     spark.sql(f"SELECT count(*) FROM {db}.pk").collect()
     spark.sql(f"SELECT max(p) FROM {db}.pk").collect()
     spark.sql(f"DELETE FROM {db}.pk WHERE p = 'a'")  # can_delete_where, delete_where

@@ -475,3 +475,70 @@ def test_timestamp_keys_of_other_precision_are_not_reported(spark: Any, warehous
     plan, joined = _plan_and_rows(spark, q, "true")
     assert "Exchange" in plan
     assert joined == [(i, i) for i in range(64)]
+
+
+# A filter, the rows it keeps, and its JSON tree as the shim sends it to Python.
+_CLASSIFIED: list[tuple[str, Any, dict[str, Any]]] = [
+    ("id = 21", lambda r: r["id"] == 21, {"op": "=", "column": "id", "values": [21], "type": "long"}),
+    ("dt = 'd1'", lambda r: r["dt"] == "d1", {"op": "=", "column": "dt", "values": ["d1"], "type": "string"}),
+    ("a > 150", lambda r: r["a"] > 150, {"op": ">", "column": "a", "values": [150], "type": "integer"}),
+    (
+        "dt = 'd2' OR id = 5",
+        lambda r: r["dt"] == "d2" or r["id"] == 5,
+        {
+            "op": "or",
+            "children": [
+                {"op": "=", "column": "dt", "values": ["d2"], "type": "string"},
+                {"op": "=", "column": "id", "values": [5], "type": "long"},
+            ],
+        },
+    ),
+    (
+        "dt = 'd3' OR a = 4",
+        lambda r: r["dt"] == "d3" or r["a"] == 4,
+        {
+            "op": "or",
+            "children": [
+                {"op": "=", "column": "dt", "values": ["d3"], "type": "string"},
+                {"op": "=", "column": "a", "values": [4], "type": "integer"},
+            ],
+        },
+    ),
+    (
+        "NOT (dt = 'd0')",
+        lambda r: r["dt"] != "d0",
+        {"op": "not", "children": [{"op": "=", "column": "dt", "values": ["d0"], "type": "string"}]},
+    ),
+]
+
+
+@pytest.mark.parametrize("native", ["true", "false"])
+@pytest.mark.parametrize("case", range(len(_CLASSIFIED)))
+def test_filters_dropped_from_the_plan_are_exactly_those_python_applies(
+    spark: Any, warehouse: Any, facts: str, native: str, case: int
+) -> None:
+    """Spark keeps a filter after the scan unless Python's planning.exact_filters says the scan
+    applies it; the shim asks Python only about filters that may be exact (every column a
+    partition key, or with native reads off a primary key too), so a point lookup by a key column
+    of a natively read table costs no bridge call; the rows are the model's either way."""
+    import json
+
+    from stratalake.spark import planning
+
+    sql, keep, tree = _CLASSIFIED[case]
+    contract = spark._jvm.org.stratalake.spark.bridge.BridgeContract
+    table = Catalog(str(warehouse)).get_table(facts.split(".", 1)[1])
+    exact = planning.exact_filters(table, [tree], native=native == "true")[0]
+    with conf(spark, stratalake__read__native__enabled=native):
+        spark.sql(f"SELECT * FROM {facts} LIMIT 1").collect()  # the table loaded, the session warm
+        before = json.loads(contract.callCounts()).get("classify_filters", 0)
+        df = spark.sql(f"SELECT * FROM {facts} WHERE {sql}")
+        plan = plan_of(df)
+        asked = json.loads(contract.callCounts()).get("classify_filters", 0) - before
+        got = rows(df)
+    columns = {leaf["column"] for leaf in (tree.get("children") or [tree])}
+    may_be_exact = columns <= ({"dt"} if native == "true" else {"dt", "id"})
+    assert asked == (1 if may_be_exact else 0), plan
+    assert ("Filter " in plan) == (not exact), plan
+    full = spark.sql(f"SELECT * FROM {facts}").collect()
+    assert got == sorted(tuple(r) for r in full if keep(r))

@@ -4,8 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.util.CharVarcharUtils;
@@ -104,18 +106,77 @@ public final class StrataLakeScanBuilder
       }
     }
     pushed.addAll(translated);
-    if (!translated.isEmpty()) {
-      // Python says which of them the scan applies exactly (key and partition predicates):
-      // Spark drops those; everything else is evaluated again after the scan.
-      ClassifyFilters req = new ClassifyFilters(sourceOptions, Json.elements(filters), nativeRead);
+    // Python says which of them the scan applies exactly (key and partition predicates): Spark
+    // drops those; everything else is evaluated again after the scan. It is only asked about
+    // trees that may be exact: a tree with a column outside the ones Python would allow never
+    // is (planning.exact_filters), and keeping a filter in Spark's plan is always correct.
+    List<JsonNode> trees = Json.elements(filters);
+    Set<String> candidates = exactCandidates();
+    List<Integer> ask = new ArrayList<>();
+    for (int i = 0; i < translated.size(); i++) {
+      if (candidates == null || onlyColumns(trees.get(i), candidates)) {
+        ask.add(i);
+      } else {
+        after.add(translated.get(i));
+      }
+    }
+    if (!ask.isEmpty()) {
+      List<JsonNode> asked = new ArrayList<>();
+      for (int i : ask) {
+        asked.add(trees.get(i));
+      }
+      ClassifyFilters req = new ClassifyFilters(sourceOptions, asked, nativeRead);
       List<Boolean> exact = PythonBridge.call(Operation.CLASSIFY_FILTERS, req);
-      for (int i = 0; i < translated.size(); i++) {
-        if (!exact.get(i)) {
-          after.add(translated.get(i));
+      for (int j = 0; j < ask.size(); j++) {
+        if (!exact.get(j)) {
+          after.add(translated.get(ask.get(j)));
         }
       }
     }
     return after.toArray(new Predicate[0]);
+  }
+
+  /**
+   * The columns a filter the scan applies exactly may name, a superset of what {@code
+   * planning.exact_filters} allows: the partition keys for a scan that may read splits natively,
+   * else the partition and primary keys. From the data source options the catalog's {@code
+   * load_table} wrote (a system table's are its base table's, which Python plans with) and the
+   * table's own keys; null (ask about every filter) when the options do not say.
+   */
+  private Set<String> exactCandidates() {
+    String listed =
+        sourceOptions.get(nativeRead ? "stratalake.partition-keys" : "stratalake.key-columns");
+    if (listed == null) {
+      return null;
+    }
+    Set<String> out = new HashSet<>();
+    try {
+      for (JsonNode name : PythonBridge.JSON.readTree(listed)) {
+        out.add(name.asText());
+      }
+    } catch (java.io.IOException e) {
+      return null;
+    }
+    out.addAll(table.partitionKeys());
+    if (!nativeRead) {
+      out.addAll(table.primaryKeys());
+    }
+    return out;
+  }
+
+  /** Whether every leaf of the filter tree names a column, one of {@code columns}. */
+  static boolean onlyColumns(JsonNode tree, Set<String> columns) {
+    JsonNode children = tree.get("children");
+    if (children != null && children.isArray()) {
+      for (JsonNode child : children) {
+        if (!onlyColumns(child, columns)) {
+          return false;
+        }
+      }
+      return children.size() > 0;
+    }
+    JsonNode column = tree.get("column");
+    return column != null && column.isTextual() && columns.contains(column.asText());
   }
 
   @Override

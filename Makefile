@@ -162,7 +162,7 @@ PAIMON_TAG  ?= release-1.3.1
 BENCH_PEERS_ARGS ?= --report
 .PHONY: bench-peers-prepare
 bench-peers-prepare:
-	PYTHON=$(PYTHON) bash bench/spark_peers/prepare.sh $(PEERS_VENV) $(PEERS_JARS) $(PEERS_SPARK)
+	PYTHON=$(PYTHON) SAME_AS=$(VPY) bash bench/spark_peers/prepare.sh $(PEERS_VENV) $(PEERS_JARS) $(PEERS_SPARK)
 	@if [ -n "$(PAIMON_SOURCE)" ]; then \
 	  bash bench/spark_peers/build_paimon.sh "$(PAIMON_SOURCE)" $(PAIMON_TAG) $(PEERS_JARS); \
 	elif ls $(PEERS_JARS)/paimon-spark-*.jar >/dev/null 2>&1; then \

@@ -11,7 +11,23 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import pyspark, sys; 
   rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q "pyspark==$minor.*"
+fi
+# pyspark's `sql` extra (pandas, pyarrow, numpy) at the versions stratalake's venv holds (SAME_AS,
+# its python): pyspark loads them in the driver when they are installed (its py4j converters
+# import pyspark.testing.utils), ~90 MiB that would otherwise count against stratalake's driver
+# alone. Same packages, so the systems differ in their table format only.
+pins=("pandas<3")
+if [ -n "${SAME_AS:-}" ]; then
+  read -r -a pins < <("$SAME_AS" -c "import importlib.metadata as m; print(' '.join(f'{p}=={m.version(p)}' for p in ('pandas', 'pyarrow', 'numpy')))")
+fi
+if ! "$venv/bin/python" - "${pins[@]}" 2>/dev/null <<'PY'
+import importlib.metadata as m, sys
+import numpy, pandas, pyarrow  # noqa: F401 (installed)
+want = dict(p.split("==") for p in sys.argv[1:] if "==" in p)
+sys.exit(any(m.version(k) != v for k, v in want.items()))
+PY
+then
+  "$venv/bin/pip" install -q "pyspark[sql]==$minor.*" "${pins[@]}"
 fi
 
 # Delta 4.0.0 and Iceberg 1.10.0 are the releases built for Spark 4.0 (delta-storage is

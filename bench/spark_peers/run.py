@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jars", required=True, help="folder with the peers' jars (prepare.sh)")
     p.add_argument("--rows", type=int, default=20_000_000)
     p.add_argument("--quick", action="store_true", help="200k rows (13 minutes here, 2-6 per system)")
-    p.add_argument("--reps", type=int, default=3, help="runs of each read (median reported)")
+    p.add_argument("--reps", type=int, default=7, help="runs of each read (median reported)")
     p.add_argument(
         "--only", help="comma-separated keys among stratalake,parquet-own,paimon,delta,iceberg,parquet-peers"
     )

@@ -55,6 +55,8 @@ import org.stratalake.spark.source.LakeTable;
  *   <li>Filters: every translatable predicate goes to the planner for partition/bucket/file
  *       pruning. Python says which ones the scan applies exactly (key and partition predicates,
  *       applied again to rows before the merge); Spark re-evaluates all others after the scan.
+ *       It is asked only about filters whose every column may make them exact (a query filtering
+ *       a value column keeps its filter in Spark without a round trip).
  *       A limit is only pushed when no filter remains above the scan, and then every row the
  *       reader yields already matches the pushed filters.
  *   <li>Columns: the pruned schema becomes the Python reader's schema; the reader reads those

@@ -115,7 +115,9 @@ def paimon_memory_goals(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         goal = f"peak memory, {name}: stratalake / Paimon"
         if b == 0:
             # Paimon's run has no such process (its statements start no Python worker): MiB against none
-            out.append((goal, f"{a:.0f} MiB vs none", "<= Paimon", "met" if a == 0 else "MISSED"))
+            pss = ours.get(f"{kind}_pss")
+            shared = "" if pss is None else f" (summed PSS: {pss:.0f} MiB)"
+            out.append((goal, f"{a:.0f} MiB{shared} vs none", "<= Paimon", "met" if a == 0 else "MISSED"))
         else:
             out.append(
                 (goal, f"{a / b:.2f}x ({a:.0f} vs {b:.0f} MiB)", "<= 1.0x", "met" if a <= b else "MISSED")
@@ -298,14 +300,16 @@ def section(res: dict[str, Any]) -> str:
         "",
         "### Peak resident memory (MiB, over all statements; `local[2]`: the driver JVM runs the tasks)",
         "",
-        "| system | JVM | driver Python | Spark's Python workers (summed) |",
-        "|---|---|---|---|",
+        "| system | JVM | driver Python | Spark's Python workers (summed RSS) | (summed PSS) |",
+        "|---|---|---|---|---|",
     ]
     for key in ("stratalake", "paimon", "delta", "iceberg", "parquet-own", "parquet-peers"):
         pk = _peak(res, key)
         if pk:
+            pss = f"{pk['python_workers_pss']:.0f}" if "python_workers_pss" in pk else "-"  # older runs
             lines.append(
-                f"| {key} | {pk.get('jvm', 0):.0f} | {pk.get('driver_python', 0):.0f} | {pk.get('python_workers', 0):.0f} |"
+                f"| {key} | {pk.get('jvm', 0):.0f} | {pk.get('driver_python', 0):.0f} "
+                f"| {pk.get('python_workers', 0):.0f} | {pss} |"
             )
     lines += [
         "",

@@ -66,6 +66,19 @@ def _proc_table() -> dict[int, tuple[int, str, float, float]]:
     return out
 
 
+def _pss_mib(pid: int) -> float:
+    """Proportional set size (MiB) of a process: its private pages plus its share of the pages it
+    shares with others; 0 if it ended."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def _kind(pid: int, comm: str) -> str:
     if pid == os.getpid():
         return "driver_python"
@@ -104,12 +117,18 @@ class TreeSampler:
 
     def _sample(self) -> None:
         rss = dict.fromkeys(self.KINDS, 0.0)
+        pss = 0.0
         for pid, (kind, cpu, mib) in self._tree().items():
             if kind in rss:
                 rss[kind] += mib
                 self._last[pid] = (kind, cpu)
+            if kind == "python_workers":
+                pss += _pss_mib(pid)
         for k, v in rss.items():
             self.peak[k] = max(self.peak[k], v)
+        # Spark's workers are forked from its daemon and share the pages of the modules it
+        # imported: their RSS, summed, counts those pages once per worker; PSS splits them.
+        self.peak["python_workers_pss"] = max(self.peak.get("python_workers_pss", 0.0), pss)
 
     def cpu(self) -> dict[str, float]:
         out = dict.fromkeys(self.KINDS, 0.0)

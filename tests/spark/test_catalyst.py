@@ -477,38 +477,30 @@ def test_timestamp_keys_of_other_precision_are_not_reported(spark: Any, warehous
     assert joined == [(i, i) for i in range(64)]
 
 
+def _leaf(op: str, column: str, value: Any, type: str) -> dict[str, Any]:
+    return {"op": op, "column": column, "values": [value], "type": type}
+
+
+def _tree(op: str, *children: dict[str, Any]) -> dict[str, Any]:
+    return {"op": op, "children": list(children)}
+
+
 # A filter, the rows it keeps, and its JSON tree as the shim sends it to Python.
 _CLASSIFIED: list[tuple[str, Any, dict[str, Any]]] = [
-    ("id = 21", lambda r: r["id"] == 21, {"op": "=", "column": "id", "values": [21], "type": "long"}),
-    ("dt = 'd1'", lambda r: r["dt"] == "d1", {"op": "=", "column": "dt", "values": ["d1"], "type": "string"}),
-    ("a > 150", lambda r: r["a"] > 150, {"op": ">", "column": "a", "values": [150], "type": "integer"}),
+    ("id = 21", lambda r: r["id"] == 21, _leaf("=", "id", 21, "long")),
+    ("dt = 'd1'", lambda r: r["dt"] == "d1", _leaf("=", "dt", "d1", "string")),
+    ("a > 150", lambda r: r["a"] > 150, _leaf(">", "a", 150, "integer")),
     (
         "dt = 'd2' OR id = 5",
         lambda r: r["dt"] == "d2" or r["id"] == 5,
-        {
-            "op": "or",
-            "children": [
-                {"op": "=", "column": "dt", "values": ["d2"], "type": "string"},
-                {"op": "=", "column": "id", "values": [5], "type": "long"},
-            ],
-        },
+        _tree("or", _leaf("=", "dt", "d2", "string"), _leaf("=", "id", 5, "long")),
     ),
     (
         "dt = 'd3' OR a = 4",
         lambda r: r["dt"] == "d3" or r["a"] == 4,
-        {
-            "op": "or",
-            "children": [
-                {"op": "=", "column": "dt", "values": ["d3"], "type": "string"},
-                {"op": "=", "column": "a", "values": [4], "type": "integer"},
-            ],
-        },
+        _tree("or", _leaf("=", "dt", "d3", "string"), _leaf("=", "a", 4, "integer")),
     ),
-    (
-        "NOT (dt = 'd0')",
-        lambda r: r["dt"] != "d0",
-        {"op": "not", "children": [{"op": "=", "column": "dt", "values": ["d0"], "type": "string"}]},
-    ),
+    ("NOT (dt = 'd0')", lambda r: r["dt"] != "d0", _tree("not", _leaf("=", "dt", "d0", "string"))),
 ]
 
 

@@ -18,7 +18,11 @@ fi
 # alone. Same packages, so the systems differ in their table format only.
 pins=("pandas<3")
 if [ -n "${SAME_AS:-}" ]; then
-  read -r -a pins < <("$SAME_AS" -c "import importlib.metadata as m; print(' '.join(f'{p}=={m.version(p)}' for p in ('pandas', 'pyarrow', 'numpy')))")
+  if ! same=$("$SAME_AS" -c "import importlib.metadata as m; print(' '.join(f'{p}=={m.version(p)}' for p in ('pandas', 'pyarrow', 'numpy')))"); then
+    echo "SAME_AS=$SAME_AS: cannot read its pandas, pyarrow and numpy versions (run make setup first, or unset SAME_AS)" >&2
+    exit 1
+  fi
+  read -r -a pins <<<"$same"
 fi
 if ! "$venv/bin/python" - "${pins[@]}" 2>/dev/null <<'PY'
 import importlib.metadata as m, sys

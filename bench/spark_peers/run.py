@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--report", action="store_true", help="rewrite the latest-run section of BENCHMARKS.md")
     args = p.parse_args(argv)
+    if args.reps < 1:
+        p.error(f"--reps must be at least 1 (runs of each read), got {args.reps}")
     rows = 200_000 if args.quick else args.rows
     systems = _systems(args.peer_python, Path(args.jars))
     paimon_jars = sorted(Path(args.jars).glob("paimon-spark-*.jar"))

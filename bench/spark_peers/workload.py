@@ -66,17 +66,17 @@ def _proc_table() -> dict[int, tuple[int, str, float, float]]:
     return out
 
 
-def _pss_mib(pid: int) -> float:
+def _pss_mib(pid: int) -> float | None:
     """Proportional set size (MiB) of a process: its private pages plus its share of the pages it
-    shares with others; 0 if it ended."""
+    shares with others; 0 if it ended, None if this kernel does not report it (no smaps_rollup)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
                 if line.startswith("Pss:"):
                     return int(line.split()[1]) / 1024
     except OSError:
-        pass
-    return 0.0
+        return 0.0 if not os.path.exists(f"/proc/{pid}") else None
+    return None
 
 
 def _kind(pid: int, comm: str) -> str:
@@ -96,6 +96,7 @@ class TreeSampler:
     def __init__(self, interval: float = 0.25) -> None:
         self.interval = interval
         self.peak = dict.fromkeys(self.KINDS, 0.0)
+        self._no_pss = False
         self._base: dict[int, float] = {}
         self._last: dict[int, tuple[str, float]] = {}
         self._stop = threading.Event()
@@ -117,18 +118,25 @@ class TreeSampler:
 
     def _sample(self) -> None:
         rss = dict.fromkeys(self.KINDS, 0.0)
-        pss = 0.0
+        pss: float | None = 0.0
         for pid, (kind, cpu, mib) in self._tree().items():
             if kind in rss:
                 rss[kind] += mib
                 self._last[pid] = (kind, cpu)
-            if kind == "python_workers":
-                pss += _pss_mib(pid)
+            if kind == "python_workers" and pss is not None:
+                one = _pss_mib(pid)
+                pss = None if one is None else pss + one
         for k, v in rss.items():
             self.peak[k] = max(self.peak[k], v)
         # Spark's workers are forked from its daemon and share the pages of the modules it
         # imported: their RSS, summed, counts those pages once per worker; PSS splits them.
-        self.peak["python_workers_pss"] = max(self.peak.get("python_workers_pss", 0.0), pss)
+        # Without PSS from the kernel the figure is left out of the results (the report says "-").
+        if pss is None:
+            self._no_pss = True
+        elif not self._no_pss:
+            self.peak["python_workers_pss"] = max(self.peak.get("python_workers_pss", 0.0), pss)
+        if self._no_pss:
+            self.peak.pop("python_workers_pss", None)
 
     def cpu(self) -> dict[str, float]:
         out = dict.fromkeys(self.KINDS, 0.0)

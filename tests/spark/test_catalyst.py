@@ -207,6 +207,51 @@ def test_count_star_pushed_partially_when_some_splits_merge(spark: Any, db: str,
     assert grouped == {p: sum(1 for _, q in model if q == p) for p in ("a", "b")}
 
 
+def _collect_counting_jobs(spark: Any, sql: str) -> tuple[list[tuple[Any, ...]], int]:
+    """The rows of ``sql`` and the number of Spark jobs collecting them ran."""
+    group = f"driver-rows-{abs(hash(sql))}"
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        got = rows(spark.sql(sql))
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return got, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_answers_the_driver_holds_are_collected_without_a_spark_job(spark: Any, warehouse: Any, db: str) -> None:
+    """COUNT(*) and grouped counts from metadata, and metadata system tables, with the query's own
+    projection and filter over them: evaluated on the driver (no job; Spark would put a Project
+    over the local scan and run one), with the rows of a model. An expression only a task can
+    evaluate (a Python UDF) still gets the right answer, from a job."""
+    name = f"{db}.driver_rows"
+    spark.sql(
+        f"CREATE TABLE {name} (id BIGINT, p STRING, v INT, PRIMARY KEY (id, p) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2')"
+    )
+    spark.sql(f"INSERT INTO {name} SELECT id, IF(id % 3 = 0, 'a', 'b'), 1 FROM range(300)")
+    spark.sql(f"INSERT INTO {name} SELECT id, 'a', 2 FROM range(0, 600, 3)")
+    Catalog(str(warehouse)).get_table(f"{db.split('.')[1]}.driver_rows").compact(full=True)
+    per_p = {"a": 200, "b": 200}
+    snapshots = rows(spark.sql(f"SELECT snapshot_id, commit_kind FROM {db}.`driver_rows$snapshots`"))
+    assert [k for _, k in snapshots] == ["APPEND", "APPEND", "COMPACT"]
+    expected = {
+        f"SELECT count(*) FROM {name}": [(400,)],
+        f"SELECT count(*) + 1 AS n, 'x' AS tag FROM {name}": [(401, "x")],
+        f"SELECT p, count(*) AS n FROM {name} GROUP BY p": sorted(per_p.items()),
+        f"SELECT upper(p), count(*) * 2 FROM {name} GROUP BY p HAVING count(*) > 199 AND max(p) < 'b'": [("A", 400)],
+        f"SELECT snapshot_id * 10 FROM {db}.`driver_rows$snapshots` WHERE commit_kind = 'APPEND'": [
+            (i * 10,) for i, k in snapshots if k == "APPEND"
+        ],
+    }
+    for sql, want in expected.items():
+        plan = plan_of(spark.sql(sql))
+        assert "LocalTableScan" in plan and "Project" not in plan and "Filter" not in plan, (sql, plan)
+        assert _collect_counting_jobs(spark, sql) == (want, 0), sql
+    spark.udf.register("plus_one_py", lambda x: x + 1, "bigint")
+    got, jobs = _collect_counting_jobs(spark, f"SELECT plus_one_py(count(*)) FROM {name}")
+    assert got == [(401,)] and jobs >= 1
+
+
 def test_storage_partitioned_join_has_no_exchange(spark: Any, db: str, facts: str) -> None:
     spark.sql(
         f"CREATE TABLE {db}.other (id BIGINT, w STRING, PRIMARY KEY (id) NOT ENFORCED) "

@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.stratalake.spark.catalog.SessionTableNames;
+import org.stratalake.spark.scan.DriverRowsStrategy;
 import org.stratalake.spark.scan.TypedScans;
 import org.stratalake.spark.sql.AnalyzeStatements;
 import org.stratalake.spark.sql.IncrementalQueryFunctions;
@@ -23,8 +24,9 @@ import scala.runtime.BoxedUnit;
  * row-level DML into change records ({@link RowLevelRewrite}), and the scan node that names its
  * column-vector class to Spark's code generator ({@link TypedScans}), Paimon's incremental-query
  * table functions ({@link IncrementalQueryFunctions}), the name check of stratalake's session
- * catalog ({@link SessionTableNames}), and write-time schema evolution ({@link
- * MergeSchemaWrites}).
+ * catalog ({@link SessionTableNames}), write-time schema evolution ({@link
+ * MergeSchemaWrites}), and the planning of answers the driver holds without a Spark job ({@link
+ * DriverRowsStrategy}).
  */
 public class StrataLakeSparkSessionExtensions
     extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -40,6 +42,7 @@ public class StrataLakeSparkSessionExtensions
         new Builder(session -> new MergeSchemaWrites.Targets(session)));
     extensions.injectResolutionRule(new Builder(session -> new MergeSchemaWrites.Evolve(session)));
     extensions.injectColumnar(new ColumnarBuilder());
+    extensions.injectPlannerStrategy(new DriverRowsBuilder());
     IncrementalQueryFunctions.all().forEach(extensions::injectTableFunction);
     return BoxedUnit.UNIT;
   }
@@ -87,6 +90,14 @@ public class StrataLakeSparkSessionExtensions
     @Override
     public org.apache.spark.sql.execution.ColumnarRule apply(SparkSession session) {
       return new TypedScans();
+    }
+  }
+
+  private static final class DriverRowsBuilder
+      extends AbstractFunction1<SparkSession, org.apache.spark.sql.execution.SparkStrategy> {
+    @Override
+    public org.apache.spark.sql.execution.SparkStrategy apply(SparkSession session) {
+      return new DriverRowsStrategy();
     }
   }
 

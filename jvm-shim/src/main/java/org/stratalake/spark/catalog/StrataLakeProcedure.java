@@ -17,7 +17,6 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure;
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
-import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -31,6 +30,7 @@ import org.stratalake.spark.bridge.Messages.ProcedureSpec;
 import org.stratalake.spark.bridge.Messages;
 import org.stratalake.spark.bridge.Operation;
 import org.stratalake.spark.bridge.PythonBridge;
+import org.stratalake.spark.scan.DriverRows;
 import org.stratalake.spark.source.LakeSource;
 
 /**
@@ -194,7 +194,7 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
     throw new IllegalArgumentException("stratalake: unsupported procedure result type " + type);
   }
 
-  private static final class Result implements LocalScan {
+  private static final class Result implements DriverRows {
     private final StructType schema;
     private final InternalRow[] rows;
 

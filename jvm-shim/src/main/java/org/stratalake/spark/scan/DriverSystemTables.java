@@ -233,10 +233,10 @@ public final class DriverSystemTables {
 
   /**
    * The rows, run by Spark as a local table scan: a plain {@code SELECT} collects them with no
-   * job. (A scan of one input partition was tried too: Spark still shuffles before an aggregate
+   * job, and so does one that projects or filters them ({@link DriverRowsStrategy}). (A scan of one input partition was tried too: Spark still shuffles before an aggregate
    * over it, and a plain {@code SELECT} then costs a job.)
    */
-  private record Rows(StructType readSchema, InternalRow[] rows) implements LocalScan {
+  private record Rows(StructType readSchema, InternalRow[] rows) implements DriverRows {
     @Override
     public String description() {
       return "stratalake system table (answered on the driver)";

@@ -19,7 +19,6 @@ import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
 import org.apache.spark.sql.connector.expressions.aggregate.Max;
 import org.apache.spark.sql.connector.expressions.aggregate.Min;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
-import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
@@ -393,7 +392,7 @@ public final class StrataLakeScanBuilder
   }
 
   /** COUNT(*) / MIN / MAX of partition columns by partition columns, from file metadata. */
-  private static final class AggregateScan implements LocalScan {
+  private static final class AggregateScan implements DriverRows {
     private final String table;
     private final StructType schema;
     private final InternalRow[] rows;
@@ -421,7 +420,7 @@ public final class StrataLakeScanBuilder
   }
 
   /** COUNT(*) answered from file metadata: one row, no data read. */
-  private static final class CountScan implements LocalScan {
+  private static final class CountScan implements DriverRows {
     private final String table;
     private final long count;
 

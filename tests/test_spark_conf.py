@@ -40,3 +40,26 @@ def test_executor_zips_hold_the_packages_and_are_reused(tmp_path: Path) -> None:
     assert not any(n.endswith((".jar", ".pyc")) for n in names["stratalake"])
     assert "fastavro/_read_py.py" in names["fastavro"]
     assert not any(n.endswith(".so") for n in names["fastavro"])  # pure-Python fallbacks only
+
+
+def test_a_driver_configuring_its_session_imports_none_of_the_format() -> None:
+    """A Spark driver imports stratalake only to build its session: the table format, the catalogs'
+    clients and IPython stay out of its memory (they cost it ~18 MiB); the public table API is
+    still one attribute away."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from stratalake.spark import session, configure; "
+        "heavy = ['stratalake.catalog', 'stratalake.table', 'stratalake.spec.avro', 'fastavro', "
+        "'pyarrow.parquet', 'IPython', 'sqlite3', 'http.client']; "
+        "print([m for m in heavy if m in sys.modules]); "
+        "import stratalake; print(stratalake.Catalog.__module__, stratalake.field.__module__, "
+        "stratalake.Table.__name__, 'Catalog' in dir(stratalake), stratalake.types.to_arrow.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "stratalake.catalog.filesystem stratalake.expressions Table True to_arrow"]
+    with pytest.raises(AttributeError, match="module 'stratalake' has no attribute 'Catalgo'"):
+        import stratalake
+
+        stratalake.Catalgo  # noqa: B018

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from stratalake.exceptions import StrataLakeError
-from stratalake.io.private import check_private, private_dir
 from stratalake.notebook import in_notebook
 
 if TYPE_CHECKING:
@@ -169,6 +168,10 @@ def executor_py_files(directory: str | None = None) -> list[str]:
     contents hash to that of the installed packages; otherwise it is built again.
     """
     import fastavro
+
+    # Local: stratalake.io loads pyarrow's filesystems and S3's client (~3 MiB), which a driver
+    # that ships no packages (a local master) never needs.
+    from stratalake.io.private import check_private, private_dir
 
     trees = {
         "stratalake": (

@@ -54,8 +54,16 @@ def test_executors_without_stratalake_get_it_shipped(tmp_path: Path) -> None:
         ).stdout.strip()
     )
     (venv_site / "spark_deps.pth").write_text(str(_linked(tmp_path / "spark-deps", EXECUTOR_PACKAGES)) + "\n")
-    probe = subprocess.run([str(py), "-c", "import pyspark, pyarrow; import stratalake"], capture_output=True)
-    assert probe.returncode != 0  # the executors' interpreter has pyspark but no stratalake
+    # The executors' interpreter has pyspark but no stratalake. (Without PYTHONPATH: a local session
+    # started earlier in this process put python/ on it for its own workers.)
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = subprocess.run(
+        [str(py), "-c", "import pyspark, pyarrow, importlib.util; "
+         "assert importlib.util.find_spec('stratalake') is None"],
+        capture_output=True,
+        env=bare,
+    )
+    assert probe.returncode == 0, probe.stderr
 
     driver_path = [str(ROOT / "python"), str(_linked(tmp_path / "driver-deps", DRIVER_EXTRAS)), str(ROOT)]
     empty = tmp_path / "nothing"

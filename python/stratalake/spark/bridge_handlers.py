@@ -885,12 +885,14 @@ def _logged(request: str, sink: IO[bytes]) -> None:
     if not log:
         _answer(request, sink)
         return
-    start = time.perf_counter()
+    began, start = time.time(), time.perf_counter()
     _answer(request, sink)
     # Requests carry the catalog's options, credentials included: the log shows them redacted.
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     with os.fdopen(fd, "a", encoding="utf-8") as f:
-        f.write(f"{(time.perf_counter() - start) * 1000:.1f}ms {redact_request(request)}\n")
+        f.write(
+            f"{began:.3f} {(time.perf_counter() - start) * 1000:.1f}ms {redact_request(request)}\n"
+        )
 
 
 def redact_request(request: str) -> str:

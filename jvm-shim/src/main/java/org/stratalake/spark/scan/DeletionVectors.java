@@ -97,7 +97,12 @@ public final class DeletionVectors {
 
   /** The rows {@code keep[0..n)} of {@code batch}, as views valid while {@code batch} is. */
   static ColumnarBatch select(ColumnarBatch batch, int[] keep, int n) {
-    ColumnVector[] out = new ColumnVector[batch.numCols()];
+    return select(batch, keep, n, batch.numCols());
+  }
+
+  /** {@link #select} of the first {@code columns} columns only. */
+  static ColumnarBatch select(ColumnarBatch batch, int[] keep, int n, int columns) {
+    ColumnVector[] out = new ColumnVector[columns];
     for (int c = 0; c < out.length; c++) {
       out[c] = new SelectedColumnVector(batch.column(c), keep, n);
     }

@@ -78,6 +78,34 @@ public final class NativeParquet {
         scala.collection.immutable.Map$.MODULE$.<String, Object>empty());
   }
 
+  /** Spark's name for the row index column its Parquet reader fills (not read from the file). */
+  static String rowIndexColumn() {
+    try {
+      return org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat$.MODULE$
+          .ROW_INDEX_TEMPORARY_COLUMN_NAME();
+    } catch (LinkageError e) {
+      return "_tmp_metadata_row_index"; // a Spark that moved the constant keeps its value
+    }
+  }
+
+  /** Whether {@code readSchema} leaves Spark's row index column name free. */
+  static boolean canIndexRows(StructType readSchema) {
+    for (org.apache.spark.sql.types.StructField f : readSchema.fields()) {
+      if (f.name().equalsIgnoreCase(rowIndexColumn())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * {@code readSchema} plus, last, the row index column: Spark's Parquet reader fills it with
+   * each row's position in its file, counting the rows of skipped row groups and pages.
+   */
+  static StructType withRowIndex(StructType readSchema) {
+    return readSchema.add(rowIndexColumn(), org.apache.spark.sql.types.DataTypes.LongType, true);
+  }
+
   static FilePartitionReaderFactory readerFactory(StructType readSchema, Filter[] filters) {
     org.apache.spark.sql.classic.SparkSession session =
         org.apache.spark.sql.classic.SparkSession$.MODULE$.active();

@@ -34,8 +34,16 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
   private final PartitionReaderFactory positions;
   /** Spark's Parquet reader factory for the read schema; null when no split is native. */
   private final FilePartitionReaderFactory parquet;
-  /** The same without pushed filters, for files with a deletion vector; null when none has. */
+  /**
+   * For files with deleted or superseded rows, read whole so positions count: the same reader
+   * without pushed filters; null when no file has such rows, or when {@link #indexed} reads them.
+   */
   private final FilePartitionReaderFactory unfiltered;
+  /**
+   * For such files in batches: the same reader, filters pushed, with Spark's row index column
+   * last ({@link NativeParquet#withRowIndex}); null when unused.
+   */
+  private final FilePartitionReaderFactory indexed;
 
   private final boolean columnar;
 
@@ -44,11 +52,13 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
       PartitionReaderFactory positions,
       FilePartitionReaderFactory parquet,
       FilePartitionReaderFactory unfiltered,
+      FilePartitionReaderFactory indexed,
       boolean columnar) {
     this.python = python;
     this.positions = positions;
     this.parquet = parquet;
     this.unfiltered = unfiltered;
+    this.indexed = indexed;
     this.columnar = columnar;
   }
 
@@ -61,6 +71,9 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
     StrataLakeInputPartition split = (StrataLakeInputPartition) partition;
     if (split.isNative()) {
+      if (indexed != null) {
+        throw new IllegalStateException("stratalake: row read of a scan whose batches index rows");
+      }
       return new NativeRowReader(parquet, unfiltered, superseded(split), split);
     }
     return new MeteredReader(python.createReader(split.python), split);
@@ -76,7 +89,9 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
       return new MergedBatchReader(
           (PythonPartitionReaderFactory) python, split.python, openTotals(split));
     }
-    return new NativeBatchReader(parquet, unfiltered, superseded(split), split);
+    return indexed != null
+        ? new NativeBatchReader(parquet, indexed, true, superseded(split), split)
+        : new NativeBatchReader(parquet, unfiltered, false, superseded(split), split);
   }
 
   /** The superseded rows of each file of a key-merged native split; null for other splits. */
@@ -137,13 +152,16 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
   /**
    * The files of a native split one after the other, each through Spark's Parquet reader (which
    * reads the requested columns by name; the planner made sure the file has the table's schema).
-   * A file with a deletion vector (or superseded rows, {@link SupersededRows}) is read without
-   * pushed filters, so every row group is decoded and a row's position in the file is its count;
-   * deleted positions are dropped.
+   * A file with a deletion vector (or superseded rows, {@link SupersededRows}) is read by {@code
+   * positioned}: without pushed filters, so every row group is decoded and a row's position in
+   * the file is its count, or ({@code indexed}) with Spark's row index column; deleted positions
+   * are dropped.
    */
   private abstract static class NativeReader<T> implements PartitionReader<T> {
     private final FilePartitionReaderFactory parquet;
-    private final FilePartitionReaderFactory unfiltered;
+    private final FilePartitionReaderFactory positioned;
+    /** Whether {@link #positioned}'s rows carry their position in a last column. */
+    private final boolean indexed;
     private final StrataLakeInputPartition.NativeFile[] files;
     /** Per file, the rows the split's merge drops (null: not a key-merged split, or none). */
     private final RoaringBitmap[] superseded;
@@ -152,16 +170,20 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
     private PartitionReader<T> current;
     /** The current file's deleted positions, or null. */
     RoaringBitmap deleted;
-    /** Position in the current file of the next row the Parquet reader returns. */
+    /** Position in the current file of the next row the Parquet reader returns (unindexed). */
     long position;
+    /** Whether the current file's rows carry their position in a last column. */
+    boolean indexedRows;
 
     NativeReader(
         FilePartitionReaderFactory parquet,
-        FilePartitionReaderFactory unfiltered,
+        FilePartitionReaderFactory positioned,
+        boolean indexed,
         RoaringBitmap[] superseded,
         StrataLakeInputPartition split) {
       this.parquet = parquet;
-      this.unfiltered = unfiltered;
+      this.positioned = positioned;
+      this.indexed = indexed;
       this.files = split.nativeFiles;
       this.superseded = superseded;
       this.totals = openTotals(split);
@@ -203,13 +225,14 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
                   : RoaringBitmap.or(deleted, superseded[next - 1]);
         }
         position = 0;
-        current = open(deleted == null ? parquet : unfiltered, file);
+        indexedRows = deleted != null && indexed;
+        current = open(deleted == null ? parquet : positioned, file);
       }
     }
 
     private org.apache.hadoop.conf.Configuration conf() {
       return ((org.apache.spark.sql.execution.datasources.v2.parquet.ParquetPartitionReaderFactory)
-              unfiltered)
+              positioned)
           .broadcastedConf()
           .value()
           .value();
@@ -240,12 +263,13 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
 
     NativeBatchReader(
         FilePartitionReaderFactory parquet,
-        FilePartitionReaderFactory unfiltered,
+        FilePartitionReaderFactory positioned,
+        boolean indexed,
         RoaringBitmap[] superseded,
         StrataLakeInputPartition split) {
-      super(parquet, unfiltered, superseded, split);
-      // (the scan makes the unfiltered reader exactly when some file has deleted or superseded rows)
-      this.views = unfiltered != null;
+      super(parquet, positioned, indexed, superseded, split);
+      // (the scan makes the positioned reader exactly when some file has deleted or superseded rows)
+      this.views = positioned != null;
     }
 
     @Override
@@ -255,6 +279,9 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
 
     @Override
     boolean accept(ColumnarBatch batch) {
+      if (indexedRows) {
+        return acceptIndexed(batch);
+      }
       int n = batch.numRows();
       long start = position;
       position += n;
@@ -289,6 +316,37 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
       return true;
     }
 
+    /** A batch whose last column is each row's position in its file: its live rows, that column left out. */
+    private boolean acceptIndexed(ColumnarBatch batch) {
+      int n = batch.numRows();
+      if (n == 0) {
+        return false;
+      }
+      if (keep == null || keep.length < n) {
+        keep = new int[n];
+      }
+      int columns = batch.numCols() - 1;
+      org.apache.spark.sql.vectorized.ColumnVector index = batch.column(columns);
+      long first = index.getLong(0);
+      int kept;
+      if (index.getLong(n - 1) - first == n - 1) {
+        kept = DeletionVectors.live(deleted, first, n, keep); // consecutive rows
+      } else {
+        kept = 0;
+        for (int i = 0; i < n; i++) {
+          if (!deleted.contains((int) index.getLong(i))) {
+            keep[kept++] = i;
+          }
+        }
+      }
+      if (kept == 0) {
+        return false;
+      }
+      copy = DeletionVectors.select(batch, keep, kept, columns);
+      value = copy;
+      return true;
+    }
+
     @Override
     public ColumnarBatch get() {
       totals[ScanMetrics.I_ROWS_AFTER] += value.numRows();
@@ -313,7 +371,7 @@ public final class StrataLakeReaderFactory implements PartitionReaderFactory {
         FilePartitionReaderFactory unfiltered,
         RoaringBitmap[] superseded,
         StrataLakeInputPartition split) {
-      super(parquet, unfiltered, superseded, split);
+      super(parquet, unfiltered, false, superseded, split);
     }
 
     @Override

@@ -504,12 +504,9 @@ public final class StrataLakeScan
         superseded |= hasSupersededRows(s);
         deletions |= hasDeletionVector(s);
       }
+      Filter[] pushed = pushedV1Filters();
       FilePartitionReaderFactory parquet =
-          nativeSplits > 0 ? NativeParquet.readerFactory(readSchema, pushedV1Filters()) : null;
-      // Files with deleted or superseded rows are read whole (no row-group pruning): row
-      // positions count.
-      FilePartitionReaderFactory unfiltered =
-          deletions || superseded ? NativeParquet.readerFactory(readSchema, new Filter[0]) : null;
+          nativeSplits > 0 ? NativeParquet.readerFactory(readSchema, pushed) : null;
       PartitionReaderFactory python =
           nativeSplits == splits.size() ? null : pythonReaderFactory(readSchema, readerOptions());
       PartitionReaderFactory positions = null;
@@ -524,7 +521,24 @@ public final class StrataLakeScan
           splits.size() > 0
               && (parquet == null || parquet.supportColumnarReads(null))
               && (python == null || MergedBatchReader.enabled());
-      return new StrataLakeReaderFactory(python, positions, parquet, unfiltered, columnar);
+      // Files with deleted or superseded rows need each row's position in its file. Batches get
+      // it from Spark's row index column, which stays right when the pushed filters skip row
+      // groups and pages (a point lookup then reads a page, not the file); rows, and scans that
+      // push no filter, read such files whole and count positions.
+      FilePartitionReaderFactory indexed = null;
+      FilePartitionReaderFactory unfiltered = null;
+      if (parquet != null && (deletions || superseded)) {
+        if (columnar && pushed.length > 0 && NativeParquet.canIndexRows(readSchema)) {
+          indexed = NativeParquet.readerFactory(NativeParquet.withRowIndex(readSchema), pushed);
+          if (!indexed.supportColumnarReads(null)) {
+            indexed = null; // one column more than Spark's batch reads take
+          }
+        }
+        if (indexed == null) {
+          unfiltered = NativeParquet.readerFactory(readSchema, new Filter[0]);
+        }
+      }
+      return new StrataLakeReaderFactory(python, positions, parquet, unfiltered, indexed, columnar);
     }
 
     private PartitionReaderFactory pythonReaderFactory(

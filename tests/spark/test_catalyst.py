@@ -7,6 +7,7 @@ Every plan check comes with a result check against the same query with the optim
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -250,6 +251,81 @@ def test_answers_the_driver_holds_are_collected_without_a_spark_job(spark: Any, 
     spark.udf.register("plus_one_py", lambda x: x + 1, "bigint")
     got, jobs = _collect_counting_jobs(spark, f"SELECT plus_one_py(count(*)) FROM {name}")
     assert got == [(401,)] and jobs >= 1
+
+
+def _counting_jobs(spark: Any, sql: str, n: int | None = None) -> tuple[list[tuple[Any, ...]], int]:
+    """The rows of ``sql`` (``take(n)`` when given, else ``collect()``) and the Spark jobs that ran,
+    counted in a job group of their own."""
+    group = f"counted-{uuid.uuid4().hex}"
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        df = spark.sql(sql)
+        got = [tuple(r) for r in (df.take(n) if n is not None else df.collect())]
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return got, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_point_lookups_are_read_on_the_driver_without_a_job(spark: Any, warehouse: Any, db: str) -> None:
+    """A collected filter that pins a column to values (`k = 5`, `k IN (...)`, a string key), over
+    natively read splits (compacted files, deletion vectors): read on the driver, no Spark job,
+    the same rows as the job (`stratalake.read.driver-lookup.max-bytes` = 0). A split that needs
+    a Python merge, more rows than the driver keeps, or a Python UDF run the job, with the same
+    answer; a plan the lookup read stays runnable as a job."""
+    dv = f"{db}.lookups_dv"
+    spark.sql(
+        f"CREATE TABLE {dv} (k BIGINT, s STRING, v INT, p STRING, PRIMARY KEY (k, p) NOT ENFORCED) "
+        "PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2', 'deletion-vectors.enabled' = 'true')"
+    )
+    spark.sql(f"INSERT INTO {dv} SELECT id, concat('s', id), CAST(id % 7 AS INT), IF(id % 2 = 0, 'a', 'b') FROM range(30000)")
+    spark.sql(f"UPDATE {dv} SET v = -1 WHERE k % 10 = 3")
+    spark.sql(f"DELETE FROM {dv} WHERE k % 10 = 4")
+    merged = f"{db}.lookups_merged"
+    spark.sql(f"CREATE TABLE {merged} (k BIGINT, s STRING, PRIMARY KEY (k) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1')")
+    spark.sql(f"INSERT INTO {merged} SELECT id, concat('a', id) FROM range(100)")
+    spark.sql(f"INSERT INTO {merged} SELECT id, concat('b', id) FROM range(0, 100, 2)")
+
+    def model(k: int) -> tuple[Any, ...] | None:
+        if k % 10 == 4 or not 0 <= k < 30000:
+            return None
+        return (k, f"s{k}", -1 if k % 10 == 3 else k % 7, "a" if k % 2 == 0 else "b")
+
+    queries = {
+        f"SELECT k, s, v, p FROM {dv} WHERE k = 12343": [model(12343)],
+        f"SELECT k, s, v, p FROM {dv} WHERE k = 12344": [],  # deleted
+        f"SELECT k * 2 AS k2, upper(s) FROM {dv} WHERE k IN (5, 14, 29999, 40000) AND v >= 0": [(10, "S5"), (59998, "S29999")],
+        f"SELECT k, v FROM {dv} WHERE s = 's777' AND p = 'b'": [(777, 0)],
+        f"SELECT k FROM {dv} WHERE k <=> 8 OR k = 9": [(8,), (9,)],  # no pinned conjunct: the job
+    }
+    for sql, want in queries.items():
+        with conf(spark, **{"stratalake__read__driver-lookup__max-bytes": "0"}):
+            by_job = _counting_jobs(spark, sql)
+        got = _counting_jobs(spark, sql)
+        assert sorted(got[0]) == sorted(want) == sorted(by_job[0]), sql
+        assert by_job[1] >= 1, sql
+        assert got[1] == (1 if " OR " in sql else 0), (sql, got)
+    plan = plan_of(spark.sql(f"SELECT s FROM {dv} WHERE k = 12343"))
+    assert "DriverLookup" in plan, plan
+    # take(n) (and show()) read the same way, the first rows in the job's split order.
+    three = f"SELECT k FROM {dv} WHERE v = -1 AND k IN (3, 13, 23)"
+    with conf(spark, **{"stratalake__read__driver-lookup__max-bytes": "0"}):
+        first_by_job = _counting_jobs(spark, three, 2)[0]
+    assert _counting_jobs(spark, three, 2) == (first_by_job, 0)
+    assert len(first_by_job) == 2 and {k for (k,) in first_by_job} <= {3, 13, 23}
+    # A split merged in Python: the job, right answer.
+    assert _counting_jobs(spark, f"SELECT s FROM {merged} WHERE k = 4")[0] == [("b4",)]
+    assert _counting_jobs(spark, f"SELECT s FROM {merged} WHERE k = 4")[1] >= 1
+    # More rows than the driver keeps (10,000): the job, every row.
+    got, jobs = _counting_jobs(spark, f"SELECT k FROM {dv} WHERE v IN (0, 1, 2, 3, 4, 5, 6)")
+    assert len(got) == sum(1 for k in range(30000) if k % 10 not in (3, 4)) and jobs >= 1
+    # A Python UDF in the filter: the job.
+    spark.udf.register("twice_py", lambda x: x * 2, "bigint")
+    got, jobs = _counting_jobs(spark, f"SELECT k FROM {dv} WHERE k = 12 AND twice_py(k) = 24")
+    assert got == [(12,)] and jobs >= 1
+    # The same plan read on the driver, then run as a job (its reader factory left as planned).
+    df = spark.sql(f"SELECT k, s FROM {dv} WHERE k IN (1, 2, 3)")
+    assert sorted(tuple(r) for r in df.collect()) == [(1, "s1"), (2, "s2"), (3, "s3")]
+    assert df.count() == 3 and sorted(tuple(r) for r in df.rdd.collect()) == [(1, "s1"), (2, "s2"), (3, "s3")]
 
 
 def test_storage_partitioned_join_has_no_exchange(spark: Any, db: str, facts: str) -> None:

@@ -42,6 +42,7 @@ public class StrataLakeSparkSessionExtensions
         new Builder(session -> new MergeSchemaWrites.Targets(session)));
     extensions.injectResolutionRule(new Builder(session -> new MergeSchemaWrites.Evolve(session)));
     extensions.injectColumnar(new ColumnarBuilder());
+    extensions.injectColumnar(new DriverLookupBuilder());
     extensions.injectPlannerStrategy(new DriverRowsBuilder());
     IncrementalQueryFunctions.all().forEach(extensions::injectTableFunction);
     return BoxedUnit.UNIT;
@@ -90,6 +91,14 @@ public class StrataLakeSparkSessionExtensions
     @Override
     public org.apache.spark.sql.execution.ColumnarRule apply(SparkSession session) {
       return new TypedScans();
+    }
+  }
+
+  private static final class DriverLookupBuilder
+      extends AbstractFunction1<SparkSession, org.apache.spark.sql.execution.ColumnarRule> {
+    @Override
+    public org.apache.spark.sql.execution.ColumnarRule apply(SparkSession session) {
+      return new org.stratalake.spark.scan.DriverLookupRule();
     }
   }
 

@@ -19,7 +19,7 @@ import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
  * the code Spark's Parquet scan runs, and scans of only merged splits get a class of their own.
  * Scans whose batches mix kinds keep the generic code.
  *
- * Put in place by [[TypedScans]]. The only Scala in the shim: Java cannot subclass `BatchScanExec`
+ * Put in place by [[TypedScans]]. Scala because Java cannot subclass `BatchScanExec`
  * (Scala's covariant overrides of `output` and of the final `mapChildren` have no Java form).
  * The constructor takes exactly
  * `BatchScanExec`'s parameters, so Spark's reflective tree copies rebuild this class; a

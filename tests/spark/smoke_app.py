@@ -148,6 +148,11 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
         ]
         check(kinds[-1], "COMPACT", "last snapshot kind")
         check(rows(sql(f"SELECT * FROM {t}")), before, "rows after compaction")
+        # A point lookup of the compacted (native) table: read on the driver, no job.
+        lookup = sql(f"SELECT v FROM {t} WHERE id IN (4, 5)")
+        plan = lookup._jdf.queryExecution().executedPlan().toString()
+        check("DriverLookup" in plan, True, f"lookup on the driver: {plan}")
+        check(rows(lookup), [("d",), ("e",)], "point lookup on the driver")
 
     def avro() -> None:
         # Avro data files written and read in the executors' Python; in test_cluster.py it has

@@ -322,6 +322,12 @@ def test_point_lookups_are_read_on_the_driver_without_a_job(spark: Any, warehous
     spark.udf.register("twice_py", lambda x: x * 2, "bigint")
     got, jobs = _counting_jobs(spark, f"SELECT k FROM {dv} WHERE k = 12 AND twice_py(k) = 24")
     assert got == [(12,)] and jobs >= 1
+    # The setting takes sizes; a value that is none is refused by name.
+    with conf(spark, **{"stratalake__read__driver-lookup__max-bytes": "1k"}):
+        assert _counting_jobs(spark, f"SELECT s FROM {dv} WHERE k = 12343")[1] >= 1  # files > 1 KiB
+    refused = re.escape("stratalake.read.driver-lookup.max-bytes must be a size")
+    with conf(spark, **{"stratalake__read__driver-lookup__max-bytes": "lots"}), pytest.raises(Exception, match=refused):
+        spark.sql(f"SELECT s FROM {dv} WHERE k = 12343").collect()
     # The same plan read on the driver, then run as a job (its reader factory left as planned).
     df = spark.sql(f"SELECT k, s FROM {dv} WHERE k IN (1, 2, 3)")
     assert sorted(tuple(r) for r in df.collect()) == [(1, "s1"), (2, "s2"), (3, "s3")]

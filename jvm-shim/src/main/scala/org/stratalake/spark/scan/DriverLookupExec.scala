@@ -183,9 +183,17 @@ object DriverLookups extends Rule[SparkPlan] {
   def submit[T](task: () => T): java.util.concurrent.Future[T] =
     pool.submit(new java.util.concurrent.Callable[T] { override def call(): T = task() })
 
+  /** The setting in bytes (a number of bytes or a size such as `32m`). */
   def maxBytes: Long = {
     val value = SQLConf.get.getConfString(MaxBytesKey, null)
-    if (value == null) DefaultMaxBytes else value.trim.toLong
+    if (value == null) return DefaultMaxBytes
+    try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(value.trim)
+    catch {
+      case _: NumberFormatException =>
+        throw new IllegalArgumentException(
+          s"$MaxBytesKey must be a size in bytes such as 33554432 or 32m (0 turns point lookups " +
+            s"on the driver off), not '$value'")
+    }
   }
 
   override def apply(plan: SparkPlan): SparkPlan = {

@@ -208,15 +208,23 @@ def test_count_star_pushed_partially_when_some_splits_merge(spark: Any, db: str,
     assert grouped == {p: sum(1 for _, q in model if q == p) for p in ("a", "b")}
 
 
-def _collect_counting_jobs(spark: Any, sql: str) -> tuple[list[tuple[Any, ...]], int]:
-    """The rows of ``sql`` and the number of Spark jobs collecting them ran."""
-    group = f"driver-rows-{abs(hash(sql))}"
+def _counting_jobs(spark: Any, sql: str, n: int | None = None) -> tuple[list[tuple[Any, ...]], int]:
+    """The rows of ``sql`` (``take(n)`` when given, else ``collect()``) and the Spark jobs that ran,
+    counted in a job group of their own."""
+    group = f"counted-{uuid.uuid4().hex}"
     spark.sparkContext.setJobGroup(group, group)
     try:
-        got = rows(spark.sql(sql))
+        df = spark.sql(sql)
+        got = [tuple(r) for r in (df.take(n) if n is not None else df.collect())]
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     return got, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def _collect_counting_jobs(spark: Any, sql: str) -> tuple[list[tuple[Any, ...]], int]:
+    """The rows of ``sql`` (sorted) and the number of Spark jobs collecting them ran."""
+    got, jobs = _counting_jobs(spark, sql)
+    return sorted(got), jobs
 
 
 def test_answers_the_driver_holds_are_collected_without_a_spark_job(spark: Any, warehouse: Any, db: str) -> None:
@@ -251,19 +259,6 @@ def test_answers_the_driver_holds_are_collected_without_a_spark_job(spark: Any, 
     spark.udf.register("plus_one_py", lambda x: x + 1, "bigint")
     got, jobs = _collect_counting_jobs(spark, f"SELECT plus_one_py(count(*)) FROM {name}")
     assert got == [(401,)] and jobs >= 1
-
-
-def _counting_jobs(spark: Any, sql: str, n: int | None = None) -> tuple[list[tuple[Any, ...]], int]:
-    """The rows of ``sql`` (``take(n)`` when given, else ``collect()``) and the Spark jobs that ran,
-    counted in a job group of their own."""
-    group = f"counted-{uuid.uuid4().hex}"
-    spark.sparkContext.setJobGroup(group, group)
-    try:
-        df = spark.sql(sql)
-        got = [tuple(r) for r in (df.take(n) if n is not None else df.collect())]
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return got, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
 
 def test_point_lookups_are_read_on_the_driver_without_a_job(spark: Any, warehouse: Any, db: str) -> None:

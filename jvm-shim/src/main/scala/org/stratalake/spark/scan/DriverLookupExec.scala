@@ -5,9 +5,9 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, NamedExpression, Predicate, SubqueryExpression, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, NamedExpression, Predicate, PythonFuncExpression, SubqueryExpression, UnsafeProjection}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, FilterExec, ProjectExec, SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FilterExec, ProjectExec, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{ByteType, DataType, IntegerType, LongType, ShortType, StringType}
@@ -226,8 +226,8 @@ object DriverLookups extends Rule[SparkPlan] {
   /** Deterministic, and no subquery or Python function (evaluated only in a task). */
   private def driverSafe(e: Expression): Boolean =
     e.deterministic && e.find {
-      case _: SubqueryExpression => true
-      case x => x.getClass.getSimpleName.contains("PythonUDF") || x.getClass.getName.contains("Subquery")
+      case _: SubqueryExpression | _: ExecSubqueryExpression | _: PythonFuncExpression => true
+      case _ => false
     }.isEmpty
 
   private def conjuncts(e: Expression): Seq[Expression] = e match {

@@ -167,6 +167,7 @@ def test_native_reads_share_the_broadcast_hadoop_settings(spark: Any, kv: str) -
     q = f"SELECT k, a FROM {kv} WHERE k = 17"
     with native(spark, True):
         first = rows(spark.sql(q))
+        assert rows(spark.sql(f"SELECT k, b FROM {kv} WHERE k < 5")) != []  # its own read schema
         made = confs.created()
         for _ in range(3):
             assert rows(spark.sql(q)) == first
@@ -179,6 +180,20 @@ def test_native_reads_share_the_broadcast_hadoop_settings(spark: Any, kv: str) -
         finally:
             hadoop.unset("stratalake.test.broadcast-marker")
     assert first == [(17, 17)]
+
+
+def test_a_native_scan_reads_the_session_hadoop_settings_once(spark: Any, kv: str) -> None:
+    """Copying and digesting the session's ~1,100 Hadoop settings is most of what a reader factory
+    costs: a query reads them once, however often Spark copies its scan node and however many
+    schemas the scan reads its files with."""
+    spark.sql(f"CALL lake.sys.compact(table => '{kv.split('.', 1)[1]}', compact_strategy => 'full')")
+    confs = spark._jvm.org.stratalake.spark.scan.NativeParquet.HadoopConfs
+    with native(spark, True):
+        for q in (f"SELECT k, a FROM {kv} WHERE k = 17", f"SELECT count(*), sum(a) FROM {kv} WHERE k < 50"):
+            before = confs.digested()
+            df = spark.sql(q)
+            assert rows(df) != []
+            assert confs.digested() - before == 1, q  # (none when no split is read natively)
 
 
 def test_compacted_partition_next_to_merged_one(spark: Any, db: str) -> None:

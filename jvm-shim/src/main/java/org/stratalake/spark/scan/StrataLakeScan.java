@@ -76,6 +76,7 @@ public final class StrataLakeScan
   private final boolean countOnly;
   private final ArrayNode runtimeFilters = PythonBridge.JSON.createArrayNode();
   private ScanPlan plan;
+  private StrataLakeBatch batch;
   /**
    * Set once Spark turned this scan into a micro-batch stream: its statistics and description
    * then need no batch plan, which would read the latest snapshot and refuse the stream-only read
@@ -383,7 +384,15 @@ public final class StrataLakeScan
 
   @Override
   public Batch toBatch() {
-    return new StrataLakeBatch(plan());
+    // One batch per plan: Spark asks again for each copy of its scan node, and a new batch would
+    // build its reader factories (the session's Hadoop settings copied and digested) again.
+    ScanPlan current = plan();
+    StrataLakeBatch b = batch;
+    if (b == null || b.batchPlan != current) {
+      b = new StrataLakeBatch(current);
+      batch = b;
+    }
+    return b;
   }
 
   /**
@@ -435,6 +444,7 @@ public final class StrataLakeScan
   private final class StrataLakeBatch implements Batch {
     private final ScanPlan batchPlan;
     private final String identity;
+    private PartitionReaderFactory readerFactory;
 
     StrataLakeBatch(ScanPlan batchPlan) {
       this.batchPlan = batchPlan;
@@ -492,7 +502,14 @@ public final class StrataLakeScan
     }
 
     @Override
-    public PartitionReaderFactory createReaderFactory() {
+    public synchronized PartitionReaderFactory createReaderFactory() {
+      if (readerFactory == null) {
+        readerFactory = buildReaderFactory();
+      }
+      return readerFactory;
+    }
+
+    private PartitionReaderFactory buildReaderFactory() {
       int nativeSplits = 0;
       List<ScanSplit> splits = batchPlan.splits();
       for (ScanSplit s : splits) {
@@ -505,8 +522,9 @@ public final class StrataLakeScan
         deletions |= hasDeletionVector(s);
       }
       Filter[] pushed = pushedV1Filters();
+      NativeParquet.Settings settings = nativeSplits > 0 ? NativeParquet.Settings.ofSession() : null;
       FilePartitionReaderFactory parquet =
-          nativeSplits > 0 ? NativeParquet.readerFactory(readSchema, pushed) : null;
+          settings != null ? NativeParquet.readerFactory(settings, readSchema, pushed) : null;
       PartitionReaderFactory python =
           nativeSplits == splits.size() ? null : pythonReaderFactory(readSchema, readerOptions());
       PartitionReaderFactory positions = null;
@@ -529,13 +547,15 @@ public final class StrataLakeScan
       FilePartitionReaderFactory unfiltered = null;
       if (parquet != null && (deletions || superseded)) {
         if (columnar && pushed.length > 0 && NativeParquet.canIndexRows(readSchema)) {
-          indexed = NativeParquet.readerFactory(NativeParquet.withRowIndex(readSchema), pushed);
+          indexed =
+              NativeParquet.readerFactory(
+                  settings, NativeParquet.withRowIndex(readSchema), pushed);
           if (!indexed.supportColumnarReads(null)) {
             indexed = null; // one column more than Spark's batch reads take
           }
         }
         if (indexed == null) {
-          unfiltered = NativeParquet.readerFactory(readSchema, new Filter[0]);
+          unfiltered = NativeParquet.readerFactory(settings, readSchema, new Filter[0]);
         }
       }
       return new StrataLakeReaderFactory(python, positions, parquet, unfiltered, indexed, columnar);

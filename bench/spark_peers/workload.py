@@ -353,6 +353,32 @@ class StrataLake(System):
     def compact(self, spark: Any, t: str) -> None:
         spark.sql(f"CALL {self.catalog}.sys.compact(table => 'db.{t}', compact_strategy => 'full')").collect()
 
+    def change_files(self, t: str, before: Any, latest: Any) -> list[str]:
+        """The Parquet files holding the change records of the snapshots ``(before, latest]``, as
+        the changelog read plans them. Asked of stratalake's Python API in a child process: this
+        driver's memory is measured, and the API would import pyarrow into it."""
+        script = f"""
+import json, pathlib, stratalake
+from stratalake.read import incremental
+table = stratalake.Catalog({str(self.work / "wh")!r}).get_table("db.{t}")
+rng = incremental.between_snapshots(table, {int(before)}, {int(latest)}, incremental.IncrementalMode.CHANGELOG, "bench")
+names = {{e.file.file_name for s in incremental.plan(table, rng) for e in s.entries}}
+found = {{f.name: str(f) for f in pathlib.Path({str(self.work / "wh" / "db.db" / t)!r}).rglob("*.parquet") if f.name in names}}
+assert set(found) == names, sorted(names - set(found))
+print(json.dumps(sorted(found.values())))
+"""
+        import subprocess
+
+        out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+        return list(json.loads(out.stdout))
+
+    def changelog_floor(self, spark: Any, files: list[str]) -> dict[str, int]:
+        """Spark's Parquet source reading the kind byte of the same change files, grouped and
+        counted: what any changelog read of these records costs on this Spark at least."""
+        kinds = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
+        df = spark.read.schema("_VALUE_KIND TINYINT").parquet(*files)
+        return {kinds[k]: n for k, n in df.groupBy("_VALUE_KIND").count().collect()}
+
 
 class Paimon(StrataLake):
     """Apache Paimon's own Spark connector (``paimon-spark-4.0``, built from Paimon's released source by
@@ -548,6 +574,13 @@ def run_table(system: System, spark: Any, rows: int, reps: int, rec: Recorder, s
         answers["changelog"] = rec.timed("changelog", lambda: system.changelog(spark, base, before), reps)
         if hasattr(system, "progress"):
             answers["changelog_progress"] = system.progress
+        if system.name == "stratalake":
+            files = system.change_files(base, before, system.version(spark, base))  # type: ignore[attr-defined]
+            answers["changelog floor"] = rec.timed(
+                "changelog floor",
+                lambda: system.changelog_floor(spark, files),  # type: ignore[attr-defined]
+                reps,
+            )
     except Exception as e:  # a peer without a changelog of this table kind: say why, go on
         answers["changelog_error"] = f"{type(e).__name__}: {e}"[:500]
         print(f"  changelog failed: {answers['changelog_error']}", flush=True)

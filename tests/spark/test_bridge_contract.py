@@ -99,6 +99,8 @@ def calls(spark: Any) -> dict[str, int]:
     namespace = spark.sparkContext._gateway.new_array(spark._jvm.java.lang.String, 1)
     namespace[0] = "sys"
     spark._jsparkSession.sessionState().catalogManager().catalog("lake").listProcedures(namespace)
+    # keep_alive: made by a background thread after a pause (test_bridge_keep_alive.py); here once.
+    spark._jvm.org.stratalake.spark.bridge.BridgeKeepAlive.call()
     spark.sql(f"DROP DATABASE {db} CASCADE")  # drop_database
     after = json.loads(contract.callCounts())
     return {op: int(after.get(op, 0)) - int(before.get(op, 0)) for op in bc.OPERATIONS}

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 9
+PROTOCOL_VERSION = 10
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -464,6 +464,15 @@ class ChangesPlan:
 
 
 @dataclass(frozen=True)
+class KeepAlive:
+    """Nothing to do: the JVM calls it after a pause so that Spark does not reap the bridge's
+    pooled worker as idle (a new one starts Python and imports stratalake again, ~1 s). The reply
+    is the worker's process id."""
+
+    OP: ClassVar[str] = "keep_alive"
+
+
+@dataclass(frozen=True)
 class ReadSystemTable:
     """The rows of a metadata system table, read on the driver (``driver_tables.read``): a base64
     Arrow IPC stream in ``schema`` (Spark's JSON), or null when a Spark task reads them."""
@@ -604,6 +613,7 @@ OPERATIONS: dict[str, Operation] = _ops(
     (PlanChanges, ChangesPlan | None),
     (MergeSchema, Json),
     (ReadSystemTable, str | None),
+    (KeepAlive, int),
 )
 
 

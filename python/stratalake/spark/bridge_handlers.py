@@ -776,6 +776,10 @@ def plan_changes(req: bc.PlanChanges) -> Any:
     return native_changes.plan(req.source_options, req.columns, req.parallelism)
 
 
+def keep_alive(req: bc.KeepAlive) -> int:
+    return os.getpid()
+
+
 def read_system_table(req: bc.ReadSystemTable) -> str | None:
     """A metadata system table's rows for a local scan on the driver, or null; see
     :func:`stratalake.spark.driver_tables.read`."""
@@ -823,6 +827,7 @@ HANDLERS: dict[str, Handler] = {
     "plan_scan": plan_scan,
     "plan_changes": plan_changes,
     "read_system_table": read_system_table,
+    "keep_alive": keep_alive,
     "count_rows": count_rows,
     "classify_filters": classify_filters,
     "aggregate_partitions": aggregate_partitions,

@@ -246,6 +246,9 @@ public final class Messages {
 
   public record CountRows(Map<String, String> sourceOptions) {}
 
+  /** Nothing: a call that keeps the bridge's pooled Python worker from being reaped as idle. */
+  public record KeepAlive() {}
+
   public record ClassifyFilters(
       Map<String, String> sourceOptions,
       List<JsonNode> filters,

@@ -34,6 +34,7 @@ import org.stratalake.spark.bridge.Messages.MergeSchema;
 import org.stratalake.spark.bridge.Messages.PlanScan;
 import org.stratalake.spark.bridge.Messages.ProcedureAnswer;
 import org.stratalake.spark.bridge.Messages.ProcedureSpec;
+import org.stratalake.spark.bridge.Messages.KeepAlive;
 import org.stratalake.spark.bridge.Messages.ReadSystemTable;
 import org.stratalake.spark.bridge.Messages.RenameTable;
 import org.stratalake.spark.bridge.Messages.RowLevelCommit;
@@ -114,6 +115,8 @@ public final class Operation<Q extends Record, R> {
   public static final Operation<ReadSystemTable, String> READ_SYSTEM_TABLE =
       new Operation<>(
           "read_system_table", ReadSystemTable.class, new TypeReference<>() {}, true);
+  public static final Operation<KeepAlive, Long> KEEP_ALIVE =
+      new Operation<>("keep_alive", KeepAlive.class, new TypeReference<>() {}, false);
 
   /** Every operation, in Python's order. */
   public static final List<Operation<?, ?>> ALL =
@@ -147,7 +150,8 @@ public final class Operation<Q extends Record, R> {
           DROP_PARTITIONS,
           PLAN_CHANGES,
           MERGE_SCHEMA,
-          READ_SYSTEM_TABLE);
+          READ_SYSTEM_TABLE,
+          KEEP_ALIVE);
 
   private final String name;
   private final Class<Q> request;

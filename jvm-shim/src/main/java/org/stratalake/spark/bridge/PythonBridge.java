@@ -82,7 +82,12 @@ public final class PythonBridge {
     ObjectNode args = MESSAGES.valueToTree(request);
     args.put("op", op.name());
     args.put("protocol", BridgeContract.PROTOCOL_VERSION);
-    return new Runner<>(function(), args.toString(), op).runInPython(useDaemon()).get(op);
+    BridgeKeepAlive.begin(op);
+    try {
+      return new Runner<>(function(), args.toString(), op).runInPython(useDaemon()).get(op);
+    } finally {
+      BridgeKeepAlive.end();
+    }
   }
 
   /**

@@ -86,6 +86,21 @@ def test_apply_masks_positions() -> None:
     assert DeletionVector.of([]).apply(t).num_rows == 10
 
 
+@given(
+    st.sets(st.integers(0, 2**31 - 1) | st.integers(0, 300)),
+    st.lists(st.integers(0, 2**31 - 1) | st.integers(0, 300)),
+)
+def test_union_is_the_set_union(old: set[int], new: list[int]) -> None:
+    """A commit's new positions (unsorted, repeated, some already deleted) join the vector as a
+    set union, sorted, distinct and uint32, whatever the input's integer type."""
+    vector = DeletionVector.of(sorted(old))
+    for dtype in (np.int64, np.uint32):
+        union = vector.union(np.array(new, dtype=dtype))
+        assert union.positions.dtype == np.uint32
+        assert union.positions.tolist() == sorted(old | set(new))
+    assert vector.positions.tolist() == sorted(old)  # the old vector is unchanged
+
+
 def test_index_file_read_by_pypaimon(tmp_path: Path) -> None:
     vectors = {
         "data-a.parquet": DeletionVector.of([0, 7, 65540]),

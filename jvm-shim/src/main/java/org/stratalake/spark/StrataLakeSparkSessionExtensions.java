@@ -5,6 +5,7 @@ import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
+import org.stratalake.spark.bridge.BridgeWarmUp;
 import org.stratalake.spark.catalog.SessionTableNames;
 import org.stratalake.spark.scan.DriverRowsStrategy;
 import org.stratalake.spark.scan.TypedScans;
@@ -45,6 +46,9 @@ public class StrataLakeSparkSessionExtensions
     extensions.injectColumnar(new DriverLookupBuilder());
     extensions.injectPlannerStrategy(new DriverRowsBuilder());
     IncrementalQueryFunctions.all().forEach(extensions::injectTableFunction);
+    // Applied as a session is constructed: the moment to start the catalog's Python worker in
+    // the background, rather than in the first query (BridgeWarmUp).
+    BridgeWarmUp.extensionsApplied();
     return BoxedUnit.UNIT;
   }
 

@@ -88,6 +88,20 @@ public final class BridgeKeepAlive {
     }
   }
 
+  /**
+   * The warm-up call of {@code session} ended ({@link BridgeWarmUp}): its worker is kept as after
+   * a user's call, so a first query a few minutes later still finds it.
+   */
+  static void warmedUp(org.apache.spark.sql.classic.SparkSession session) {
+    lastUserCall = System.nanoTime();
+    if (lastSession.get() == null) {
+      lastSession = new WeakReference<>(session);
+    }
+    if (keeper == null) {
+      start();
+    }
+  }
+
   /** The bridge call begun last ended (answered or failed). */
   static void end() {
     lastEnd = System.nanoTime();

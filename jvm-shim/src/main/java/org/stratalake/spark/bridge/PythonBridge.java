@@ -82,6 +82,9 @@ public final class PythonBridge {
     ObjectNode args = MESSAGES.valueToTree(request);
     args.put("op", op.name());
     args.put("protocol", BridgeContract.PROTOCOL_VERSION);
+    if (op != Operation.KEEP_ALIVE) {
+      BridgeWarmUp.awaitInFlight();
+    }
     BridgeKeepAlive.begin(op);
     try {
       return new Runner<>(function(), args.toString(), op).runInPython(useDaemon()).get(op);

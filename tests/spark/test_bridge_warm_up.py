@@ -3,7 +3,8 @@
 The first bridge call of a JVM starts Spark's Python daemon for the catalog and a worker that
 imports stratalake (~1.8 s). The session extensions start that call as the session is created;
 a first query made meanwhile waits for it and is answered by the same worker, rather than forking
-a second one that imports stratalake again. Runs in its own process: the shared session of the
+a second one that imports stratalake again. Then, in the same background thread, Spark's search for
+Python data sources (its own Python process) runs, which the first write needs. Runs in its own process: the shared session of the
 other tests warmed up long ago.
 """
 
@@ -34,11 +35,6 @@ begun = jvm.BridgeWarmUp.callBegun()
 calls_before_query = json.loads(jvm.BridgeContract.callCounts())
 # The first query, while the warm-up call most likely still runs (it takes ~2 s).
 spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.db").collect()
-spark.sql("CREATE TABLE lake.db.t (k INT, v STRING) TBLPROPERTIES ('primary-key' = 'k', 'bucket' = '1')")
-spark.sql("INSERT INTO lake.db.t VALUES (1, 'a')")
-rows = [tuple(r) for r in spark.sql("SELECT * FROM lake.db.t").collect()]
-warm = jvm.BridgeWarmUp.workerPid()
-calls_after_query = json.loads(jvm.BridgeContract.callCounts())
 
 
 def parent(pid):
@@ -46,16 +42,45 @@ def parent(pid):
         return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
+def children(pid):
+    out = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and parent(int(p)) == pid:
+                out.append(int(p))
+        except OSError:
+            pass  # the process ended meanwhile
+    return out
+
+
+def cmdline(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().replace(b"\0", b" ").decode()
+
+
+# Then, before anything needs a Python data source, Spark's search for them (its own daemon).
+jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+lookup_daemons = []
+soon = time.time() + 30  # (within the bridge's 40 s of quiet before a keep-alive call)
+while not lookup_daemons and time.time() < soon:
+    lookup_daemons = [p for p in children(jvm_pid) if "lookup_data_sources" in cmdline(p)]
+    time.sleep(0.05)
+spark.sql("CREATE TABLE lake.db.t (k INT, v STRING) TBLPROPERTIES ('primary-key' = 'k', 'bucket' = '1')")
+spark.sql("INSERT INTO lake.db.t VALUES (1, 'a')")
+rows = [tuple(r) for r in spark.sql("SELECT * FROM lake.db.t").collect()]
+warm = jvm.BridgeWarmUp.workerPid()
+calls_after_query = json.loads(jvm.BridgeContract.callCounts())
+
 daemon = parent(warm) if warm > 0 else -1
-workers = [
-    int(p) for p in os.listdir("/proc") if p.isdigit() and os.path.exists(f"/proc/{p}/stat") and parent(int(p)) == daemon
-] if daemon > 0 else []
+workers = children(daemon) if daemon > 0 else []
 print("RESULT " + json.dumps({
     "begun": begun,
     "calls_before_query": calls_before_query,
     "calls_after_query": calls_after_query,
     "warm": warm,
     "workers": workers,
+    "daemon_of_jvm": daemon > 0 and parent(daemon) == jvm_pid,
+    "lookup_daemons": lookup_daemons,
     "rows": rows,
 }))
 spark.stop()
@@ -82,6 +107,8 @@ def test_a_new_session_starts_the_bridge_worker_its_first_query_uses(tmp_path: P
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
     out = json.loads(lines[0][len("RESULT ") :])
     assert out["begun"], "the warm-up call did not begin without a query"
+    # Spark's search for Python data sources ran in the background too, before the first write.
+    assert len(out["lookup_daemons"]) == 1
     # Before any query, the only bridge call was the warm-up's (counted as it starts).
     assert set(out["calls_before_query"]) <= {"keep_alive"}
     assert out["calls_after_query"]["keep_alive"] == 1
@@ -89,5 +116,5 @@ def test_a_new_session_starts_the_bridge_worker_its_first_query_uses(tmp_path: P
     assert out["warm"] > 0, "the warm-up call failed"
     # The first query's calls were answered by the warm-up's worker: the bridge's daemon forked
     # no other one.
-    assert out["workers"] == [out["warm"]]
+    assert out["workers"] == [out["warm"]] and out["daemon_of_jvm"]
     assert out["rows"] == [[1, "a"]]

@@ -148,6 +148,8 @@ def test_scan_of_many_splits_with_early_close_and_metrics(spark: Any, db: str) -
         assert metrics["stratalakePythonSplits"] == merged
         assert metrics["stratalakeRowsAfterMerge"] == n
         assert metrics["stratalakeRowsBeforeMerge"] == n + n // 2
+        # Python's own metrics (declared with the scan's, see StrataLakeScan) reach the plan too.
+        assert metrics["pythonDataReceived"] > 0
         # Early close: Spark stops reading after a few rows (a limit not pushed into the scan too).
         for q in (f"SELECT * FROM {db}.big LIMIT 5", f"SELECT * FROM {db}.big WHERE a > 5 LIMIT 3"):
             limited = spark.sql(q)

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.stratalake.spark.bridge.BridgeWarmUp;
 import org.stratalake.spark.catalog.SessionTableNames;
+import org.stratalake.spark.source.LakeSource;
 import org.stratalake.spark.scan.DriverRowsStrategy;
 import org.stratalake.spark.scan.TypedScans;
 import org.stratalake.spark.sql.AnalyzeStatements;
@@ -47,8 +48,11 @@ public class StrataLakeSparkSessionExtensions
     extensions.injectPlannerStrategy(new DriverRowsBuilder());
     IncrementalQueryFunctions.all().forEach(extensions::injectTableFunction);
     // Applied as a session is constructed: the moment to start the catalog's Python worker in
-    // the background, rather than in the first query (BridgeWarmUp).
-    BridgeWarmUp.extensionsApplied();
+    // the background, rather than in the first query (BridgeWarmUp); then Spark's lookup of
+    // Python data sources (once per JVM, another Python process, ~0.7 s), which the first write
+    // or read merged in Python needs to find stratalake's.
+    BridgeWarmUp.extensionsApplied(
+        session -> session.sessionState().dataSourceManager().dataSourceExists(LakeSource.SOURCE_NAME));
     return BoxedUnit.UNIT;
   }
 

@@ -35,37 +35,47 @@ public final class BridgeWarmUp {
   /**
    * The session extensions were applied to a session being created: warms the bridge up, once
    * per JVM, with the JVM's default session once there is one (the session being created, in
-   * PySpark, the spark-sql shell and Spark Connect; it is not passed to the extensions).
+   * PySpark, the spark-sql shell and Spark Connect; it is not passed to the extensions); then
+   * runs {@code then} with it in the same background thread.
    */
-  public static void extensionsApplied() {
+  public static void extensionsApplied(
+      java.util.function.Consumer<org.apache.spark.sql.classic.SparkSession> then) {
     if (!STARTED.compareAndSet(false, true)) {
       return;
     }
-    Thread t = new Thread(BridgeWarmUp::run, "stratalake-bridge-warm-up");
+    Thread t = new Thread(() -> run(then), "stratalake-bridge-warm-up");
     t.setDaemon(true);
     thread = t;
     t.start();
   }
 
-  private static void run() {
+  private static void run(java.util.function.Consumer<org.apache.spark.sql.classic.SparkSession> then) {
     long pid = 0;
+    org.apache.spark.sql.classic.SparkSession session = null;
     try {
-      org.apache.spark.sql.classic.SparkSession session = defaultSession();
-      if (session == null) {
-        return;
+      session = defaultSession();
+      if (session != null) {
+        org.apache.spark.sql.classic.SparkSession$.MODULE$.setActiveSession(session);
+        // The session's state (a lazy value) first, then the call: until it begins, no user call
+        // waits for it (the thread creating the session may be building that state).
+        session.sessionState();
+        calling = true;
+        pid = BridgeKeepAlive.call();
+        BridgeKeepAlive.warmedUp(session);
       }
-      org.apache.spark.sql.classic.SparkSession$.MODULE$.setActiveSession(session);
-      // The session's state (a lazy value) first, then the call: until it begins, no user call
-      // waits for it (the thread creating the session may be building that state).
-      session.sessionState();
-      calling = true;
-      pid = BridgeKeepAlive.call();
-      BridgeKeepAlive.warmedUp(session);
     } catch (RuntimeException e) {
       // The user's first call starts a worker as it would have, and reports the problem.
     } finally {
-      org.apache.spark.sql.classic.SparkSession$.MODULE$.clearActiveSession();
       CALL.complete(pid);
+    }
+    try {
+      if (pid > 0) {
+        then.accept(session); // after the call: user calls do not wait for this part
+      }
+    } catch (RuntimeException e) {
+      // Whatever needed it does it again, and reports the problem.
+    } finally {
+      org.apache.spark.sql.classic.SparkSession$.MODULE$.clearActiveSession();
     }
   }
 

@@ -33,6 +33,7 @@ import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.execution.datasources.v2.FilePartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonBatch;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.execution.datasources.v2.python.UserDefinedPythonDataSource;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonScan;
 import org.apache.spark.sql.internal.SQLConf;
@@ -353,9 +354,12 @@ public final class StrataLakeScan
 
   @Override
   public CustomMetric[] supportedCustomMetrics() {
-    // Declare Python's own metrics too, or the Python reader's values would be dropped.
+    // Declare Python's own metrics too, or the Python reader's values would be dropped. They are
+    // Spark's fixed list: named without looking the data source up, which the first time in a JVM
+    // runs Spark's search for Python data sources in a Python process of its own (~0.7 s of a
+    // native read's first query, which needs no Python data source).
     CustomMetric[] ours = ScanMetrics.supported();
-    CustomMetric[] py = pythonDataSource().source().createPythonMetrics();
+    CustomMetric[] py = new UserDefinedPythonDataSource(null).createPythonMetrics();
     CustomMetric[] out = new CustomMetric[ours.length + py.length];
     System.arraycopy(ours, 0, out, 0, ours.length);
     System.arraycopy(py, 0, out, ours.length, py.length);

@@ -78,10 +78,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--delays", default="0,3", help="seconds between the session and its first query")
     args = parser.parse_args()
+    try:
+        delays = [float(d) for d in args.delays.split(",")]
+    except ValueError:
+        parser.error(f"--delays {args.delays!r}: give seconds separated by commas, such as 0,3")
+    if any(d < 0 for d in delays):
+        parser.error(f"--delays {args.delays!r}: a delay cannot be negative")
+    if args.runs < 1:
+        parser.error(f"--runs {args.runs}: give at least 1 run")
+    if args.rows < 100:
+        parser.error(f"--rows {args.rows}: give at least 100 rows (the lookups read keys near rows / 3)")
     with tempfile.TemporaryDirectory(prefix="stratalake-first-query-") as work:
         wh, pq = str(Path(work) / "wh"), str(Path(work) / "pq")
         _python(_SETUP, wh, pq, str(args.rows))
-        for delay in (float(d) for d in args.delays.split(",")):
+        for delay in delays:
             for system in ("stratalake", "parquet"):
                 firsts, seconds = [], []
                 for run in range(args.runs):

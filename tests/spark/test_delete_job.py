@@ -4,6 +4,7 @@ candidate files, each finding and rewriting its rows, one commit on the driver."
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +226,69 @@ def test_a_failed_rewrite_job_leaves_the_table_and_its_directory_unchanged(tmp_p
     assert {str(f) for f in Path(t.location).rglob("*") if f.is_file()} == before
 
 
+@pytest.mark.parametrize("point", ["before the record", "before the unit runs", "after the unit wrote"])
+@pytest.mark.parametrize("outcome", ["abort", "commit"])
+def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str, outcome: str
+) -> None:
+    """Spark fails a job when one task fails and kills the others without waiting for them: a
+    killed task's Python worker finishes its unit after the driver's abort (or a speculative
+    twin after the commit) has cleaned up. Whenever the job ends, the late attempt leaves no
+    file: the table's directory is as the job's outcome left it."""
+    import stratalake.spark.delete_job as dj
+
+    t, messages, before = _cow_statement(tmp_path)
+    snap = t.latest_snapshot()
+    _, job, state = dj.row_level_commit(
+        t, messages, None, None, False, {"warehouse": str(tmp_path / "wh"), "table": "db.t"}
+    )
+    assert job is not None and state is not None
+    reader = dj.StagedUnitsReader(job)
+    late = reader.partitions()[0]
+    results = _run_job(job) if outcome == "commit" else []
+
+    def end_the_job() -> None:
+        if outcome == "abort":
+            assert dj.row_level_commit(t, messages, None, state, True, {}) == (None, None, None)
+        else:
+            committed, _, _ = dj.row_level_commit(t, messages, results, state, False, {})
+            assert committed is not None
+
+    real_namer, real_run = dj.FileNamer, dj._run_staged
+
+    def namer(*args: Any) -> Any:
+        if point == "before the record":
+            end_the_job()
+        return real_namer(*args)
+
+    def run(*args: Any) -> Any:
+        if point == "before the unit runs":
+            end_the_job()
+        out = real_run(*args)
+        if point == "after the unit wrote":
+            end_the_job()
+        return out
+
+    monkeypatch.setattr(dj, "FileNamer", namer)
+    monkeypatch.setattr(dj, "_run_staged", run)
+    with pytest.raises(RuntimeError, match="ended before this task attempt finished"):
+        list(reader.read(late))
+    monkeypatch.undo()
+    after = {str(f) for f in Path(t.location).rglob("*") if f.is_file()}
+    assert not Path(state).exists()
+    if outcome == "abort":
+        assert t.refresh().latest_snapshot() == snap
+        assert after == before
+    else:  # the new files are exactly the committed ones: the late twin's copy is gone
+        t = t.refresh()
+        snap = t.latest_snapshot()
+        assert snap is not None
+        live = {e.file.file_name for e in t.live_entries(snap)}
+        new = {Path(f).name for f in after - before if f.endswith(".parquet")}
+        assert new == live - {Path(f).name for f in before}
+        assert len(new) == 2 + 1  # the copies of the two files that keep rows, the inserted rows
+
+
 def test_a_staging_directory_from_the_shim_must_be_the_tables(tmp_path: Path) -> None:
     from stratalake.spark.delete_job import row_level_commit
 
@@ -255,14 +319,18 @@ def test_a_failed_job_commits_nothing_and_leaves_no_file(spark: Any, db: str, wa
     with pytest.raises(Exception, match="is missing"):
         spark.sql(f"DELETE FROM {t} WHERE id < 2000")  # the other units write copies first
     assert table.refresh().latest_snapshot() == snap
-    assert {str(f) for f in root.rglob("*") if f.is_file()} == before
+    # Spark failed the job without waiting for its other tasks: a killed task's Python worker may
+    # still be writing its copy, which it deletes itself once it sees the job ended (the
+    # interleavings are tested one by one above).
+    deadline = time.monotonic() + 30
+    while (files := {str(f) for f in root.rglob("*") if f.is_file()}) != before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert files == before
 
 
 def test_orphan_removal_takes_a_dead_jobs_staging(tmp_path: Path) -> None:
     """A driver that died between staging and commit leaves the staged units: orphans, removed
     once older than the threshold; a running job's (newer) stay."""
-    import time
-
     from stratalake.spark.delete_job import row_level_commit
 
     t, messages, _ = _cow_statement(tmp_path)

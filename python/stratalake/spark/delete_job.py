@@ -31,6 +31,13 @@ driver, and none of a failed job's do: :func:`finish` deletes the files of every
 result is not being committed, which no commit can reference, whatever its outcome, then the
 directory. (A copy-on-write bucket that still holds deletion vectors writes new index files too;
 a lost attempt's are left to ``remove_orphan_files``.)
+
+An attempt may still be running when :func:`finish` runs: Spark fails a job when one task fails
+and kills the others without waiting, and a killed task's Python worker finishes the unit it is
+writing. So :func:`finish` first writes an ``ended`` marker, and each attempt, after writing,
+checks whether the job ended (the marker, or its unit gone with the directory) and if so deletes
+its own files. Either the check comes after the marker (the attempt cleans up) or the attempt's
+files and record were written before it (:func:`finish`, which lists after it, deletes them).
 """
 
 from __future__ import annotations
@@ -79,6 +86,7 @@ UNITS = "units"  # the job's kind: run the staged units
 STAGING = "stratalake.job.staging"  # the job's staging directory
 _ATTEMPT = "attempt-"
 _UNIT = "unit-"
+_ENDED = "ended"  # written by finish before it lists the attempts (see the module docstring)
 
 # A staged unit: ("find", unit, the DELETE's V2 predicates) or ("rewrite", unit, positions by file).
 Staged = tuple[str, DeleteUnit, Any]
@@ -122,22 +130,33 @@ def finish(table: Table, staging: str, kept: Sequence[DeleteResult]) -> None:
     winners = {r.attempt for r in kept}
     io = table.file_io
     try:
-        names = io.list_names(staging) if io.exists(staging) else []
-        for name in names:
+        if not io.exists(staging):
+            return
+        io.write_bytes(f"{staging}/{_ENDED}", b"")  # before the listing: attempts still running see it
+        for name in io.list_names(staging):
             if not name.startswith(_ATTEMPT):
                 continue
             attempt = json.loads(io.read_bytes(f"{staging}/{name}"))
             directory = str(attempt["dir"])
             inside = directory.startswith(f"{table.location}/") and ".." not in directory
-            if attempt["uuid"] in winners or not inside or not io.exists(directory):
-                continue
-            prefix = f"data-{attempt['uuid']}-"
-            for f in io.list_names(directory):
-                if f.startswith(prefix):
-                    io.delete_quietly(f"{directory}/{f}")
+            if attempt["uuid"] not in winners and inside:
+                _delete_attempt_files(table, directory, str(attempt["uuid"]))
         io.delete_dir(staging)
     except Exception as e:  # the outcome stands; orphan removal reclaims what is left
         _LOG.warning("table %s: could not clean up %s (%s: %s)", table.identifier, staging, type(e).__name__, e)
+
+
+def _delete_attempt_files(table: Table, directory: str, attempt: str) -> None:
+    prefix = f"data-{attempt}-"
+    for f in table.file_io.list_names(directory):
+        if f.startswith(prefix):
+            table.file_io.delete_quietly(f"{directory}/{f}")
+
+
+def _job_ended(table: Table, staging: str, unit: str) -> bool:
+    """Whether :func:`finish` has begun: its marker is there, or it has deleted the unit.
+    Once true it stays true (finish writes the marker before it deletes anything)."""
+    return table.file_io.exists(f"{staging}/{_ENDED}") or not table.file_io.exists(unit)
 
 
 def _after_job(
@@ -180,19 +199,47 @@ class StagedUnitsReader(DataSourceReader):
         if partition.value is None:  # no unit: Spark still runs one empty task
             return
         table = load_table(self.options)
-        item: Staged = pickle.loads(table.file_io.read_bytes(partition.value))
+        staging, unit = self.options[STAGING], str(partition.value)
+        item: Staged = pickle.loads(table.file_io.read_bytes(unit))
+        if _job_ended(table, staging, unit):
+            raise _ended(table, staging)
         # Recorded before anything is written (see the module docstring).
         namer = FileNamer("data")
         entry = item[1].entries[0]
         codec = table.partition_codec
         directory = bucket_dir(table.location, codec.path(codec.from_bytes(entry.partition)), entry.bucket)
-        table.file_io.write_bytes(
-            f"{self.options[STAGING]}/{_ATTEMPT}{namer.uuid}",
-            json.dumps({"uuid": namer.uuid, "dir": directory}).encode(),
-        )
-        result = _run_staged(table, item, namer)
+        record = f"{staging}/{_ATTEMPT}{namer.uuid}"
+        table.file_io.write_bytes(record, json.dumps({"uuid": namer.uuid, "dir": directory}).encode())
+        try:
+            result = _run_staged(table, item, namer)
+        except BaseException as e:
+            _clean_up_if_ended(table, staging, unit, directory, record, namer.uuid, e)
+            raise
+        _clean_up_if_ended(table, staging, unit, directory, record, namer.uuid, None)
         if result is not None:
             yield pa.RecordBatch.from_pydict({"result": pa.array([pickle.dumps(result)], pa.binary())})
+
+
+def _ended(table: Table, staging: str) -> RuntimeError:
+    return RuntimeError(
+        f"table {table.identifier}: the job of {staging} ended before this task attempt finished "
+        "(Spark failed or finished it without waiting); the attempt's files were deleted"
+    )
+
+
+def _clean_up_if_ended(
+    table: Table, staging: str, unit: str, directory: str, record: str, attempt: str, error: BaseException | None
+) -> None:
+    """After an attempt wrote (or failed writing): if the job has ended, finish may have listed
+    the attempts before this one's files existed, so the attempt deletes them itself."""
+    if not _job_ended(table, staging, unit):
+        return
+    _delete_attempt_files(table, directory, attempt)
+    if table.file_io.exists(unit):
+        table.file_io.delete_quietly(record)  # finish deletes the directory
+    else:
+        table.file_io.delete_dir(staging)  # the record made it again after finish deleted it
+    raise _ended(table, staging) from error
 
 
 # ---- a DELETE the table evaluates ------------------------------------------------------------------

@@ -63,7 +63,7 @@ public final class BridgeWarmUp {
         pid = BridgeKeepAlive.call();
         BridgeKeepAlive.warmedUp(session);
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | LinkageError e) { // LinkageError: a Spark without these calls
       // The user's first call starts a worker as it would have, and reports the problem.
     } finally {
       CALL.complete(pid);
@@ -72,7 +72,7 @@ public final class BridgeWarmUp {
       if (pid > 0) {
         then.accept(session); // after the call: user calls do not wait for this part
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | LinkageError e) {
       // Whatever needed it does it again, and reports the problem.
     } finally {
       org.apache.spark.sql.classic.SparkSession$.MODULE$.clearActiveSession();

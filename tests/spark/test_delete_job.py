@@ -299,14 +299,20 @@ def test_a_staging_directory_from_the_shim_must_be_the_tables(tmp_path: Path) ->
 
 
 def test_a_failed_job_commits_nothing_and_leaves_no_file(spark: Any, db: str, warehouse: Path) -> None:
-    """One unit's task fails (a data file of the table went missing from the store): Spark fails
-    the job, the shim tells the bridge, which deletes the files the other tasks wrote and the
-    staging directory. The table is as before."""
+    """One unit's task fails (a data file of the table went missing from the store) while another
+    is still rewriting a large file: Spark fails the job at once and kills that task without
+    waiting. The statement fails only once the killed task has ended, and the shim then tells the
+    bridge, which deletes the files the tasks wrote and the staging directory. The table is as
+    before."""
     t = f"{db}.broken"
     spark.sql(
         f"CREATE TABLE {t} (id BIGINT, p INT) PARTITIONED BY (p) TBLPROPERTIES ('source.split.target-size' = '1')"
     )
-    spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 4 AS INT) FROM range(0, 4000, 1, 1)")
+    # Partition 2 holds 296,000 rows: its unit runs beside partition 3's, which fails at once.
+    spark.sql(
+        f"INSERT INTO {t} SELECT id, CASE WHEN id < 4000 THEN CAST(id % 4 AS INT) ELSE 2 END "
+        "FROM range(0, 300000, 1, 1)"
+    )
     table = stratalake.Catalog(str(warehouse)).get_table(f"{db.split('.', 1)[1]}.broken")
     snap = table.latest_snapshot()
     assert snap is not None
@@ -316,16 +322,21 @@ def test_a_failed_job_commits_nothing_and_leaves_no_file(spark: Any, db: str, wa
     lost = next(root.glob(f"p=3/bucket-0/{entries[-1].file.file_name}"))
     lost.unlink()
     before = {str(f) for f in root.rglob("*") if f.is_file()}
+    group = f"broken-{db}"
     with pytest.raises(Exception, match="is missing"):
-        spark.sql(f"DELETE FROM {t} WHERE id < 2000")  # the other units write copies first
+        run_in_group(spark, group, f"DELETE FROM {t} WHERE id < 2000 OR id > 5000")
+    tracker = spark.sparkContext.statusTracker()
+    running = [
+        (stage, info.numActiveTasks)
+        for job in tracker.getJobIdsForGroup(group)
+        for stage in (tracker.getJobInfo(job).stageIds or [])
+        if (info := tracker.getStageInfo(stage)) is not None and info.numActiveTasks
+    ]
+    assert running == [], "the statement failed while tasks of its job still ran"
     assert table.refresh().latest_snapshot() == snap
-    # Spark failed the job without waiting for its other tasks: a killed task's Python worker may
-    # still be writing its copy, which it deletes itself once it sees the job ended (the
-    # interleavings are tested one by one above).
-    deadline = time.monotonic() + 30
-    while (files := {str(f) for f in root.rglob("*") if f.is_file()}) != before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert files == before
+    assert {str(f) for f in root.rglob("*") if f.is_file()} == before
+    time.sleep(1)  # nothing of the job still writes
+    assert {str(f) for f in root.rglob("*") if f.is_file()} == before
 
 
 def test_orphan_removal_takes_a_dead_jobs_staging(tmp_path: Path) -> None:

@@ -148,10 +148,18 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
     return answer;
   }
 
-  /** Runs the job Python described; returns each task's binary result, base64-encoded. */
+  /**
+   * Runs the job Python described; returns each task's binary result, base64-encoded. A failed
+   * job's error comes once its tasks have ended ({@link JobTasks}).
+   */
   static List<String> runJob(ProcedureJob job) {
-    List<Row> results = SparkSession.active().read().format(LakeSource.SOURCE_NAME)
-        .schema("result BINARY").options(job.options()).load().collectAsList();
+    SparkSession spark = SparkSession.active();
+    List<Row> results =
+        JobTasks.run(
+            spark.sparkContext(),
+            () ->
+                spark.read().format(LakeSource.SOURCE_NAME).schema("result BINARY")
+                    .options(job.options()).load().collectAsList());
     List<String> out = new ArrayList<>();
     for (Row r : results) {
       out.add(Base64.getEncoder().encodeToString((byte[]) r.get(0)));

@@ -236,6 +236,7 @@ def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
     twin after the commit) has cleaned up. Whenever the job ends, the late attempt leaves no
     file: the table's directory is as the job's outcome left it."""
     import stratalake.spark.delete_job as dj
+    from stratalake.lsm.data_file import FileNamer
 
     t, messages, before = _cow_statement(tmp_path)
     snap = t.latest_snapshot()
@@ -254,7 +255,7 @@ def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
             committed, _, _ = dj.row_level_commit(t, messages, results, state, False, {})
             assert committed is not None
 
-    real_namer, real_run = dj.FileNamer, dj._run_staged
+    real_namer, real_run = FileNamer, dj._run_staged
 
     def namer(*args: Any) -> Any:
         if point == "before the record":
@@ -287,6 +288,64 @@ def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
         new = {Path(f).name for f in after - before if f.endswith(".parquet")}
         assert new == live - {Path(f).name for f in before}
         assert len(new) == 2 + 1  # the copies of the two files that keep rows, the inserted rows
+
+
+@pytest.mark.parametrize("outcome", ["abort", "commit"])
+@pytest.mark.parametrize("seed", range(12))
+def test_attempts_racing_the_end_of_their_job_leave_no_file(tmp_path: Path, seed: int, outcome: str) -> None:
+    """The same protocol under real concurrency: every unit's attempt runs in a thread (each
+    starting after a random pause) while the abort, or the commit of an earlier round of
+    attempts, runs after another. Once all have returned, the new files are exactly the
+    committed ones (none after an abort), whichever attempts finished first."""
+    import random
+    import threading
+
+    import stratalake.spark.delete_job as dj
+
+    t, messages, before = _cow_statement(tmp_path)
+    snap = t.latest_snapshot()
+    _, job, state = dj.row_level_commit(
+        t, messages, None, None, False, {"warehouse": str(tmp_path / "wh"), "table": "db.t"}
+    )
+    assert job is not None and state is not None
+    results = _run_job(job) if outcome == "commit" else None  # the round Spark kept
+    reader = dj.StagedUnitsReader(job)
+    parts = reader.partitions()
+    rng = random.Random(seed)
+    # Around the time an attempt takes here (a few ms), so the job ends before, inside and after
+    # attempts.
+    pauses = [rng.uniform(0, 0.02) for _ in parts] + [rng.uniform(0.002, 0.012)]
+    outcomes: list[str] = []
+
+    def attempt(part: Any, pause: float) -> None:
+        time.sleep(pause)
+        try:
+            outcomes.append("wrote" if list(reader.read(part)) else "empty")
+        except RuntimeError as e:
+            outcomes.append("ended" if "ended before this task attempt finished" in str(e) else repr(e))
+        except OSError:  # its unit, or the directory for its record, went as it began
+            outcomes.append("too late")
+
+    threads = [threading.Thread(target=attempt, args=(p, w)) for p, w in zip(parts, pauses[:-1], strict=True)]
+    for th in threads:
+        th.start()
+    time.sleep(pauses[-1])
+    committed, _, _ = dj.row_level_commit(t, messages, results, state, outcome == "abort", {})
+    for th in threads:
+        th.join()
+    assert len(outcomes) == len(parts) and set(outcomes) <= {"wrote", "empty", "ended", "too late"}, outcomes
+    after = {str(f) for f in Path(t.location).rglob("*") if f.is_file()}
+    assert not Path(state).exists()
+    t = t.refresh()
+    if outcome == "abort":
+        assert committed is None and t.latest_snapshot() == snap
+        assert after == before
+    else:
+        latest = t.latest_snapshot()
+        assert committed is not None and latest is not None
+        live = {e.file.file_name for e in t.live_entries(latest)}
+        new = {Path(f).name for f in after - before if f.endswith(".parquet")}
+        assert new == live - {Path(f).name for f in before}
 
 
 def test_a_staging_directory_from_the_shim_must_be_the_tables(tmp_path: Path) -> None:

@@ -35,17 +35,21 @@ a lost attempt's are left to ``remove_orphan_files``.)
 An attempt may still be running when :func:`finish` runs: Spark fails a job when one task fails
 and kills the others without waiting, and a killed task's Python worker finishes the unit it is
 writing. So :func:`finish` first writes an ``ended`` marker, and each attempt, after writing,
-checks whether the job ended (the marker, or its unit gone with the directory) and if so deletes
-its own files. Either the check comes after the marker (the attempt cleans up) or the attempt's
-files and record were written before it (:func:`finish`, which lists after it, deletes them).
+checks whether the job ended (the marker, or its unit gone) and if so deletes its own files.
+Either the check comes after the marker (the attempt cleans up) or the attempt's files and record
+were written before it (:func:`finish`, which lists after it, deletes them). :func:`finish`
+deletes the units before the marker, so an ended job reads as ended until the directory is gone.
+(The shim also waits for a failed job's tasks to end before the abort: ``JobTasks``.)
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import pickle
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -136,14 +140,35 @@ def finish(table: Table, staging: str, kept: Sequence[DeleteResult]) -> None:
         for name in io.list_names(staging):
             if not name.startswith(_ATTEMPT):
                 continue
-            attempt = json.loads(io.read_bytes(f"{staging}/{name}"))
+            try:
+                attempt = json.loads(io.read_bytes(f"{staging}/{name}"))
+            except FileNotFoundError:  # a late attempt saw the marker and deleted its files itself
+                continue
             directory = str(attempt["dir"])
             inside = directory.startswith(f"{table.location}/") and ".." not in directory
             if attempt["uuid"] not in winners and inside:
                 _delete_attempt_files(table, directory, str(attempt["uuid"]))
-        io.delete_dir(staging)
+        _delete_staging(table, staging)
     except Exception as e:  # the outcome stands; orphan removal reclaims what is left
         _LOG.warning("table %s: could not clean up %s (%s: %s)", table.identifier, staging, type(e).__name__, e)
+
+
+def _delete_staging(table: Table, staging: str, tries: int = 5) -> None:
+    """Delete the staging directory: the units first, then the rest (the marker last of all
+    files :func:`_job_ended` reads, so that an attempt still running reads one of them as ended).
+    Late attempts may add or remove their records meanwhile (each cleans up after itself), which
+    fails a try: retried."""
+    io = table.file_io
+    for name in io.list_names(staging):
+        if name.startswith(_UNIT):
+            io.delete_quietly(f"{staging}/{name}")
+    for _ in range(tries - 1):
+        try:
+            io.delete_dir(staging)
+            return
+        except OSError:
+            time.sleep(0.01)
+    io.delete_dir(staging)
 
 
 def _delete_attempt_files(table: Table, directory: str, attempt: str) -> None:
@@ -155,7 +180,8 @@ def _delete_attempt_files(table: Table, directory: str, attempt: str) -> None:
 
 def _job_ended(table: Table, staging: str, unit: str) -> bool:
     """Whether :func:`finish` has begun: its marker is there, or it has deleted the unit.
-    Once true it stays true (finish writes the marker before it deletes anything)."""
+    Once true it stays true: finish writes the marker before it deletes anything, and deletes
+    every unit before the marker."""
     return table.file_io.exists(f"{staging}/{_ENDED}") or not table.file_io.exists(unit)
 
 
@@ -234,11 +260,16 @@ def _clean_up_if_ended(
     the attempts before this one's files existed, so the attempt deletes them itself."""
     if not _job_ended(table, staging, unit):
         return
-    _delete_attempt_files(table, directory, attempt)
-    if table.file_io.exists(unit):
-        table.file_io.delete_quietly(record)  # finish deletes the directory
-    else:
-        table.file_io.delete_dir(staging)  # the record made it again after finish deleted it
+    try:
+        _delete_attempt_files(table, directory, attempt)
+        table.file_io.delete_quietly(record)
+        # Its record may have made the directory again after finish deleted it. Only an empty
+        # one goes: finish deletes the units and the marker, which other attempts still read.
+        if not table.file_io.list_names(staging):
+            with contextlib.suppress(FileNotFoundError):  # finish or another attempt was first
+                table.file_io.delete_dir(staging)
+    except OSError as e:  # what is left is an orphan
+        _LOG.warning("table %s: a late attempt could not clean up (%s: %s)", table.identifier, type(e).__name__, e)
     raise _ended(table, staging) from error
 
 

@@ -20,6 +20,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * begun (it needs the session's state, which the session's own thread may still be building), a
  * user's call does not wait. A warm-up that fails is silent: the user's first call starts a worker
  * as it would have, and reports what is wrong.
+ *
+ * <p>Beside that call, a second thread warms Spark itself: a session's first query loads ~4,000
+ * classes of Spark's analyzer, optimizer, planner and code generator (~1 s of a fresh session's
+ * first point lookup, measured). A query over literal rows, analyzed, planned and its code
+ * generated but never run (no job), loads most of them while the user is not querying. The user's
+ * first statement ({@link #userStatement}: the parser saw it, or it called the bridge) stops it
+ * at its next step, since both would compete for the same cores.
  */
 public final class BridgeWarmUp {
   // Longer than a worker start on a loaded machine, short enough not to hide a hung start.
@@ -29,6 +36,12 @@ public final class BridgeWarmUp {
   private static final CompletableFuture<Long> CALL = new CompletableFuture<>();
   private static volatile boolean calling;
   private static volatile Thread thread;
+  private static volatile Thread queryThread;
+  private static volatile boolean userStatement;
+  private static volatile String queries = "not run";
+  // Literal rows, a filter and a projection: what the first query of most sessions has.
+  private static final String WARM_QUERY =
+      "SELECT id, CONCAT(v, 'x') AS v FROM VALUES (1L, 'a'), (2L, 'b') AS t(id, v) WHERE id = 1";
 
   private BridgeWarmUp() {}
 
@@ -59,6 +72,11 @@ public final class BridgeWarmUp {
         // The session's state (a lazy value) first, then the call: until it begins, no user call
         // waits for it (the thread creating the session may be building that state).
         session.sessionState();
+        org.apache.spark.sql.classic.SparkSession started = session;
+        Thread q = new Thread(() -> warmQueries(started), "stratalake-query-warm-up");
+        q.setDaemon(true);
+        queryThread = q;
+        q.start();
         calling = true;
         pid = BridgeKeepAlive.call();
         BridgeKeepAlive.warmedUp(session);
@@ -77,6 +95,54 @@ public final class BridgeWarmUp {
     } finally {
       org.apache.spark.sql.classic.SparkSession$.MODULE$.clearActiveSession();
     }
+  }
+
+  private static void warmQueries(org.apache.spark.sql.classic.SparkSession session) {
+    queries = "running";
+    String outcome = "failed";
+    try {
+      org.apache.spark.sql.classic.SparkSession$.MODULE$.setActiveSession(session);
+      org.apache.spark.sql.execution.QueryExecution qe = null;
+      org.apache.spark.sql.execution.SparkPlan plan = null;
+      for (int step = 0; step < 3; step++) {
+        if (userStatement) {
+          outcome = "stopped";
+          return;
+        }
+        if (step == 0) {
+          qe = session.sql(WARM_QUERY).queryExecution(); // parsed and analyzed
+        } else if (step == 1) {
+          plan = qe.executedPlan(); // optimized and planned
+        } else {
+          plan.execute(); // an RDD, never computed: its code generated and compiled, no job
+        }
+      }
+      outcome = "done";
+    } catch (RuntimeException | LinkageError e) {
+      // Nothing depends on it: the user's first query loads the classes itself.
+    } finally {
+      queries = outcome;
+      org.apache.spark.sql.classic.SparkSession$.MODULE$.clearActiveSession();
+    }
+  }
+
+  /**
+   * A user's statement began (the parser saw it, or it called the bridge): the warm-up of
+   * Spark's query classes stops at its next step. The warm-up's own threads do not count.
+   */
+  public static void userStatement() {
+    Thread current = Thread.currentThread();
+    if (current != thread && current != queryThread) {
+      userStatement = true;
+    }
+  }
+
+  /**
+   * What became of the warm-up of Spark's query classes: "not run" (no session yet), "running",
+   * "stopped" (by a user's statement), "failed" or "done". For tests and diagnostics.
+   */
+  public static String queries() {
+    return queries;
   }
 
   /** The JVM's default session, waited for while the session is constructed; null if none. */
@@ -100,6 +166,7 @@ public final class BridgeWarmUp {
 
   /** Before a user's bridge call: waits for the warm-up call, if it is running. */
   static void awaitInFlight() {
+    userStatement();
     if (!calling || CALL.isDone() || Thread.currentThread() == thread) {
       return;
     }

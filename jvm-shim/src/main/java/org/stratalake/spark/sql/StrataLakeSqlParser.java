@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.parser.TemporalIdentifier;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
+import org.stratalake.spark.bridge.BridgeWarmUp;
 import scala.collection.immutable.Seq;
 
 /**
@@ -28,12 +29,14 @@ public class StrataLakeSqlParser implements ParserInterface {
 
   @Override
   public LogicalPlan parsePlan(String sqlText) throws ParseException {
+    BridgeWarmUp.userStatement(); // a session's warm-up stops for the user's first statement
     return delegate.parsePlan(rewrite(sqlText));
   }
 
   @Override
   public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext context)
       throws ParseException {
+    BridgeWarmUp.userStatement();
     return delegate.parsePlanWithParameters(rewrite(sqlText), context);
   }
 

@@ -500,6 +500,7 @@ def _bucket_messages(
     for entries, base in buckets:
         key = (entries[0].partition, entries[0].bucket)
         m = restore_maintainer(table, key[0], key[1], base)
+        m.namer = namer.sibling("index")  # the attempt's own names (spark/job_attempts.py)
         maintainers.append((key, entries[0].total_buckets, m))
         for e in entries:
             name = e.file.file_name

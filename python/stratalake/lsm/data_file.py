@@ -35,15 +35,29 @@ SYSTEM_COLUMNS = (SEQUENCE_NUMBER, VALUE_KIND)
 
 
 class FileNamer:
-    """``data-<uuid>-<n>.<format>`` names, unique per writer."""
+    """``<prefix>-<uuid>-<n>.<format>`` names (``data-...``), unique per writer.
 
-    def __init__(self, prefix: str = "data") -> None:
-        self._uuid = str(uuid.uuid4())
+    A writer's other kinds of file (``changelog-<uuid>-<n>``, ``index-<uuid>-<n>``) come from its
+    :meth:`sibling` namers, which share the uuid: every file one task attempt writes carries it, so
+    the attempt's files can be found by name (``spark/job_attempts.py``)."""
+
+    def __init__(self, prefix: str = "data", uuid_: str | None = None) -> None:
+        self._uuid = uuid_ or str(uuid.uuid4())
         self._counter = itertools.count()  # atomic under the GIL: buckets flush in parallel
         self._prefix = prefix
+        self._siblings: dict[str, FileNamer] = {prefix: self}
 
-    def next(self, extension: str = "parquet") -> str:
-        return f"{self._prefix}-{self._uuid}-{next(self._counter)}.{extension}"
+    def next(self, extension: str | None = "parquet") -> str:
+        name = f"{self._prefix}-{self._uuid}-{next(self._counter)}"
+        return name if extension is None else f"{name}.{extension}"
+
+    def sibling(self, prefix: str) -> FileNamer:
+        """The namer of ``prefix`` files with this namer's uuid (one per prefix: names never repeat)."""
+        namer = self._siblings.get(prefix)
+        if namer is None:
+            namer = self._siblings.setdefault(prefix, FileNamer(prefix, self._uuid))
+            namer._siblings = self._siblings
+        return namer
 
     @property
     def uuid(self) -> str:

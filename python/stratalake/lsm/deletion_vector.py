@@ -20,6 +20,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,9 @@ from stratalake.exceptions import CorruptFileError, UnsupportedError
 from stratalake.io import FileIO
 from stratalake.spec.manifest import DeletionVectorRange, FileKind, IndexManifestEntry
 from stratalake.spec.names import check_file_name, check_no_external_path
+
+if TYPE_CHECKING:
+    from stratalake.lsm.data_file import FileNamer
 
 MAGIC = 1581511376
 """Magic of a 32-bit bitmap vector (Java ``BitmapDeletionVector.MAGIC_NUMBER``)."""
@@ -399,6 +403,8 @@ class DeletionVectorsMaintainer:
     base_files: tuple[IndexManifestEntry, ...] = ()  # the live index files the vectors came from
     target_file_size: int = 2 * 1024 * 1024
     modified: bool = False
+    # Names the index files it writes (a task attempt's, see FileNamer.sibling); None: random.
+    namer: FileNamer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @staticmethod
@@ -459,7 +465,7 @@ class DeletionVectorsMaintainer:
 
     def _write_one(self, file_io: FileIO, vectors: Mapping[str, DeletionVector]) -> IndexManifestEntry:
         data, ranges = encode_index_file(vectors)
-        name = index_file_name()
+        name = self.namer.next(None) if self.namer is not None else index_file_name()
         file_io.write_bytes(f"{self.index_dir}/{name}", data)
         return IndexManifestEntry(
             FileKind.ADD,

@@ -25,32 +25,16 @@ job's start-up; a larger one runs as a job, one Spark task per unit:
 3. the shim calls the bridge again with the results and the state, which commit as one
    snapshot, failing unchanged on a conflict; or, when the job failed, with ``abort``.
 
-Before writing, each task attempt records in the staging directory the uuid its data files'
-names carry and their directory. A retried or speculative attempt's files never reach the
-driver, and none of a failed job's do: :func:`finish` deletes the files of every attempt whose
-result is not being committed, which no commit can reference, whatever its outcome, then the
-directory. (A copy-on-write bucket that still holds deletion vectors writes new index files too;
-a lost attempt's are left to ``remove_orphan_files``.)
-
-An attempt may still be running when :func:`finish` runs: Spark fails a job when one task fails
-and kills the others without waiting, and a killed task's Python worker finishes the unit it is
-writing. So :func:`finish` first writes an ``ended`` marker, and each attempt, after writing,
-checks whether the job ended (the marker, or its unit gone) and if so deletes its own files.
-Either the check comes after the marker (the attempt cleans up) or the attempt's files and record
-were written before it (:func:`finish`, which lists after it, deletes them). :func:`finish`
-deletes the units before the marker, so an ended job reads as ended until the directory is gone.
-(The shim also waits for a failed job's tasks to end before the abort: ``JobTasks``.)
+Each task attempt records, before it writes, the uuid its files' names carry; when the job ends
+(committed, refused, unknown or failed), the files of every attempt whose result is not being
+committed are deleted, attempts still running included (``spark/job_attempts.py``).
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
-import json
 import logging
 import pickle
-import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +53,9 @@ from stratalake.exceptions import UnsupportedError
 from stratalake.expressions import Predicate, conjunction
 from stratalake.lsm.data_file import FileNamer, bucket_dir
 from stratalake.operation.commit import CommitMessage, delete_uncommitted
+from stratalake.spark import job_attempts
 from stratalake.spark.dml import parse_predicates
 from stratalake.spark.source import load_table
-from stratalake.store.files import STAGING_DIR
 from stratalake.table.row_delete import (
     commit_positions,
     delete_units,
@@ -87,10 +71,8 @@ _LOG = logging.getLogger(__name__)
 
 JOB = "stratalake.job"
 UNITS = "units"  # the job's kind: run the staged units
-STAGING = "stratalake.job.staging"  # the job's staging directory
-_ATTEMPT = "attempt-"
+STAGING = job_attempts.STAGING_OPTION  # the job's staging directory
 _UNIT = "unit-"
-_ENDED = "ended"  # written by finish before it lists the attempts (see the module docstring)
 
 # A staged unit: ("find", unit, the DELETE's V2 predicates) or ("rewrite", unit, positions by file).
 Staged = tuple[str, DeleteUnit, Any]
@@ -107,7 +89,7 @@ def fits_one_split(table: Table, units: Sequence[DeleteUnit]) -> bool:
 
 def stage(table: Table, staged: Sequence[Staged], source_options: Mapping[str, str]) -> tuple[dict[str, str], str]:
     """Write the units into a new staging directory: (the job's options, the directory)."""
-    staging = f"{table.location}/{STAGING_DIR}/{uuid.uuid4().hex}"
+    staging = job_attempts.new_staging(table)
     try:
         for i, item in enumerate(staged):
             table.file_io.write_bytes(f"{staging}/{_UNIT}{i:06d}", pickle.dumps(item))
@@ -119,70 +101,10 @@ def stage(table: Table, staged: Sequence[Staged], source_options: Mapping[str, s
     return options, staging
 
 
-def _check_staging(table: Table, staging: str) -> None:
-    """A staging directory comes back from the shim: only one of this table's is accepted."""
-    prefix = f"{table.location}/{STAGING_DIR}/"
-    name = staging[len(prefix) :] if staging.startswith(prefix) else ""
-    if len(name) != 32 or any(c not in "0123456789abcdef" for c in name):
-        raise ValueError(f"table {table.identifier}: {staging!r} is not one of its staging directories")
-
-
 def finish(table: Table, staging: str, kept: Sequence[DeleteResult]) -> None:
-    """Delete the data files of every task attempt other than ``kept``'s, then the staging
-    directory. Best effort: the statement's outcome is decided by then (leftovers are orphans)."""
-    _check_staging(table, staging)
-    winners = {r.attempt for r in kept}
-    io = table.file_io
-    try:
-        if not io.exists(staging):
-            return
-        io.write_bytes(f"{staging}/{_ENDED}", b"")  # before the listing: attempts still running see it
-        for name in io.list_names(staging):
-            if not name.startswith(_ATTEMPT):
-                continue
-            try:
-                attempt = json.loads(io.read_bytes(f"{staging}/{name}"))
-            except FileNotFoundError:  # a late attempt saw the marker and deleted its files itself
-                continue
-            directory = str(attempt["dir"])
-            inside = directory.startswith(f"{table.location}/") and ".." not in directory
-            if attempt["uuid"] not in winners and inside:
-                _delete_attempt_files(table, directory, str(attempt["uuid"]))
-        _delete_staging(table, staging)
-    except Exception as e:  # the outcome stands; orphan removal reclaims what is left
-        _LOG.warning("table %s: could not clean up %s (%s: %s)", table.identifier, staging, type(e).__name__, e)
-
-
-def _delete_staging(table: Table, staging: str, tries: int = 5) -> None:
-    """Delete the staging directory: the units first, then the rest (the marker last of all
-    files :func:`_job_ended` reads, so that an attempt still running reads one of them as ended).
-    Late attempts may add or remove their records meanwhile (each cleans up after itself), which
-    fails a try: retried."""
-    io = table.file_io
-    for name in io.list_names(staging):
-        if name.startswith(_UNIT):
-            io.delete_quietly(f"{staging}/{name}")
-    for _ in range(tries - 1):
-        try:
-            io.delete_dir(staging)
-            return
-        except OSError:
-            time.sleep(0.01)
-    io.delete_dir(staging)
-
-
-def _delete_attempt_files(table: Table, directory: str, attempt: str) -> None:
-    prefix = f"data-{attempt}-"
-    for f in table.file_io.list_names(directory):
-        if f.startswith(prefix):
-            table.file_io.delete_quietly(f"{directory}/{f}")
-
-
-def _job_ended(table: Table, staging: str, unit: str) -> bool:
-    """Whether :func:`finish` has begun: its marker is there, or it has deleted the unit.
-    Once true it stays true: finish writes the marker before it deletes anything, and deletes
-    every unit before the marker."""
-    return table.file_io.exists(f"{staging}/{_ENDED}") or not table.file_io.exists(unit)
+    """Delete the files of every task attempt other than ``kept``'s, then the staging directory
+    (:func:`stratalake.spark.job_attempts.finish`)."""
+    job_attempts.finish(table, staging, {r.attempt for r in kept if r.attempt is not None})
 
 
 def _after_job(
@@ -227,50 +149,22 @@ class StagedUnitsReader(DataSourceReader):
         table = load_table(self.options)
         staging, unit = self.options[STAGING], str(partition.value)
         item: Staged = pickle.loads(table.file_io.read_bytes(unit))
-        if _job_ended(table, staging, unit):
-            raise _ended(table, staging)
+        if job_attempts.job_ended(table, staging, unit):
+            raise job_attempts.ended_error(table, staging)
         # Recorded before anything is written (see the module docstring).
         namer = FileNamer("data")
         entry = item[1].entries[0]
         codec = table.partition_codec
         directory = bucket_dir(table.location, codec.path(codec.from_bytes(entry.partition)), entry.bucket)
-        record = f"{staging}/{_ATTEMPT}{namer.uuid}"
-        table.file_io.write_bytes(record, json.dumps({"uuid": namer.uuid, "dir": directory}).encode())
+        record = job_attempts.record_attempt(table, staging, namer.uuid, directory)
         try:
             result = _run_staged(table, item, namer)
         except BaseException as e:
-            _clean_up_if_ended(table, staging, unit, directory, record, namer.uuid, e)
+            job_attempts.clean_up_if_ended(table, staging, unit, directory, record, namer.uuid, e)
             raise
-        _clean_up_if_ended(table, staging, unit, directory, record, namer.uuid, None)
+        job_attempts.clean_up_if_ended(table, staging, unit, directory, record, namer.uuid, None)
         if result is not None:
             yield pa.RecordBatch.from_pydict({"result": pa.array([pickle.dumps(result)], pa.binary())})
-
-
-def _ended(table: Table, staging: str) -> RuntimeError:
-    return RuntimeError(
-        f"table {table.identifier}: the job of {staging} ended before this task attempt finished "
-        "(Spark failed or finished it without waiting); the attempt's files were deleted"
-    )
-
-
-def _clean_up_if_ended(
-    table: Table, staging: str, unit: str, directory: str, record: str, attempt: str, error: BaseException | None
-) -> None:
-    """After an attempt wrote (or failed writing): if the job has ended, finish may have listed
-    the attempts before this one's files existed, so the attempt deletes them itself."""
-    if not _job_ended(table, staging, unit):
-        return
-    try:
-        _delete_attempt_files(table, directory, attempt)
-        table.file_io.delete_quietly(record)
-        # Its record may have made the directory again after finish deleted it. Only an empty
-        # one goes: finish deletes the units and the marker, which other attempts still read.
-        if not table.file_io.list_names(staging):
-            with contextlib.suppress(FileNotFoundError):  # finish or another attempt was first
-                table.file_io.delete_dir(staging)
-    except OSError as e:  # what is left is an orphan
-        _LOG.warning("table %s: a late attempt could not clean up (%s: %s)", table.identifier, type(e).__name__, e)
-    raise _ended(table, staging) from error
 
 
 # ---- a DELETE the table evaluates ------------------------------------------------------------------

@@ -175,12 +175,16 @@ def compact_bucket(
     return picked, written
 
 
-def run_task(table: TableStore, task: CompactTask, full: bool = False) -> CommitMessage | None:
-    """The dedicated compaction of one bucket of an append table (see ``operation/compact.py``)."""
+def run_task(
+    table: TableStore, task: CompactTask, full: bool = False, namer: FileNamer | None = None
+) -> CommitMessage | None:
+    """The dedicated compaction of one bucket of an append table (see ``operation/compact.py``);
+    its files are named by ``namer`` and its siblings (None: a new namer)."""
+    namer = namer or FileNamer("data")
     dvs = restore_maintainer(table, task.partition, task.bucket, task.dv_index) if task.dv_index else None
-    result = compact_bucket(
-        table, task.partition_values, task.bucket, task.files, FileNamer("data"), full, dvs
-    )
+    if dvs is not None:
+        dvs.namer = namer.sibling("index")
+    result = compact_bucket(table, task.partition_values, task.bucket, task.files, namer, full, dvs)
     if result is None:
         return None
     before, after = result

@@ -23,7 +23,7 @@ from stratalake.lsm.compaction import (
     MergeTreeCompactManager,
     create_strategy,
 )
-from stratalake.lsm.data_file import bucket_dir
+from stratalake.lsm.data_file import FileNamer, bucket_dir
 from stratalake.lsm.levels import Levels, key_decoder, overlapping_levels
 from stratalake.lsm.lookup import LocalCopies
 from stratalake.operation.commit import CommitMessage
@@ -55,11 +55,16 @@ class CompactTask:
     dv_index: tuple[IndexManifestEntry, ...] = ()  # the bucket's deletion-vector index files
 
 
-def bucket_files(table: TableStore, partition_values: tuple[Any, ...], bucket: int) -> BucketFiles:
-    """Reading and writing files of one bucket of ``table``."""
+def bucket_files(
+    table: TableStore, partition_values: tuple[Any, ...], bucket: int, namer: FileNamer | None = None
+) -> BucketFiles:
+    """Reading and writing files of one bucket of ``table`` (its data files named by ``namer``,
+    its changelog files by its sibling; None: new namers)."""
     opts = table.core_options
     directory = bucket_dir(table.location, table.partition_codec.path(partition_values), bucket)
     files = BucketFiles(table.file_io, directory, table.schema(), opts, table.file_schema)
+    if namer is not None:
+        files.data_namer, files.changelog_namer = namer, namer.sibling("changelog")
     if not table.file_io.is_local and opts.changelog_producer is ChangelogProducer.LOOKUP:
         # Lookups read higher-level files again and again: keep local copies of remote ones.
         copies = LocalCopies.default(
@@ -75,12 +80,13 @@ def bucket_manager(
     bucket: int,
     restored: Sequence[DataFileMeta],
     dv_index: Sequence[IndexManifestEntry] = (),
+    namer: FileNamer | None = None,
 ) -> MergeTreeCompactManager:
     """The compaction manager of one bucket, its levels restored from ``restored`` files and, for
     deletion-vector tables, its vectors from ``dv_index`` (the bucket's live index files at the
-    same snapshot)."""
+    same snapshot). Every file it writes is named by ``namer`` or its siblings (None: new namers)."""
     core = table.core_options
-    files = bucket_files(table, partition_values, bucket)
+    files = bucket_files(table, partition_values, bucket, namer)
     if core.deletion_vectors_enabled:
         if core.changelog_producer is ChangelogProducer.FULL_COMPACTION:
             # Its rewriter merges without looking old records up, so it could not mask them.
@@ -90,6 +96,8 @@ def bucket_manager(
             )
         partition = table.partition_codec.to_bytes(partition_values)
         files.deletion_vectors = restore_maintainer(table, partition, bucket, dv_index)
+        if namer is not None:
+            files.deletion_vectors.namer = namer.sibling("index")
     opts = CompactionOptions.of(core)
     levels = Levels(key_decoder(table.schema()), restored, opts.num_levels)
     rewriter = create_rewriter(files, table.merge_context, levels)
@@ -189,13 +197,16 @@ def _warn_overlapping(table: TableStore, groups: dict[tuple[bytes, int], list[Da
             )
 
 
-def run_primary_key_task(table: TableStore, task: CompactTask, full: bool = False) -> CommitMessage | None:
+def run_primary_key_task(
+    table: TableStore, task: CompactTask, full: bool = False, namer: FileNamer | None = None
+) -> CommitMessage | None:
     """Compact one bucket of a primary-key table; the message describes the files to swap (nothing
     is visible yet). :func:`stratalake.table.compaction.run_task` picks this or the append tables' one.
+    Its files are named by ``namer`` and its siblings (None: new namers).
 
     A bucket whose level >= 1 holds overlapping files (written by older versions) is restored as
     several sorted runs; a full compaction merges them into one (logged)."""
-    manager = bucket_manager(table, task.partition_values, task.bucket, task.files, task.dv_index)
+    manager = bucket_manager(table, task.partition_values, task.bucket, task.files, task.dv_index, namer)
     rewriter_files = manager.rewriter.files
     increment = CompactIncrement(rewriter_files.delete)
     index_added: tuple[IndexManifestEntry, ...] = ()

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 10
+PROTOCOL_VERSION = 11
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -419,7 +419,8 @@ class DescribeProcedure:
 
 @dataclass(frozen=True)
 class CallProcedure:
-    """A call; repeated with ``state`` and ``job_results`` after each job the answer asks for."""
+    """A call; repeated with ``state`` and ``job_results`` after each job the answer asks for, or
+    with ``abort`` when that job failed (the procedure cleans up; its answer is not used)."""
 
     OP: ClassVar[str] = "call_procedure"
     catalog: CatalogConf
@@ -428,6 +429,7 @@ class CallProcedure:
     args: dict[str, Json]
     state: Json
     job_results: list[str] | None
+    abort: bool
 
 
 @dataclass(frozen=True)

@@ -516,6 +516,8 @@ def call_procedure(req: bc.CallProcedure) -> Any:
     state = dict(req.state or {})
     if req.job_results is not None:
         state["job_results"] = req.job_results
+    if req.abort:
+        state["job_aborted"] = True
     state["source_options_of"] = lambda table: dict(describe(req.catalog, table).source_options)
     current = req.current_database or DEFAULT_DATABASE
     return procedures.call(catalog(req.catalog), req.procedure, req.args, state, current)

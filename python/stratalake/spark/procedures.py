@@ -5,7 +5,8 @@ arguments by name (unset optional ones are None). A call answers ``{"schema", "r
 distributed job, ``{"job": {"options": ...}, "state": ...}``: the shim then reads the ``stratalake``
 data source with those options (:class:`CompactJobReader`: tasks planned on the driver, one Spark
 task per bucket, each returning a pickled commit message) and calls again with the results, which
-are committed once.
+are committed once, or, when the job failed, with ``job_aborted`` in the state. Either way the
+files of the task attempts whose results are not committed are deleted (``spark/job_attempts.py``).
 
 Example (SQL)::
 
@@ -46,10 +47,12 @@ from stratalake.exceptions import (
     UnsupportedError,
 )
 from stratalake.identifiers import split_table_identifier
+from stratalake.lsm.data_file import FileNamer, bucket_dir
 from stratalake.maintenance.tags import expire_tags
-from stratalake.operation.commit import partition_expire
+from stratalake.operation.commit import CommitMessage, partition_expire
 from stratalake.operation.compact import check_partitions, plan
 from stratalake.options import parse_duration_ms
+from stratalake.spark import job_attempts
 from stratalake.spark.partition_filter import parse_partition_filter
 from stratalake.spark.read_options import parse_timestamp_ms
 from stratalake.spark.source import load_table
@@ -65,6 +68,8 @@ JOB_FULL = "stratalake.job.full"
 JOB_PARTITIONS = "stratalake.job.partitions"  # JSON list of partition specs
 JOB_WHERE = "stratalake.job.where"  # a SQL condition on partition columns (compact's 'where')
 JOB_TABLE_OPTIONS = "stratalake.job.table-options"  # JSON: compact's dynamic table options
+#: In a compaction job's staging directory while the job runs (see spark/job_attempts.py).
+_JOB_RUNNING = "job"
 NAMESPACE = "sys"
 
 
@@ -188,7 +193,7 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
         parse_partition_filter(where, table)  # a bad condition fails before any job runs
     dynamic = dynamic_options(table.identifier, args.get("options"))
     table = table.copy(dynamic)  # refused here, before any job, as ALTER TABLE ... SET would be
-    if "job_results" not in state:
+    if "job_results" not in state and not state.get("job_aborted"):  # the first call: plan the job
         partitions: list[dict[str, Any]] | None = parse_partitions(args.get("partitions"))
         if partitions:
             check_partitions(table, partitions)  # a spec matching nothing fails before any job
@@ -210,15 +215,27 @@ def _compact(cat: Catalog, args: Mapping[str, Any], state: Mapping[str, Any]) ->
         )
         if where is not None:
             options[JOB_WHERE] = where
-        return {"job": {"options": options}}
-    messages = [pickle.loads(base64.b64decode(r)) for r in state["job_results"]]
-    if messages:
-        commit = table.new_commit(str(uuid.uuid4()))
-        try:
-            commit.commit(messages)
-        except BaseException:
-            commit.abort(messages)  # removes the outputs only if known not committed
-            raise
+        staging = job_attempts.new_staging(table)
+        table.file_io.write_bytes(f"{staging}/{_JOB_RUNNING}", b"")
+        options[job_attempts.STAGING_OPTION] = staging
+        return {"job": {"options": options}, "state": {"staging": staging}}
+    staging = str(state.get("staging") or "")
+    job_attempts.check_staging(table, staging)
+    if state.get("job_aborted"):  # the job failed: nothing is committed, no attempt's file stays
+        job_attempts.finish(table, staging, ())
+        return COMPACT.rows([[False]])
+    results: list[tuple[str, CommitMessage]] = [pickle.loads(base64.b64decode(r)) for r in state["job_results"]]
+    messages = [m for _, m in results]
+    try:
+        if messages:
+            commit = table.new_commit(str(uuid.uuid4()))
+            try:
+                commit.commit(messages)
+            except BaseException:
+                commit.abort(messages)  # removes the outputs only if known not committed
+                raise
+    finally:  # the other attempts' files, whatever the outcome (no commit can reference them)
+        job_attempts.finish(table, staging, {attempt for attempt, _ in results})
     return COMPACT.rows([[True]])
 
 
@@ -305,8 +322,14 @@ def _compact_database(cat: Catalog, args: Mapping[str, Any], state: Mapping[str,
             _compact(
                 cat,
                 {"table": current, "options": dynamic_text},
-                {"job_results": state.get("job_results") or []},
+                {
+                    "job_results": state.get("job_results") or [],
+                    "staging": progress.get("staging"),
+                    "job_aborted": bool(state.get("job_aborted")),
+                },
             )
+            if state.get("job_aborted"):  # the job failed: the shim raises its error
+                return COMPACT_DATABASE.rows([["aborted"]])
             progress["success"] += 1
         except StrataLakeError as e:
             progress["failed"].append(f"{current}: {e}")
@@ -321,6 +344,7 @@ def _compact_database(cat: Catalog, args: Mapping[str, Any], state: Mapping[str,
             progress["failed"].append(f"{name}: {e}")
             continue
         progress["current"] = name
+        progress["staging"] = answer["state"]["staging"]
         return {"job": answer["job"], "state": {"compact_database": progress}}
     failed = progress["failed"]
     text = f"Compact database finished. Success: {progress['success']}, Failed: {len(failed)}"
@@ -937,7 +961,8 @@ def call(
 
 class CompactJobReader(DataSourceReader):
     """Plans one compaction task per bucket on the driver; each Spark task compacts one bucket and
-    returns its commit message pickled (nothing is visible until the procedure commits)."""
+    returns its attempt's uuid and commit message pickled (nothing is visible until the procedure
+    commits)."""
 
     def __init__(self, options: Mapping[str, str]) -> None:
         self.options = dict(options)
@@ -959,6 +984,24 @@ class CompactJobReader(DataSourceReader):
             return
         task = pickle.loads(partition.value)
         full = self.options.get(JOB_FULL, "true") == "true"
-        message = run_task(self._table(), task, full)
-        if message is not None:
-            yield pa.RecordBatch.from_pydict({"result": pa.array([pickle.dumps(message)], pa.binary())})
+        table = self._table()
+        staging = self.options[job_attempts.STAGING_OPTION]
+        running = f"{staging}/{_JOB_RUNNING}"
+        if job_attempts.job_ended(table, staging, running):
+            raise job_attempts.ended_error(table, staging)
+        # Recorded before anything is written: the procedure deletes the files of every attempt
+        # whose result it does not commit (a retry's, a failed job's).
+        namer = FileNamer("data")
+        directory = bucket_dir(table.location, table.partition_codec.path(task.partition_values), task.bucket)
+        record = job_attempts.record_attempt(table, staging, namer.uuid, directory)
+        try:
+            message = run_task(table, task, full, namer)
+        except BaseException as e:
+            job_attempts.clean_up_if_ended(table, staging, running, directory, record, namer.uuid, e)
+            raise
+        job_attempts.clean_up_if_ended(table, staging, running, directory, record, namer.uuid, None)
+        if message is None:  # nothing written: nothing for the procedure to clean up either
+            table.file_io.delete_quietly(record)
+            return
+        result = pickle.dumps((namer.uuid, message))
+        yield pa.RecordBatch.from_pydict({"result": pa.array([result], pa.binary())})

@@ -22,16 +22,20 @@ from typing import Any
 
 from stratalake.append import compact as append_compact
 from stratalake.expressions import Predicate
+from stratalake.lsm.data_file import FileNamer
 from stratalake.operation.commit import CommitMessage
 from stratalake.operation.compact import CompactTask, plan, run_primary_key_task
 from stratalake.store.table_store import TableStore
 
 
-def run_task(table: TableStore, task: CompactTask, full: bool = False) -> CommitMessage | None:
-    """Compact one bucket; the message describes the files to swap (nothing is visible yet)."""
+def run_task(
+    table: TableStore, task: CompactTask, full: bool = False, namer: FileNamer | None = None
+) -> CommitMessage | None:
+    """Compact one bucket; the message describes the files to swap (nothing is visible yet).
+    Every file it writes is named by ``namer`` or its siblings (None: new namers)."""
     if not table.schema().primary_keys:  # append table: small-file compaction, no merge
-        return append_compact.run_task(table, task, full)
-    return run_primary_key_task(table, task, full)
+        return append_compact.run_task(table, task, full, namer)
+    return run_primary_key_task(table, task, full, namer)
 
 
 def compact(

@@ -223,7 +223,8 @@ public final class Messages {
       @Nullable String currentDatabase,
       Map<String, JsonNode> args,
       JsonNode state,
-      @Nullable List<String> jobResults) {}
+      @Nullable List<String> jobResults,
+      boolean abort) {}
 
   public record PlanScan(
       Map<String, String> sourceOptions,

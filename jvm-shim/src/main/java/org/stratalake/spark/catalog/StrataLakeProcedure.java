@@ -137,13 +137,29 @@ public final class StrataLakeProcedure implements UnboundProcedure, BoundProcedu
     ProcedureAnswer answer =
         PythonBridge.call(
             Operation.CALL_PROCEDURE,
-            new CallProcedure(conf, name, currentDatabase, argMap, NullNode.getInstance(), null));
+            new CallProcedure(
+                conf, name, currentDatabase, argMap, NullNode.getInstance(), null, false));
     while (answer.job() != null) {
+      List<String> results;
+      try {
+        results = runJob(answer.job());
+      } catch (Throwable e) { // a failed job is a SparkException, which Java does not declare
+        // Nothing was committed: Python deletes what the job's task attempts wrote.
+        try {
+          PythonBridge.call(
+              Operation.CALL_PROCEDURE,
+              new CallProcedure(
+                  conf, name, currentDatabase, argMap, answer.state(), null, true));
+        } catch (RuntimeException cleanup) {
+          e.addSuppressed(cleanup);
+        }
+        throw org.stratalake.spark.bridge.Errors.sneaky(e);
+      }
       answer =
           PythonBridge.call(
               Operation.CALL_PROCEDURE,
               new CallProcedure(
-                  conf, name, currentDatabase, argMap, answer.state(), runJob(answer.job())));
+                  conf, name, currentDatabase, argMap, answer.state(), results, false));
     }
     return answer;
   }

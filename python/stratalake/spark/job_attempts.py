@@ -91,8 +91,8 @@ def finish(table: Table, staging: str, winners: Collection[str]) -> None:
         io.write_bytes(f"{staging}/{ENDED}", b"")  # before the listing: attempts still running see it
         losers: dict[str, set[str]] = defaultdict(set)  # directory -> attempt uuids
         for name in io.list_names(staging):
-            if not name.startswith(ATTEMPT):
-                continue
+            if not name.startswith(ATTEMPT) or name[len(ATTEMPT) :] in winners:
+                continue  # a committed attempt's record names it: no read (one per task on a store)
             try:
                 attempt = json.loads(io.read_bytes(f"{staging}/{name}"))
             except FileNotFoundError:  # a late attempt saw the marker and deleted its files itself

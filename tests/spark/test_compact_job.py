@@ -200,6 +200,41 @@ def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
         assert new - metadata == _committed_files(t, results) - {Path(f).name for f in before}
 
 
+@pytest.mark.parametrize("outcome", ["abort", "commit"])
+def test_compact_database_cleans_up_after_each_tables_job(tmp_path: Path, outcome: str) -> None:
+    """compact_database runs one job per table, the procedure called again after each: the
+    staging directory of the table whose job ran travels in the procedure's state, so a commit
+    deletes its lost attempts' files and an abort (the shim then raises the job's error) every
+    attempt's files."""
+    from stratalake.spark import procedures
+
+    kind = "lookup, deletion vectors"
+    t = _table(tmp_path, kind)
+    snap = t.latest_snapshot()
+    before = _files(t.location)
+    cat = stratalake.Catalog(str(tmp_path / "wh"))
+    source = {"warehouse": str(tmp_path / "wh"), "table": "db.t"}
+    first = procedures._compact_database(cat, {}, {"source_options_of": lambda _: dict(source)})
+    state = dict(first["state"])
+    lost = _attempts(first["job"]["options"])
+    results = _attempts(first["job"]["options"])
+    assert len(results) == len(lost) == 2
+    if outcome == "abort":
+        answer = procedures._compact_database(cat, {}, {**state, "job_aborted": True})
+        assert answer["rows"] == [["aborted"]]
+        assert t.refresh().latest_snapshot() == snap
+        assert _files(t.location) == before
+    else:
+        answer = procedures._compact_database(cat, {}, {**state, "job_results": results})
+        assert answer["rows"] == [["Compact database finished. Success: 1, Failed: 0"]]
+        new = {Path(f).name for f in _files(t.location) - before}
+        metadata = {n for n in new if n.startswith(("snapshot-", "manifest", "index-manifest-", "EARLIEST", "LATEST"))}
+        assert new - metadata == _committed_files(t, results) - {Path(f).name for f in before}
+    assert not (Path(t.location) / ".stratalake-staging").exists() or not any(
+        (Path(t.location) / ".stratalake-staging").iterdir()
+    )
+
+
 def test_a_staging_directory_from_the_shim_must_be_the_tables(tmp_path: Path) -> None:
     kind = "primary key"
     t = _table(tmp_path, kind)

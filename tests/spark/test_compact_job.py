@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import stratalake
-from tests.spark.unit_jobs import run_in_group
+from tests.spark.unit_jobs import ATTEMPT_POINTS, end_the_job_at, run_in_group
 
 pytestmark = pytest.mark.spark
 
@@ -144,7 +144,7 @@ def test_a_failed_job_is_aborted_and_its_attempts_files_deleted(tmp_path: Path, 
     assert _files(t.location) == before
 
 
-@pytest.mark.parametrize("point", ["before the record", "before the task runs", "after the task wrote"])
+@pytest.mark.parametrize("point", ATTEMPT_POINTS)
 @pytest.mark.parametrize("outcome", ["abort", "commit"])
 def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str, outcome: str
@@ -168,23 +168,7 @@ def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
         else:
             _second_call(tmp_path, kind, {"job_results": results, "staging": staging})
 
-    real_namer, real_run = procedures.FileNamer, procedures.run_task
-
-    def namer(*args: Any) -> Any:
-        if point == "before the record":
-            end_the_job()
-        return real_namer(*args)
-
-    def run(*args: Any) -> Any:
-        if point == "before the task runs":
-            end_the_job()
-        out = real_run(*args)
-        if point == "after the task wrote":
-            end_the_job()
-        return out
-
-    monkeypatch.setattr(procedures, "FileNamer", namer)
-    monkeypatch.setattr(procedures, "run_task", run)
+    end_the_job_at(monkeypatch, procedures, "run_task", point, end_the_job)
     with pytest.raises(RuntimeError, match="ended before this task attempt finished"):
         list(reader.read(late))
     monkeypatch.undo()
@@ -275,3 +259,52 @@ def test_a_failed_compaction_job_leaves_no_file(spark: Any, db: str, warehouse: 
     assert _files(table.location) == before
     time.sleep(1)  # nothing of the job still writes
     assert _files(table.location) == before
+
+
+@pytest.mark.parametrize("fault", ["after the snapshot is published", "outcome unknown"])
+def test_a_commit_that_may_have_landed_keeps_the_committed_attempts_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """The procedure's commit fails after the COMPACT snapshot was published, or with an unknown
+    outcome: the committed attempts' files stay (the snapshot may reference them), and only the
+    lost attempts' files go."""
+    from stratalake.exceptions import CommitStateUnknownError
+    from stratalake.operation.commit.protocol import TableCommit
+
+    kind = "lookup, deletion vectors"
+    t = _table(tmp_path, kind)
+    snap = t.latest_snapshot()
+    assert snap is not None
+    before = _files(t.location)
+    options, staging = _first_call(tmp_path, kind)
+    lost = _attempts(options)
+    results = _attempts(options)
+    if fault == "after the snapshot is published":
+
+        def report(self: Any, msgs: Any) -> None:
+            raise OSError("a step after the commit failed")
+
+        monkeypatch.setattr(TableCommit, "_report_partitions", report)
+    else:
+
+        def unknown(self: Any, *args: Any) -> Any:
+            raise CommitStateUnknownError("the snapshot's create was not answered")
+
+        monkeypatch.setattr(TableCommit, "_commit", unknown)
+    with pytest.raises((OSError, CommitStateUnknownError)):
+        _second_call(tmp_path, kind, {"job_results": results, "staging": staging})
+    monkeypatch.undo()
+    names = {Path(f).name for f in _files(t.location)}
+    committed = _committed_files(t, results)
+    assert committed <= names  # kept: a published (or maybe published) snapshot references them
+    old = {Path(f).name for f in before}
+    assert _committed_files(t, lost) - old  # the lost attempts wrote files of their own ...
+    assert not (_committed_files(t, lost) - old) & names  # ... which went
+    assert not Path(staging).exists()
+    latest = t.refresh().latest_snapshot()
+    assert latest is not None
+    if fault == "after the snapshot is published":
+        assert latest.id == snap.id + 1
+        assert sorted(t.refresh().read().to_pylist(), key=lambda r: (r["p"], r["id"], r["v"])) == _rows(kind)
+    else:
+        assert latest == snap and old <= names

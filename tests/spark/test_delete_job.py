@@ -14,7 +14,7 @@ import stratalake
 from stratalake.expressions import field
 from stratalake.spark.delete_job import condition
 from stratalake.table.row_delete import delete_units
-from tests.spark.unit_jobs import run_in_group, unit_job_tasks
+from tests.spark.unit_jobs import ATTEMPT_POINTS, end_the_job_at, run_in_group, unit_job_tasks
 
 pytestmark = pytest.mark.spark
 
@@ -226,7 +226,7 @@ def test_a_failed_rewrite_job_leaves_the_table_and_its_directory_unchanged(tmp_p
     assert {str(f) for f in Path(t.location).rglob("*") if f.is_file()} == before
 
 
-@pytest.mark.parametrize("point", ["before the record", "before the unit runs", "after the unit wrote"])
+@pytest.mark.parametrize("point", ATTEMPT_POINTS)
 @pytest.mark.parametrize("outcome", ["abort", "commit"])
 def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str, outcome: str
@@ -236,7 +236,6 @@ def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
     twin after the commit) has cleaned up. Whenever the job ends, the late attempt leaves no
     file: the table's directory is as the job's outcome left it."""
     import stratalake.spark.delete_job as dj
-    from stratalake.lsm.data_file import FileNamer
 
     t, messages, before = _cow_statement(tmp_path)
     snap = t.latest_snapshot()
@@ -255,23 +254,7 @@ def test_an_attempt_still_running_when_the_job_ends_deletes_its_own_files(
             committed, _, _ = dj.row_level_commit(t, messages, results, state, False, {})
             assert committed is not None
 
-    real_namer, real_run = FileNamer, dj._run_staged
-
-    def namer(*args: Any) -> Any:
-        if point == "before the record":
-            end_the_job()
-        return real_namer(*args)
-
-    def run(*args: Any) -> Any:
-        if point == "before the unit runs":
-            end_the_job()
-        out = real_run(*args)
-        if point == "after the unit wrote":
-            end_the_job()
-        return out
-
-    monkeypatch.setattr(dj, "FileNamer", namer)
-    monkeypatch.setattr(dj, "_run_staged", run)
+    end_the_job_at(monkeypatch, dj, "_run_staged", point, end_the_job)
     with pytest.raises(RuntimeError, match="ended before this task attempt finished"):
         list(reader.read(late))
     monkeypatch.undo()

@@ -28,3 +28,30 @@ def unit_job_tasks(spark: Any, group: str) -> list[int]:
             if stage_info is not None and stage_info.name.startswith("collectAsList"):
                 out.append(stage_info.numTasks)
     return out
+
+
+#: Where :func:`end_the_job_at` ends a job during one task attempt.
+ATTEMPT_POINTS = ("before the record", "before it runs", "after it wrote")
+
+
+def end_the_job_at(monkeypatch: Any, module: Any, run: str, point: str, end: Any) -> None:
+    """Make the next task attempt of ``module``'s job reader call ``end`` (the driver ending the
+    job) at ``point``: as it names its files (``module.FileNamer``, before its record), before its
+    work (``module.<run>``), or after that work wrote."""
+    real_namer, real_run = module.FileNamer, getattr(module, run)
+
+    def namer(*args: Any) -> Any:
+        if point == "before the record":
+            end()
+        return real_namer(*args)
+
+    def work(*args: Any) -> Any:
+        if point == "before it runs":
+            end()
+        out = real_run(*args)
+        if point == "after it wrote":
+            end()
+        return out
+
+    monkeypatch.setattr(module, "FileNamer", namer)
+    monkeypatch.setattr(module, run, work)

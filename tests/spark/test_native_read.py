@@ -367,7 +367,7 @@ def test_filtered_reads_of_files_with_deletion_vectors_skip_pages(spark: Any, db
         f"""CREATE TABLE {db}.dvp (k BIGINT, s STRING, v DOUBLE, PRIMARY KEY (k) NOT ENFORCED)
             TBLPROPERTIES ('bucket' = '1', 'deletion-vectors.enabled' = 'true')"""
     )
-    n = 60_000
+    n = 200_000  # pages of ~20,000 keys
     spark.sql(f"INSERT INTO {db}.dvp SELECT id, concat('s', id), id * 0.5 FROM range({n})")
     spark.sql(f"DELETE FROM {db}.dvp WHERE k % 1000 IN (7, 8) OR k BETWEEN 30000 AND 30100")
     live = [k for k in range(n) if k % 1000 not in (7, 8) and not 30000 <= k <= 30100]

@@ -129,6 +129,7 @@ ENGINE_TUNING: Final = frozenset(
         "continuous.discovery-interval",
         "cross-partition-upsert.bootstrap-parallelism",
         "delete-file.thread-num",
+        "file.block-size",
         "file-operation.thread-num",
         "file-reader-async-threshold",
         "local-merge-buffer-size",
@@ -153,6 +154,9 @@ ENGINE_TUNING: Final = frozenset(
         "write.batch-size",
     }
 )
+
+#: The format library keys stratalake's writers apply (:mod:`stratalake.options`).
+HONOURED_FORMAT_OPTIONS: Final = frozenset({"parquet.page.size", "parquet.delta-keys"})
 
 _SCOPES: Final = (("read", READ), ("write", WRITE), ("automation", AUTOMATION))
 
@@ -212,14 +216,24 @@ def warn_automation(options: Mapping[str, str], table: str) -> None:
         )
 
 
+#: Key prefixes Paimon hands to a format's Java writer and reader (parquet-mr's ``parquet.page.size``,
+#: ORC's ``orc.bloom.filter.columns``...): they shape files, never a result.
+FORMAT_PREFIXES: Final = ("parquet.", "orc.", "avro.")
+
+
 def engine_tuning_notice(options: Mapping[str, str], table: str) -> str | None:
-    """A notice naming the options set that tune Paimon's Java engine only, or None."""
-    tuning = sorted(k for k in options if k in ENGINE_TUNING)
+    """A notice naming the options set that tune Paimon's Java engine or its format libraries
+    only (not the format keys of :data:`HONOURED_FORMAT_OPTIONS`), or None."""
+    tuning = sorted(
+        k
+        for k in options
+        if k in ENGINE_TUNING or (k.startswith(FORMAT_PREFIXES) and k not in HONOURED_FORMAT_OPTIONS)
+    )
     if not tuning:
         return None
     return (
-        f"table {table}: option(s) {', '.join(repr(k) for k in tuning)} tune Paimon's Java engine; "
-        "they are kept for Paimon but change nothing in stratalake"
+        f"table {table}: option(s) {', '.join(repr(k) for k in tuning)} tune Paimon's Java engine "
+        "or its file format libraries; they are kept for Paimon but change nothing in stratalake"
     )
 
 

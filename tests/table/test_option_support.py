@@ -181,3 +181,36 @@ def test_options_fixed_after_creation_and_the_deletion_vector_mode(cat: stratala
     assert copied.core_options.target_file_size == 1 << 20
     assert "target-file-size" not in cat.get_table("db.t").options()
     assert copied.read().num_rows == 2
+
+
+def test_format_library_options_are_named_unless_honoured(cat: stratalake.Catalog) -> None:
+    """Paimon hands ``parquet.*`` / ``orc.*`` keys to its format libraries; stratalake applies
+    ``parquet.page.size`` (and its own ``parquet.delta-keys``) and names every other one where it
+    is set, with the engine's tuning options, so nobody expects an effect."""
+    from stratalake.options import KNOWN_OPTIONS
+
+    assert {k for k in KNOWN_OPTIONS if k.startswith(option_support.FORMAT_PREFIXES)} == (
+        option_support.HONOURED_FORMAT_OPTIONS
+    )
+    notice = option_support.engine_tuning_notice(
+        {
+            "parquet.page.size": "65536",
+            "parquet.block.size": "1048576",
+            "orc.bloom.filter.columns": "v",
+            "file.block-size": "64 mb",
+            "bucket": "2",
+        },
+        "db.t",
+    )
+    assert notice is not None and notice.startswith("table db.t: option(s) ")
+    named = notice.split("option(s) ")[1].split(" tune")[0]
+    assert named == "'file.block-size', 'orc.bloom.filter.columns', 'parquet.block.size'"
+    assert option_support.engine_tuning_notice({"parquet.page.size": "65536"}, "db.t") is None
+
+
+@pytest.mark.parametrize("value", ["1 mb", "0", "-5", "4294967296"])
+def test_a_page_size_paimons_writer_cannot_read_is_refused(cat: stratalake.Catalog, value: str) -> None:
+    """parquet-mr reads 'parquet.page.size' as a Java int of bytes: anything else is refused."""
+    with pytest.raises(InvalidOptionError, match=f"db.t.*'parquet.page.size'.*'{value}'"):
+        cat.create_table("db.t", schema=SCHEMA, primary_key=["id"], options={"parquet.page.size": value})
+    assert not cat.table_exists("db.t")

@@ -123,6 +123,7 @@ class DataFileWriter:
             compression,
             self.options.zstd_level,
             self.options.parquet_delta_keys,
+            self.options.parquet_page_size,
         )
         size = self.file_io.file_size(path)
         key_types = [schema.field(k).type for k in key_names]
@@ -518,6 +519,7 @@ class _OpenFile:
             compression,
             base.options.zstd_level,
             base.options.parquet_delta_keys,
+            base.options.parquet_page_size,
         )
         self.rows = 0
         self.retracts = 0

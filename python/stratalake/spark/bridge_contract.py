@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 11
+PROTOCOL_VERSION = 12
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -90,6 +90,8 @@ class NativeAppendPlan:
     zstd_level: int
     target_file_size: int
     row_group_size: int
+    #: Bytes per data page (option ``parquet.page.size``); null: parquet-mr's default.
+    page_size: int | None
 
 
 @dataclass(frozen=True)

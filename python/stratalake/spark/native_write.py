@@ -115,6 +115,7 @@ def native_append_plan(table: Table) -> dict[str, Any] | None:
         "zstd_level": options.zstd_level,
         "target_file_size": options.target_file_size,
         "row_group_size": min(_ROW_GROUP_BYTES, options.target_file_size),
+        "page_size": options.parquet_page_size,
     }
 
 

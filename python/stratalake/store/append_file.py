@@ -122,7 +122,12 @@ class AppendFileWriter:
         self.file_io.mkdirs(self.directory)
         compression = self.options.compression_for_level(0, False)
         self._writer = file_format(fmt).open_writer(
-            self.file_io, path, self._physical, compression, self.options.zstd_level
+            self.file_io,
+            path,
+            self._physical,
+            compression,
+            self.options.zstd_level,
+            page_size=self.options.parquet_page_size,
         )
         self._rows = 0
         self._min_seq = self.next_sequence

@@ -43,7 +43,8 @@ public final class Messages {
       String compression,
       int zstdLevel,
       long targetFileSize,
-      long rowGroupSize) {}
+      long rowGroupSize,
+      @Nullable Integer pageSize) {}
 
   public record RowLevelRules(
       @Nullable String updateError, @Nullable String deleteError, boolean deleteByPosition) {}

@@ -122,7 +122,8 @@ public final class NativeAppendWrite {
         plan.compression(),
         plan.zstdLevel(),
         plan.targetFileSize(),
-        plan.rowGroupSize());
+        plan.rowGroupSize(),
+        plan.pageSize() == null ? 0 : plan.pageSize());
   }
 
   /** Rows sorted by the partition columns within each task, as Spark's own file writes sort them. */
@@ -157,6 +158,8 @@ public final class NativeAppendWrite {
     final int zstdLevel;
     final long targetFileSize;
     final long rowGroupSize;
+    /** Bytes per data page; 0: parquet-mr's default. */
+    final int pageSize;
 
     Settings(
         String location,
@@ -169,7 +172,8 @@ public final class NativeAppendWrite {
         String compression,
         int zstdLevel,
         long targetFileSize,
-        long rowGroupSize) {
+        long rowGroupSize,
+        int pageSize) {
       this.location = location;
       this.schemaId = schemaId;
       this.schemaJson = schemaJson;
@@ -181,6 +185,7 @@ public final class NativeAppendWrite {
       this.zstdLevel = zstdLevel;
       this.targetFileSize = targetFileSize;
       this.rowGroupSize = rowGroupSize;
+      this.pageSize = pageSize;
     }
   }
 
@@ -395,6 +400,11 @@ public final class NativeAppendWrite {
               .withWriteMode(ParquetFileWriter.Mode.CREATE)
               .withCompressionCodec(CompressionCodecName.valueOf(settings.compression))
               .withRowGroupSize(settings.rowGroupSize);
+      if (settings.pageSize > 0) {
+        // The table's 'parquet.page.size', as Paimon's writer hands it to parquet-mr (whose
+        // 20,000-row page limit still applies, as in Paimon's files).
+        builder = builder.withPageSize(settings.pageSize);
+      }
       for (Map.Entry<String, Boolean> e : dictionary.entrySet()) {
         builder = builder.withDictionaryEncoding(e.getKey(), e.getValue());
       }

@@ -596,10 +596,12 @@ def run_parquet(
 ) -> dict[str, Any]:
     src, upd, dels = _frames(spark, rows)
     out = work / "parquet"
-    rec.timed("load", lambda: src.write.mode("overwrite").partitionBy("p").parquet(str(out / "load")))
     if sorted_floor:
         # The fair floor of an LSM writer: Spark's own shuffle by partition and bucket and sort by
-        # key before its Parquet writer (what a bucketed primary-key write must do at least).
+        # key before its Parquet writer (what a bucketed primary-key write must do at least). It is
+        # the process's first write of the real rows, as every system's load is: after the plain
+        # write of the same rows it ran 18% faster (16.0 s against 19.5 s at 20M rows, the JVM's
+        # code warmed by a write of the same shape), a head start no system's load gets.
         rec.timed(
             "load sorted floor",
             lambda: (
@@ -612,6 +614,7 @@ def run_parquet(
                 .parquet(str(out / "sorted"))
             ),
         )
+    rec.timed("load", lambda: src.write.mode("overwrite").partitionBy("p").parquet(str(out / "load")))
     rec.timed("upsert", lambda: upd.write.mode("overwrite").partitionBy("p").parquet(str(out / "upsert")))
     # The floor of the reads: the table's final rows (load, upsert, delete applied), computed
     # independently of any table format and written once by Spark's Parquet writer.

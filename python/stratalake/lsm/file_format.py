@@ -102,20 +102,23 @@ class FormatReader(ABC):
             raise CorruptFileError(f"data file {self.path} cannot be read as {self.format}: {e}") from None
 
 
+@dataclass(frozen=True)
+class WriterSettings:
+    """How a file is encoded: the library's name of the codec and the zstd level; for Parquet only,
+    ``delta_keys`` (:func:`delta_encoded_columns`, option ``parquet.delta-keys``) and ``page_size``,
+    bytes per data page (option ``parquet.page.size``; None: :data:`PARQUET_PAGE_BYTES`)."""
+
+    codec: str
+    zstd_level: int = 1
+    delta_keys: bool = False
+    page_size: int | None = None
+
+
 class FormatWriter(ABC):
     """A data file being written, table by table (all of one schema): one subclass per format,
-    constructed by :meth:`FileFormat.open_writer` with the library's name of the codec."""
+    constructed by :meth:`FileFormat.open_writer`."""
 
-    def __init__(
-        self,
-        file_io: FileIO,
-        path: str,
-        schema: pa.Schema,
-        codec: str,
-        zstd_level: int,
-        delta_keys: bool,
-        page_size: int | None = None,
-    ) -> None:
+    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, settings: WriterSettings) -> None:
         self.path = path
         self._schema = schema
         self._sink = file_io.open_output_stream(path)
@@ -182,11 +185,10 @@ class FileFormat:
         delta_keys: bool = False,
         page_size: int | None = None,
     ) -> FormatWriter:
-        """Start a file at ``path`` holding rows of ``schema``, compressed with ``compression``.
-        Parquet only: ``delta_keys``, see :func:`delta_encoded_columns` (option
-        ``parquet.delta-keys``); ``page_size``, bytes per data page (option ``parquet.page.size``,
-        None: :data:`PARQUET_PAGE_BYTES`). The codec is checked before the file is created."""
-        return self.writer(file_io, path, schema, self.codec(compression), zstd_level, delta_keys, page_size)
+        """Start a file at ``path`` holding rows of ``schema``, compressed with ``compression``
+        (checked before the file is created); the other arguments are :class:`WriterSettings`'."""
+        settings = WriterSettings(self.codec(compression), zstd_level, delta_keys, page_size)
+        return self.writer(file_io, path, schema, settings)
 
     def write(
         self,
@@ -334,21 +336,12 @@ class _ParquetReader(FormatReader):
 
 
 class _ParquetWriter(FormatWriter):
-    def __init__(
-        self,
-        file_io: FileIO,
-        path: str,
-        schema: pa.Schema,
-        codec: str,
-        zstd_level: int,
-        delta_keys: bool,
-        page_size: int | None = None,
-    ) -> None:
-        super().__init__(file_io, path, schema, codec, zstd_level, delta_keys, page_size)
-        self._codec = codec
-        self._zstd_level = zstd_level
-        self._delta = delta_encoded_columns(schema) if delta_keys else {}
-        self._page_size = PARQUET_PAGE_BYTES if page_size is None else page_size
+    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, settings: WriterSettings) -> None:
+        super().__init__(file_io, path, schema, settings)
+        self._codec = settings.codec
+        self._zstd_level = settings.zstd_level
+        self._delta = delta_encoded_columns(schema) if settings.delta_keys else {}
+        self._page_size = PARQUET_PAGE_BYTES if settings.page_size is None else settings.page_size
         self._writer: pq.ParquetWriter | None = None
 
     def write(self, table: pa.Table) -> None:
@@ -451,20 +444,11 @@ class _OrcReader(FormatReader):
 
 
 class _OrcWriter(FormatWriter):
-    def __init__(
-        self,
-        file_io: FileIO,
-        path: str,
-        schema: pa.Schema,
-        codec: str,
-        zstd_level: int,
-        delta_keys: bool,
-        page_size: int | None = None,
-    ) -> None:
+    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, settings: WriterSettings) -> None:
         import pyarrow.orc as orc
 
-        super().__init__(file_io, path, schema, codec, zstd_level, delta_keys, page_size)
-        self._writer = orc.ORCWriter(self._sink, compression=codec)
+        super().__init__(file_io, path, schema, settings)
+        self._writer = orc.ORCWriter(self._sink, compression=settings.codec)
 
     def write(self, table: pa.Table) -> None:
         self._writer.write(_orc_writable(table))
@@ -687,21 +671,12 @@ class _AvroWriter(FormatWriter):
     """Rows encoded column by column (``spec/avro_columns.py``), in blocks of ~64 KB as Avro
     Java's writer cuts them."""
 
-    def __init__(
-        self,
-        file_io: FileIO,
-        path: str,
-        schema: pa.Schema,
-        codec: str,
-        zstd_level: int,
-        delta_keys: bool,
-        page_size: int | None = None,
-    ) -> None:
+    def __init__(self, file_io: FileIO, path: str, schema: pa.Schema, settings: WriterSettings) -> None:
         self._avro = avro_schema(schema)  # before the file exists: a type Avro lacks is refused
-        compress_block(codec, b"")  # and a codec this installation cannot write
-        super().__init__(file_io, path, schema, codec, zstd_level, delta_keys, page_size)
-        level = zstd_level if codec == "zstandard" else None
-        self._writer = ContainerWriter(self._sink, self._avro, codec, level)
+        compress_block(settings.codec, b"")  # and a codec this installation cannot write
+        super().__init__(file_io, path, schema, settings)
+        level = settings.zstd_level if settings.codec == "zstandard" else None
+        self._writer = ContainerWriter(self._sink, self._avro, settings.codec, level)
 
     def write(self, table: pa.Table) -> None:
         for batch in table.to_batches(max_chunksize=DEFAULT_BATCH_ROWS):

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from stratalake.exceptions import SchemaError, UnsupportedError
+from stratalake.options import KNOWN_OPTIONS
 
 _LOG = logging.getLogger(__name__)
 
@@ -155,9 +156,6 @@ ENGINE_TUNING: Final = frozenset(
     }
 )
 
-#: The format library keys stratalake's writers apply (:mod:`stratalake.options`).
-HONOURED_FORMAT_OPTIONS: Final = frozenset({"parquet.page.size", "parquet.delta-keys"})
-
 _SCOPES: Final = (("read", READ), ("write", WRITE), ("automation", AUTOMATION))
 
 
@@ -219,6 +217,9 @@ def warn_automation(options: Mapping[str, str], table: str) -> None:
 #: Key prefixes Paimon hands to a format's Java writer and reader (parquet-mr's ``parquet.page.size``,
 #: ORC's ``orc.bloom.filter.columns``...): they shape files, never a result.
 FORMAT_PREFIXES: Final = ("parquet.", "orc.", "avro.")
+
+#: The format library keys stratalake's writers apply: its known options under those prefixes.
+HONOURED_FORMAT_OPTIONS: Final = frozenset(k for k in KNOWN_OPTIONS if k.startswith(FORMAT_PREFIXES))
 
 
 def engine_tuning_notice(options: Mapping[str, str], table: str) -> str | None:

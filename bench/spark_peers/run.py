@@ -5,7 +5,7 @@
 
 (``make bench-peers`` / ``make bench-peers-quick`` prepare the peers' venv and jars first.)
 Systems: stratalake and Spark's Parquet source (with the clustered, sorted write) on this venv's
-pyspark; Paimon's own Spark connector (when its jar, ``paimon-spark-*.jar``, is in ``--jars``:
+pyspark, then both loads again alternated in one process (``load-pairs``); Paimon's own Spark connector (when its jar, ``paimon-spark-*.jar``, is in ``--jars``:
 ``build_paimon.sh`` builds it from Paimon's released source), Delta, Iceberg and Spark's Parquet
 source on the peers' pyspark. Results:
 ``bench/results/peers-<rows>.json``; ``--report`` also rewrites the latest-run section of
@@ -56,6 +56,9 @@ def _systems(peer_python: str, jar_dir: Path) -> list[dict[str, Any]]:
             "jars": [],
             "sorted_floor": True,
         },
+        # stratalake's load and the sorted floor again, alternated in one process: the load goal's
+        # ratio, free of the minutes between the two processes above (workload.run_load_pairs)
+        {"key": "load-pairs", "system": "load-pairs", "python": sys.executable, "jars": []},
         {"key": "delta", "system": "delta", "python": peer_python, "jars": delta},
         {"key": "iceberg", "system": "iceberg", "python": peer_python, "jars": iceberg},
         {"key": "parquet-peers", "system": "parquet", "python": peer_python, "jars": []},
@@ -70,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="200k rows (13 minutes here, 2-6 per system)")
     p.add_argument("--reps", type=int, default=7, help="runs of each read (median reported)")
     p.add_argument(
-        "--only", help="comma-separated keys among stratalake,parquet-own,paimon,delta,iceberg,parquet-peers"
+        "--only",
+        help="comma-separated keys among stratalake,parquet-own,paimon,load-pairs,delta,iceberg,parquet-peers",
     )
     p.add_argument("--report", action="store_true", help="rewrite the latest-run section of BENCHMARKS.md")
     args = p.parse_args(argv)

@@ -4,7 +4,8 @@
 
 SYSTEM: ``stratalake``, ``paimon`` (Apache Paimon's own Spark connector, its jar in ``--jars``),
 ``delta``, ``iceberg`` or ``parquet`` (Spark's Parquet source on the running pyspark;
-``--sorted-floor`` adds the clustered, sorted write). Data: bench.spark_scale's
+``--sorted-floor`` adds the clustered, sorted write); ``load-pairs`` times only stratalake's load and
+the sorted floor, alternated in one process (``--pairs``, see ``run_load_pairs``). Data: bench.spark_scale's
 rows (``id, a, b, c, d, p``, ``p`` one of 4 values, key ``(id, p)``); the upsert rewrites a quarter
 of every partition's keys, the delete removes 1% of the keys by a key list. Each statement first
 runs untimed on a small table of the same system (class loading, Python workers), then once on
@@ -591,29 +592,77 @@ def run_table(system: System, spark: Any, rows: int, reps: int, rec: Recorder, s
     return answers
 
 
+def _sorted_floor(src: Any, path: Path) -> None:
+    """The fair floor of an LSM writer's load: Spark's own shuffle by partition and bucket and sort
+    by key before its Parquet writer (what a bucketed primary-key write must do at least)."""
+    (
+        src.selectExpr("*", "pmod(hash(id), 8) AS bucket")
+        .repartition("p", "bucket")
+        .sortWithinPartitions("p", "bucket", "id")
+        .drop("bucket")
+        .write.mode("overwrite")
+        .partitionBy("p")
+        .parquet(str(path))
+    )
+
+
+def run_load_pairs(system: StrataLake, spark: Any, rows: int, pairs: int, rec: Recorder, work: Path) -> None:
+    """stratalake's load and the sorted floor, alternated in one process: ``pairs`` pairs, the order
+    swapped in every other pair (floor first, then the load first, ...).
+
+    The machine's speed drifts by a fifth within minutes, and the main run times each system's load
+    once, in processes minutes apart; here both statements run on the same Spark, close together,
+    and each takes its turn first. Both are warmed first on a tenth of the rows (the JIT of the
+    rows' generation and the shuffle they share), so no run pays the process's first large write.
+    Every run writes to a new table or folder (an overwrite would time Spark's delete of the last
+    one) and its output is removed outside the timer."""
+    src, _, _ = _frames(spark, rows)
+    warm, _, _ = _frames(spark, max(rows // 10, 1))
+
+    def load(frame: Any, t: str) -> None:
+        system.create(spark, t)
+        frame.writeTo(system.name_of(t)).append()
+
+    def drop(t: str) -> None:
+        spark.sql(f"DROP TABLE {system.name_of(t)}")
+        shutil.rmtree(work / "wh" / "db.db" / t, ignore_errors=True)
+
+    rec.enabled = False
+    rec.timed("load sorted floor (warm-up)", lambda: _sorted_floor(warm, work / "floor-warm"))
+    rec.timed("load (warm-up)", lambda: load(warm, "pair_warm"))
+    drop("pair_warm")
+    shutil.rmtree(work / "floor-warm", ignore_errors=True)
+    rec.enabled = True
+    for i in range(1, pairs + 1):
+        steps: list[tuple[str, Callable[[], None]]] = [
+            ("load sorted floor", lambda i=i: _sorted_floor(src, work / f"floor{i}")),  # type: ignore[misc]
+            ("load", lambda i=i: load(src, f"pair{i}")),  # type: ignore[misc]
+        ]
+        for label, fn in steps if i % 2 else steps[::-1]:
+            rec.timed(f"{label} #{i}", fn)
+        # Both wrote every row (outside the timers: the count is the table's metadata, the floor's a scan).
+        counts = (
+            spark.sql(f"SELECT count(*) FROM {system.name_of(f'pair{i}')}").collect()[0][0],
+            spark.read.parquet(str(work / f"floor{i}")).count(),
+        )
+        if counts != (rows, rows):
+            raise AssertionError(
+                f"pair {i}: the load wrote {counts[0]:,} rows, the floor {counts[1]:,}, not {rows:,}"
+            )
+        drop(f"pair{i}")
+        shutil.rmtree(work / f"floor{i}", ignore_errors=True)
+
+
 def run_parquet(
     spark: Any, rows: int, reps: int, rec: Recorder, work: Path, sorted_floor: bool
 ) -> dict[str, Any]:
     src, upd, dels = _frames(spark, rows)
     out = work / "parquet"
     if sorted_floor:
-        # The fair floor of an LSM writer: Spark's own shuffle by partition and bucket and sort by
-        # key before its Parquet writer (what a bucketed primary-key write must do at least). It is
-        # the process's first write of the real rows, as every system's load is: after the plain
+        # The process's first write of the real rows, as every system's load is: after the plain
         # write of the same rows it ran 18% faster (16.0 s against 19.5 s at 20M rows, the JVM's
         # code warmed by a write of the same shape), a head start no system's load gets.
-        rec.timed(
-            "load sorted floor",
-            lambda: (
-                src.selectExpr("*", "pmod(hash(id), 8) AS bucket")
-                .repartition("p", "bucket")
-                .sortWithinPartitions("p", "bucket", "id")
-                .drop("bucket")
-                .write.mode("overwrite")
-                .partitionBy("p")
-                .parquet(str(out / "sorted"))
-            ),
-        )
+        rec.timed("load sorted floor", lambda: _sorted_floor(src, out / "sorted"))
     rec.timed("load", lambda: src.write.mode("overwrite").partitionBy("p").parquet(str(out / "load")))
     rec.timed("upsert", lambda: upd.write.mode("overwrite").partitionBy("p").parquet(str(out / "upsert")))
     # The floor of the reads: the table's final rows (load, upsert, delete applied), computed
@@ -633,19 +682,23 @@ def main(argv: list[str]) -> int:
     import argparse
 
     p = argparse.ArgumentParser()
-    p.add_argument("system", choices=[*SYSTEMS, "parquet"])
+    p.add_argument("system", choices=[*SYSTEMS, "parquet", "load-pairs"])
     p.add_argument("rows", type=int)
     p.add_argument("out")
     p.add_argument("--jars", default="")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--work", required=True)
     p.add_argument("--sorted-floor", action="store_true")
+    p.add_argument("--pairs", type=int, default=3, help="load-pairs: pairs of the load and the floor")
     args = p.parse_args(argv)
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     jars = [j for j in args.jars.split(",") if j]
-    system = SYSTEMS[args.system](work, jars) if args.system in SYSTEMS else System(work, jars)
+    if args.system == "load-pairs":
+        system: System = StrataLake(work, jars)
+    else:
+        system = SYSTEMS[args.system](work, jars) if args.system in SYSTEMS else System(work, jars)
     t0 = time.perf_counter()
     spark = system.session()
     spark.sparkContext.setLogLevel("ERROR")
@@ -660,6 +713,10 @@ def main(argv: list[str]) -> int:
         "python": sys.executable,
         "jars": [os.path.basename(j) for j in jars],
     }
+    if args.system == "load-pairs":
+        run_load_pairs(system, spark, args.rows, args.pairs, rec, work)  # type: ignore[arg-type]
+        result["pairs"] = args.pairs
+        return _finish(spark, rec, result, args.out, work, t0)
     # Warm-up on a small table: class loading, the Python workers, the first plans; not timed.
     rec.enabled = False
     warm_rows = 20_000
@@ -672,10 +729,14 @@ def main(argv: list[str]) -> int:
         result["answers"] = run_parquet(spark, args.rows, args.reps, rec, work, args.sorted_floor)
     else:
         result["answers"] = run_table(system, spark, args.rows, args.reps, rec, "")
+    return _finish(spark, rec, result, args.out, work, t0)
+
+
+def _finish(spark: Any, rec: Recorder, result: dict[str, Any], out: str, work: Path, t0: float) -> int:
     result["statements"] = rec.statements
     result["elapsed_s"] = time.perf_counter() - t0
     spark.stop()
-    Path(args.out).write_text(json.dumps(result, default=str, indent=1))
+    Path(out).write_text(json.dumps(result, default=str, indent=1))
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

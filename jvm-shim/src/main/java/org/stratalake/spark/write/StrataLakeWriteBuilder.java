@@ -205,6 +205,7 @@ public final class StrataLakeWriteBuilder
             && java.util.Arrays.asList(info.schema().fieldNames()).contains(LakeTable.FILE_COLUMN);
     return new ClusteredWrite(
         python.build(),
+        info.schema(),
         clustering(spec, assigners),
         afterCommit,
         nativeWrite,
@@ -327,6 +328,7 @@ public final class StrataLakeWriteBuilder
    */
   private static final class ClusteredWrite implements RequiresDistributionAndOrdering {
     private final Write delegate;
+    private final StructType schema; // the rows Python's writer takes
     private final Expression[] clustering;
     private final Runnable afterCommit; // null: nothing
     // Batch writes of qualifying append tables: Spark's Parquet writer (null: Python's writer).
@@ -337,6 +339,7 @@ public final class StrataLakeWriteBuilder
 
     ClusteredWrite(
         Write delegate,
+        StructType schema,
         Expression[] clustering,
         Runnable afterCommit,
         NativeAppendWrite.Settings nativeWrite,
@@ -346,6 +349,7 @@ public final class StrataLakeWriteBuilder
       this.beforeWrite = beforeWrite;
       this.rowLevelCommit = rowLevelCommit;
       this.delegate = delegate;
+      this.schema = schema;
       this.clustering = clustering;
       this.afterCommit = afterCommit;
       this.nativeWrite = nativeWrite;
@@ -379,14 +383,18 @@ public final class StrataLakeWriteBuilder
       beforeWrite.run();
       BatchWrite batch = delegate.toBatch();
       Runnable after = afterCommit;
+      // Rows go to Python as Arrow batches; Spark's byte check of each batch decides nothing
+      // when the row cap alone keeps batches of these rows under the byte cap.
+      boolean liftByteCheck = ArrowBatchBound.redundant(schema, SQLConf.get());
       if (nativeWrite != null) {
         batch = NativeAppendWrite.batch(batch, nativeWrite);
         // Python's writers compacted the small files they wrote; the native writer's commit is
         // followed by the table's small-file compaction when one is due (as Paimon's dedicated
         // compaction of unaware-bucket tables does).
         after = afterNativeCommit;
+        liftByteCheck = false; // Spark's Parquet writer: no Arrow
       }
-      return new GuardedBatchWrite(batch, after, rowLevelCommit);
+      return new GuardedBatchWrite(batch, after, rowLevelCommit, liftByteCheck);
     }
 
     @Override
@@ -454,20 +462,24 @@ public final class StrataLakeWriteBuilder
     private final Runnable afterCommit;
     // Row-level statements by position: their commit runs through the bridge (null: Python's).
     private final java.util.function.Consumer<WriterCommitMessage[]> committer;
+    private final boolean liftByteCheck; // ArrowBatchBound.redundant for the write's rows
     private volatile boolean commitBegun;
 
     GuardedBatchWrite(
         BatchWrite delegate,
         Runnable afterCommit,
-        java.util.function.Consumer<WriterCommitMessage[]> committer) {
+        java.util.function.Consumer<WriterCommitMessage[]> committer,
+        boolean liftByteCheck) {
       this.delegate = delegate;
       this.afterCommit = afterCommit;
       this.committer = committer;
+      this.liftByteCheck = liftByteCheck;
     }
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-      return delegate.createBatchWriterFactory(info);
+      DataWriterFactory factory = delegate.createBatchWriterFactory(info);
+      return liftByteCheck ? ArrowBatchBound.withoutRedundantCheck(factory) : factory;
     }
 
     @Override

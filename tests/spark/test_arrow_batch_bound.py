@@ -5,11 +5,13 @@ skipped only where the write's rows cannot reach the byte cap (the shim's
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
+from tests.interop.paimon_oracle import paimon_read
 from tests.spark.test_catalyst import conf
 
 pytestmark = pytest.mark.spark
@@ -53,7 +55,7 @@ def test_the_check_is_redundant_only_while_the_row_cap_keeps_batches_under_the_b
 
 
 def test_writes_of_fixed_width_rows_lift_the_check_and_writes_of_strings_keep_it(
-    four_tasks: Any, db: str
+    four_tasks: Any, db: str, warehouse: Path
 ) -> None:
     spark, bound = four_tasks, _bound(four_tasks)
     options = "PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket' = '2', 'changelog-producer' = 'lookup')"
@@ -72,6 +74,15 @@ def test_writes_of_fixed_width_rows_lift_the_check_and_writes_of_strings_keep_it
         0.5 * 49_999 * 50_000 / 2,
     )
     assert spark.sql(f"SELECT count(*), max(v) FROM {db}.strs").collect()[0] == (50_000, "9999")
+    # Into the table that now holds data: every other key again (its lookup changelog reads the
+    # old rows), in 4 tasks; pypaimon reads what the lifted writers wrote.
+    before = bound.liftedWriters()
+    spark.range(0, 50_000, 2).selectExpr("id", "-1.0 AS v").writeTo(f"{db}.nums").append()
+    assert bound.liftedWriters() - before >= 1
+    rows = paimon_read(warehouse, f"{db.split('.')[1]}.nums").sort_by("id")
+    assert rows.num_rows == 50_000
+    expected = [-1.0 if i % 2 == 0 else i * 0.5 for i in range(50_000)]
+    assert rows.column("v").to_pylist() == expected
 
 
 def test_an_arrow_udf_feeding_the_writer_in_the_same_task_keeps_the_check(spark: Any, db: str) -> None:

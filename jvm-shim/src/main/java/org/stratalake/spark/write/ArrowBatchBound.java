@@ -168,20 +168,21 @@ public final class ArrowBatchBound {
 
               @Override
               public boolean hasNext() {
-                if (!restored) {
-                  restored = true;
-                  restore.run();
-                }
+                restoreOnce();
                 return records.hasNext();
               }
 
               @Override
               public InternalRow next() {
+                restoreOnce();
+                return records.next();
+              }
+
+              private void restoreOnce() {
                 if (!restored) {
                   restored = true;
                   restore.run();
                 }
-                return records.next();
               }
             });
       } finally {

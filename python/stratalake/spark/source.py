@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceReader,
@@ -379,6 +380,31 @@ def set_dynamic_assigners(writer: Any, options: Mapping[str, str]) -> None:
         writer.dynamic_foreign_level0 = options.get(keys.DYNAMIC_FOREIGN_LEVEL0, "").lower() == "true"
 
 
+
+# The task property the shim sets when it ends Arrow batches early with rows of nulls instead of
+# Spark's per-row byte check (jvm-shim write/ArrowBatchBound.java): it names the column, never
+# null in real rows (the shim refuses those), whose nulls mark those rows.
+PADDING_PROPERTY = "stratalake.write.padding"
+
+
+def without_padding(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``batches`` without the shim's padding rows, when this task's writer was sent any."""
+    context = TaskContext.get()
+    marker = context.getLocalProperty(PADDING_PROPERTY) if context is not None else None
+    if marker is None:
+        return batches
+    return _drop_nulls_of(batches, marker)
+
+
+def _drop_nulls_of(batches: Iterator[pa.RecordBatch], column: str) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        marks = batch.column(column)
+        if marks.null_count:  # O(1) for the batches the shim did not end early
+            batch = batch.filter(marks.is_valid())
+            if not batch.num_rows:
+                continue
+        yield batch
+
 class StrataLakeWriter(DataSourceArrowWriter):
     """Writes each task's rows through a ``TableWrite``; commits once, on the driver."""
 
@@ -395,6 +421,7 @@ class StrataLakeWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
         table = load_table(self.options)
+        iterator = without_padding(iterator)
         freeze_imports()  # keeps the daemon's gc.collect() after this task short
         row_kind = self.options.get(keys.ROW_KIND_COLUMN)
         if row_kind is not None and self.by_position and table.schema().primary_keys:

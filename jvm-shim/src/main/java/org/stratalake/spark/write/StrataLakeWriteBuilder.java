@@ -203,15 +203,35 @@ public final class StrataLakeWriteBuilder
     boolean byPosition =
         options.containsKey(ROW_KIND_OPTION)
             && java.util.Arrays.asList(info.schema().fieldNames()).contains(LakeTable.FILE_COLUMN);
+    // A key table's first primary-key column is never null in its rows: a row of nulls then
+    // marks padding (ArrowBatchBound). Not for a DELETE's positions, whose rows carry no key.
+    int marker = table.isAppendTable() || positionsOnly ? -1 : firstKey(info.schema());
     return new ClusteredWrite(
         python.build(),
         info.schema(),
+        marker,
+        table.name(),
         clustering(spec, assigners),
         afterCommit,
         nativeWrite,
         table::compactIfDue,
         table::commitSchemaMerge,
         byPosition ? messages -> table.commitRowLevel(pickles(messages)) : null);
+  }
+
+  /** The ordinal in {@code schema} of the table's first primary-key column; -1 when absent. */
+  private int firstKey(StructType schema) {
+    if (table.primaryKeys().isEmpty()) {
+      return -1;
+    }
+    String key = table.primaryKeys().get(0);
+    String[] names = schema.fieldNames();
+    for (int i = 0; i < names.length; i++) {
+      if (names[i].equalsIgnoreCase(key)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /** Python's task messages as Spark holds them (pickles), base64-encoded for the bridge. */
@@ -329,6 +349,8 @@ public final class StrataLakeWriteBuilder
   private static final class ClusteredWrite implements RequiresDistributionAndOrdering {
     private final Write delegate;
     private final StructType schema; // the rows Python's writer takes
+    private final int marker; // its never-null column (ArrowBatchBound's padding), -1: none
+    private final String tableName;
     private final Expression[] clustering;
     private final Runnable afterCommit; // null: nothing
     // Batch writes of qualifying append tables: Spark's Parquet writer (null: Python's writer).
@@ -340,6 +362,8 @@ public final class StrataLakeWriteBuilder
     ClusteredWrite(
         Write delegate,
         StructType schema,
+        int marker,
+        String tableName,
         Expression[] clustering,
         Runnable afterCommit,
         NativeAppendWrite.Settings nativeWrite,
@@ -350,6 +374,8 @@ public final class StrataLakeWriteBuilder
       this.rowLevelCommit = rowLevelCommit;
       this.delegate = delegate;
       this.schema = schema;
+      this.marker = marker;
+      this.tableName = tableName;
       this.clustering = clustering;
       this.afterCommit = afterCommit;
       this.nativeWrite = nativeWrite;
@@ -383,18 +409,18 @@ public final class StrataLakeWriteBuilder
       beforeWrite.run();
       BatchWrite batch = delegate.toBatch();
       Runnable after = afterCommit;
-      // Rows go to Python as Arrow batches; Spark's byte check of each batch decides nothing
-      // when the row cap alone keeps batches of these rows under the byte cap.
-      boolean liftByteCheck = ArrowBatchBound.redundant(schema, SQLConf.get());
+      // Rows go to Python as Arrow batches, whose bytes the shim bounds without Spark's per-row
+      // check where it can (ArrowBatchBound; null: Spark's check).
+      ArrowBatchBound.Plan bound = ArrowBatchBound.plan(schema, SQLConf.get(), marker, tableName);
       if (nativeWrite != null) {
         batch = NativeAppendWrite.batch(batch, nativeWrite);
         // Python's writers compacted the small files they wrote; the native writer's commit is
         // followed by the table's small-file compaction when one is due (as Paimon's dedicated
         // compaction of unaware-bucket tables does).
         after = afterNativeCommit;
-        liftByteCheck = false; // Spark's Parquet writer: no Arrow
+        bound = null; // Spark's Parquet writer: no Arrow
       }
-      return new GuardedBatchWrite(batch, after, rowLevelCommit, liftByteCheck);
+      return new GuardedBatchWrite(batch, after, rowLevelCommit, bound);
     }
 
     @Override
@@ -462,24 +488,24 @@ public final class StrataLakeWriteBuilder
     private final Runnable afterCommit;
     // Row-level statements by position: their commit runs through the bridge (null: Python's).
     private final java.util.function.Consumer<WriterCommitMessage[]> committer;
-    private final boolean liftByteCheck; // ArrowBatchBound.redundant for the write's rows
+    private final ArrowBatchBound.Plan bound; // null: Spark's byte check
     private volatile boolean commitBegun;
 
     GuardedBatchWrite(
         BatchWrite delegate,
         Runnable afterCommit,
         java.util.function.Consumer<WriterCommitMessage[]> committer,
-        boolean liftByteCheck) {
+        ArrowBatchBound.Plan bound) {
       this.delegate = delegate;
       this.afterCommit = afterCommit;
       this.committer = committer;
-      this.liftByteCheck = liftByteCheck;
+      this.bound = bound;
     }
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
       DataWriterFactory factory = delegate.createBatchWriterFactory(info);
-      return liftByteCheck ? ArrowBatchBound.withoutRedundantCheck(factory) : factory;
+      return bound == null ? factory : ArrowBatchBound.lifted(factory, bound);
     }
 
     @Override

@@ -307,6 +307,18 @@ class TableRead:
         runs = [_chain(keys_of(f) for f in run) for run in file_runs]
         return sum(count_distinct_keys(chunk, key_names) for chunk in key_complete_chunks(runs, key_names))
 
+    def read_split_keys(self, split: Split) -> Iterator[pa.Table]:
+        """The trimmed primary keys of the rows :meth:`read_split` returns for ``split`` (no
+        filter), each chunk in key order, reading only what that needs: a split read without a
+        merge whose files hold no retraction gives its files' key columns, vectors applied, and
+        no sequence number or row kind is decoded."""
+        key_names = list(self.table.schema().trimmed_primary_keys)
+        if self._other(split) is not None or split.needs_merge or any(f.delete_row_count != 0 for f in split.files):
+            yield from (pa.Table.from_batches([b]).select(key_names) for b in self.read_split(split))
+            return
+        for f in split.files:
+            yield from self._file_batches(split, f, key_names, levels=False, system_columns=False)
+
     def read_split_table(self, split: Split) -> pa.Table:
         """:meth:`read_split` as one table."""
         return pa.Table.from_batches(list(self.read_split(split)), schema=self.output_schema())

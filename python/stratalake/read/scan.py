@@ -9,7 +9,7 @@ import pickle
 import tempfile
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
@@ -118,6 +118,16 @@ class TableScan:
     def plan(self) -> list[Split]:
         """Live files of the snapshot, pruned by partition, bucket and key statistics."""
         return [s for batch in self._batches(None) for s in batch]
+
+    def plan_buckets(self, buckets: Collection[int]) -> list[Split]:
+        """:meth:`plan`'s splits of the buckets numbered ``buckets`` only, in every partition:
+        manifests whose bucket range excludes them are not read."""
+        snap = self.snapshot()
+        wanted = set(buckets)
+        if snap is None or not wanted:
+            return []
+        where = self.table.manifest_filter(buckets=wanted)
+        return self._splits(snap, [e for e in self.table.live_entries(snap, where) if e.bucket in wanted])
 
     def plan_batches(self, max_files: int | None = None) -> Iterator[list[Split]]:
         """:meth:`plan`'s splits, in its order, in batches of whole buckets holding about

@@ -29,6 +29,7 @@ STEPS = (
     "time_travel",
     "write_to",
     "padded_write",
+    "key_list_delete",
     "stream",
     "compact",
     "join",
@@ -128,6 +129,21 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
         summary = "SELECT count(*), sum(length(s)), sum(crc32(s)) FROM "
         want = sql(f"{summary} ({rows_sql})").collect()[0]
         check(tuple(sql(f"{summary} {w}").collect()[0]), tuple(want), "padded write")
+
+    def key_list_delete() -> None:
+        # A key list the table checks itself: the plan reads the list, not the table
+        # (jvm-shim sql/RowLevelRewrite.java, table/key_delete.py).
+        k = "lake.smoke.keyed"
+        sql(
+            f"CREATE TABLE {k} (id BIGINT, p STRING, n INT, PRIMARY KEY (id, p) NOT ENFORCED) "
+            "PARTITIONED BY (p) WITH ('bucket' = '2', 'deletion-vectors.enabled' = 'true')"
+        )
+        sql(f"INSERT INTO {k} SELECT id, concat('p', id % 2), CAST(id AS INT) FROM range(100)")
+        delete = f"DELETE FROM {k} WHERE id IN (SELECT id * 3 FROM range(50))"
+        plan = sql(f"EXPLAIN {delete}").collect()[0][0]
+        check("BatchScan" in plan, False, f"key list delete plan {plan}")
+        sql(delete)
+        check(rows(sql(f"SELECT id FROM {k}")), [(i,) for i in range(100) if i % 3], "key list delete")
 
     def stream() -> None:
         # Read the table's changes as a stream into a memory sink, and stream rows into the table.
@@ -294,6 +310,7 @@ def run(spark: Any, workdir: Path, steps: list[str]) -> dict[str, Any]:
         "time_travel": time_travel,
         "write_to": write_to,
         "padded_write": padded_write,
+        "key_list_delete": key_list_delete,
         "stream": stream,
         "compact": compact,
         "join": join,

@@ -63,14 +63,23 @@ def test_rules_name_the_table_and_option(tmp_path: Path) -> None:
         "update_error": None,
         "delete_error": None,
         "delete_by_position": False,
+        "delete_key_columns": ["id"],  # a key list need not name the partition column
     }
     seq = make_table(tmp_path, "seq", **{"sequence.field": "v"})
     assert dml.delete_error(seq) is None  # its -D records carry the stored row (test_dml_sequence)
+    # Key lists checked by the table: not where a -D needs the stored row, nor with dynamic buckets.
+    assert dml.delete_key_columns(seq) is None
+    assert dml.delete_key_columns(make_table(tmp_path, "dyn", bucket="-1")) is None
     pu = make_table(tmp_path, "pu", **{"merge-engine": "partial-update"})
     assert dml.update_error(pu) is None
     # Without its remove options, a DELETE removes the stored rows (table/row_delete.py): by
     # predicates in Python, else in Spark's row-level plan with rows addressed by position.
-    assert dml.row_level_rules(pu) == {"update_error": None, "delete_error": None, "delete_by_position": True}
+    assert dml.row_level_rules(pu) == {
+        "update_error": None,
+        "delete_error": None,
+        "delete_by_position": True,
+        "delete_key_columns": None,
+    }
     assert dml.delete_plan(pu, dml.parse_predicates([_eq("v", "x")])) == "rows"
     assert dml.delete_plan(pu, None) is None
     first = make_table(tmp_path, "first", **{"merge-engine": "first-row"})
@@ -82,6 +91,7 @@ def test_rules_name_the_table_and_option(tmp_path: Path) -> None:
     )
     assert dml.delete_error(removing) is None  # -D records, as before
     assert dml.row_level_rules(removing)["delete_by_position"] is False
+    assert dml.row_level_rules(removing)["delete_key_columns"] == ["id"]
     assert dml.delete_plan(removing, dml.parse_predicates([_eq("dt", "d1"), _eq("id", 1, "long")])) == "keys"
 
 

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Union
 from stratalake.exceptions import StrataLakeError
 
 #: Raised by both sides on any change of a message or of the list of operations.
-PROTOCOL_VERSION = 12
+PROTOCOL_VERSION = 13
 
 #: A JSON value passed through as is (Spark's JSON schema, filter trees, procedure arguments).
 Json = Any
@@ -96,12 +96,14 @@ class NativeAppendPlan:
 
 @dataclass(frozen=True)
 class RowLevelRules:
-    """Why UPDATE/MERGE or DELETE is refused on a table (null: allowed), and whether a DELETE
-    addresses rows by data file and position (``dml.row_level_rules``)."""
+    """Why UPDATE/MERGE or DELETE is refused on a table (null: allowed), whether a DELETE
+    addresses rows by data file and position, and which key columns a DELETE by a key list must
+    name for the table to check the keys itself (null: never; ``dml.row_level_rules``)."""
 
     update_error: str | None
     delete_error: str | None
     delete_by_position: bool
+    delete_key_columns: list[str] | None = None
 
 
 @dataclass(frozen=True)

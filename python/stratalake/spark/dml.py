@@ -14,6 +14,9 @@ Spark plans ``DELETE`` / ``UPDATE`` / ``MERGE INTO`` itself; the JVM shim only a
   aggregation without their remove options: ``table/row_delete.py``, as Paimon's DELETE); other
   conditions on those tables run in Spark's row-level plan with rows addressed by data file and
   position (:func:`row_level_rules`' ``delete_by_position``), as on append tables;
+- whether a ``DELETE ... WHERE (k, ...) IN (SELECT ...)`` may skip Spark's scan of the table
+  (:func:`delete_key_columns`): the listed keys reach the writer, which keeps the live ones
+  (``table/key_delete.py``);
 - which stored values a ``-D`` record must carry (:func:`delete_filler`): on a table with
   ``sequence.field`` a retraction is ordered by its sequence-field values like any record, so a
   key-only ``-D`` (null sequence values sort oldest) would lose to the row it deletes. As Paimon,
@@ -92,10 +95,32 @@ def delete_error(table: Table) -> str | None:
     return None
 
 
-def row_level_rules(table: Table) -> dict[str, str | bool | None]:
-    """Which row-level statements ``table`` refuses (null: none), and whether Spark's row-level
+def delete_key_columns(table: Table) -> list[str] | None:
+    """The key columns ``DELETE ... WHERE (k, ...) IN (SELECT ...)`` must list for ``table`` to
+    check the listed keys itself (``table/key_delete.py``) instead of Spark's row-level plan
+    scanning every stored key; None when it cannot.
+
+    The list's keys become key-only ``-D`` records of the live keys, the records Spark's plan
+    writes for this table: so the table has fixed buckets (a listed key's bucket follows from the
+    key), takes a key-only ``-D`` (no stored values needed, not deleted by position), and reads
+    no fallback branch. The list names at least the trimmed primary key and the bucket key; a
+    partition column it does not name matches every partition.
+    """
+    schema = table.schema()
+    if not schema.primary_keys or table.unsupported_features or table.core_options.bucket <= 0:
+        return None
+    if delete_error(table) is not None or deletes_by_rewrite(table) or needs_stored_values(table):
+        return None
+    if fallback_branch(table) is not None or not set(schema.bucket_keys) <= set(schema.primary_keys):
+        return None
+    trimmed = list(schema.trimmed_primary_keys)
+    return trimmed + [k for k in schema.bucket_keys if k not in trimmed]
+
+
+def row_level_rules(table: Table) -> dict[str, str | bool | list[str] | None]:
+    """Which row-level statements ``table`` refuses (null: none), whether Spark's row-level
     DELETE addresses its rows by data file and position (append tables always do) instead of
-    by primary key."""
+    by primary key, and :func:`delete_key_columns`."""
     if table.unsupported_features:  # DESCRIBE still works; every statement says why not
         try:
             table.check_supported("write")
@@ -105,6 +130,7 @@ def row_level_rules(table: Table) -> dict[str, str | bool | None]:
         "update_error": update_error(table),
         "delete_error": delete_error(table),
         "delete_by_position": deletes_by_rewrite(table),
+        "delete_key_columns": delete_key_columns(table),
     }
 
 

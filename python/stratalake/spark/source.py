@@ -60,6 +60,7 @@ from stratalake.spark.planning import SplitPartition
 from stratalake.spark.types import paimon_to_spark_field
 from stratalake.spark.worker_gc import freeze_imports
 from stratalake.spark.write_options import check_write_options
+from stratalake.table.key_delete import live_listed_keys
 from stratalake.table.row_delete import commit_positions, rows_with_positions
 
 if TYPE_CHECKING:
@@ -327,6 +328,27 @@ def _deleted_positions(table: Table, iterator: Iterator[pa.RecordBatch], row_kin
     return deletes.compact()
 
 
+def _listed_deletes(
+    table: Table, batches: Iterator[pa.RecordBatch], columns: list[str], row_kind: str
+) -> Iterator[pa.Table]:
+    """The ``-D`` records of a task's share of a DELETE by a key list: of the listed keys Spark
+    sent (the shim's rewrite, clustered by bucket), those live in the latest snapshot
+    (``table/key_delete.py``). Holds the task's listed keys, their key columns only."""
+    listed = [b.select(columns) for b in batches]
+    if not listed:
+        return
+    found = live_listed_keys(table, pa.Table.from_batches(listed))
+    n = found.num_rows
+    if n == 0:
+        return
+    records = {
+        f.name: found.column(f.name) if f.name in found.column_names else pa.nulls(n, f.type)
+        for f in table.arrow_schema()
+    }
+    records[row_kind] = pa.repeat(pa.scalar("-D"), n)
+    yield pa.table(records)
+
+
 def _static_partition(spec_json: str) -> dict[str, Any]:
     """The JVM's {column: {"value", "type"}} spec as Python values (Catalyst internal forms)."""
     out: dict[str, Any] = {}
@@ -435,6 +457,10 @@ class StrataLakeWriter(DataSourceArrowWriter):
             # Row-level DML sends change records: the row kind travels in a column.
             if row_kind is not None and not table.schema().primary_keys:
                 return self._write_append_changes(table, writer, iterator, row_kind)
+            listed = self.options.get(keys.DELETE_KEYS)
+            if row_kind is not None and listed is not None:
+                # A DELETE by a key list: the listed keys, of which the live ones get -D records.
+                iterator = _listed_deletes(table, iterator, json.loads(listed), row_kind)
             fill = dml.delete_filler(table, row_kind)  # -D records taking the stored row's values
             for batch in iterator:
                 writer.write(batch if fill is None else fill(batch), row_kind=row_kind)

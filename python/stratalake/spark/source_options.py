@@ -39,6 +39,7 @@ SCAN_COUNT: Final = "stratalake.scan.count"
 # "true": each input partition yields the rows its split's merge drops, as (file index, position)
 # (TableRead.superseded_positions); the shim then reads the split's files natively without them
 SCAN_SUPERSEDED: Final = "stratalake.scan.superseded"
+DELETE_KEYS: Final = "stratalake.write.delete-keys"  # JSON list: the key columns of a DELETE's key list
 ROW_KIND_COLUMN: Final = "stratalake.write.row-kind-column"  # set by row-level DML: the change-record kind
 # The scan of a row-level command (UPDATE, DELETE, MERGE): its Spark name. Read options that choose
 # another version than the latest are refused there (stratalake.spark.read_options).

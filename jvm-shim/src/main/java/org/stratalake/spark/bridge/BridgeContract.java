@@ -15,7 +15,7 @@ import java.util.Map;
  */
 public final class BridgeContract {
   /** Python's {@code bridge_contract.PROTOCOL_VERSION}; raised on any change of a message. */
-  public static final int PROTOCOL_VERSION = 12;
+  public static final int PROTOCOL_VERSION = 13;
 
   private BridgeContract() {}
 

@@ -47,7 +47,10 @@ public final class Messages {
       @Nullable Integer pageSize) {}
 
   public record RowLevelRules(
-      @Nullable String updateError, @Nullable String deleteError, boolean deleteByPosition) {}
+      @Nullable String updateError,
+      @Nullable String deleteError,
+      boolean deleteByPosition,
+      @Nullable List<String> deleteKeyColumns) {}
 
   public record TableDescription(
       String name,

@@ -85,6 +85,7 @@ public class StrataLakeTable
   private final String updateError;
   private final String deleteError;
   private final boolean deleteByPosition;
+  private final List<String> deleteKeyColumns;
   private final String systemTable;
   // Write-time schema evolution: whether Spark leaves this write's columns to the shim
   // (sql.MergeSchemaWrites), and the merge planned for it (null: none).
@@ -115,6 +116,7 @@ public class StrataLakeTable
     this.updateError = base.updateError;
     this.deleteError = base.deleteError;
     this.deleteByPosition = base.deleteByPosition;
+    this.deleteKeyColumns = base.deleteKeyColumns;
     this.systemTable = base.systemTable;
     this.anySchema = anySchema;
     this.merge = merge;
@@ -134,6 +136,7 @@ public class StrataLakeTable
     this.updateError = meta.rowLevel().updateError();
     this.deleteError = meta.rowLevel().deleteError();
     this.deleteByPosition = meta.rowLevel().deleteByPosition();
+    this.deleteKeyColumns = meta.rowLevel().deleteKeyColumns();
     this.systemTable = meta.systemTable();
     this.anySchema = false;
     this.merge = null;
@@ -616,6 +619,11 @@ public class StrataLakeTable
   @Override
   public String deleteError() {
     return deleteError;
+  }
+
+  @Override
+  public List<String> deleteKeyColumns() {
+    return systemTable == null ? deleteKeyColumns : null;
   }
 
   @Override

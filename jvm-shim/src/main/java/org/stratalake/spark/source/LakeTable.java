@@ -37,6 +37,13 @@ public interface LakeTable extends SupportsRead {
   /** Why DELETE is refused on this table; null when it is allowed. */
   String deleteError();
 
+  /**
+   * The key columns a DELETE by a key list ({@code WHERE (k, ...) IN (SELECT ...)}) must name
+   * for the table to check the listed keys itself instead of Spark scanning every stored key;
+   * null when it cannot (Python's {@code dml.delete_key_columns}).
+   */
+  List<String> deleteKeyColumns();
+
   List<String> primaryKeys();
 
   List<String> partitionKeys();

@@ -11,17 +11,22 @@ import org.apache.spark.sql.catalyst.expressions.Alias$;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.CaseWhen;
 import org.apache.spark.sql.catalyst.expressions.CreateMap;
 import org.apache.spark.sql.catalyst.expressions.EqualNullSafe;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.InSubquery;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
+import org.apache.spark.sql.catalyst.expressions.ListQuery;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.Not;
 import org.apache.spark.sql.catalyst.expressions.RaiseError;
 import org.apache.spark.sql.catalyst.plans.logical.AppendData;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.plans.logical.WriteDelta;
@@ -40,6 +45,7 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.stratalake.spark.bridge.PythonBridge;
 import org.stratalake.spark.bridge.StrataLakeException;
 import org.stratalake.spark.source.LakeTable;
 import org.stratalake.spark.write.StrataLakeWriteBuilder;
@@ -80,7 +86,117 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
     if (command == RowLevelOperation.Command.DELETE && table.deleteError() != null) {
       throw new StrataLakeException("UnsupportedError", table.deleteError());
     }
+    if (command == RowLevelOperation.Command.DELETE) {
+      LogicalPlan listed = keyListDelete(delta, relation, table);
+      if (listed != null) {
+        return listed;
+      }
+    }
     return rewrite(delta, relation, table);
+  }
+
+  /**
+   * {@code DELETE FROM t WHERE (k, ...) IN (SELECT ...)} on a table that checks listed keys
+   * itself ({@link LakeTable#deleteKeyColumns}): the listed keys go to the table's writer as
+   * {@code -D} candidates, of which it keeps the live ones (key_delete.py), instead of Spark
+   * joining every stored key with the list. Null for any other condition: a correlated list, a
+   * key the list computes from a column (a cast), or one that is not a primary-key column.
+   */
+  private static LogicalPlan keyListDelete(
+      WriteDelta delta, DataSourceV2Relation relation, LakeTable table) {
+    List<String> required = table.deleteKeyColumns();
+    if (required == null || !(delta.condition() instanceof InSubquery)) {
+      return null;
+    }
+    InSubquery in = (InSubquery) delta.condition();
+    ListQuery list = in.query();
+    if (!list.outerAttrs().isEmpty()) {
+      return null;
+    }
+    LogicalPlan keys = list.plan();
+    List<Expression> values = CollectionConverters.asJava(in.values());
+    List<Attribute> listed = CollectionConverters.asJava(keys.output());
+    if (values.size() != listed.size()) {
+      return null;
+    }
+    // Table column (the schema's spelling) -> the key list's column.
+    Map<String, Attribute> given = new HashMap<>();
+    for (int i = 0; i < values.size(); i++) {
+      if (!(values.get(i) instanceof AttributeReference)) {
+        return null;
+      }
+      AttributeReference column = (AttributeReference) values.get(i);
+      StructField field = field(table.schema(), column.name());
+      if (!relation.outputSet().contains(column)
+          || field == null
+          || !containsIgnoreCase(table.primaryKeys(), field.name())
+          || given.containsKey(field.name())
+          || !field.dataType().sameType(listed.get(i).dataType())) {
+        return null;
+      }
+      given.put(field.name(), listed.get(i));
+    }
+    for (String column : required) {
+      if (field(table.schema(), column) == null || !given.containsKey(field(table.schema(), column).name())) {
+        return null;
+      }
+    }
+    // A null in the list matches nothing (SQL's IN).
+    Expression notNull = null;
+    for (Attribute a : given.values()) {
+      Expression check = new IsNotNull(a);
+      notNull = notNull == null ? check : new And(notNull, check);
+    }
+    List<NamedExpression> projection = new ArrayList<>();
+    projection.add(alias(Literal.create("-D", DataTypes.StringType), ROW_KIND_COLUMN));
+    List<StructField> sinkFields = new ArrayList<>();
+    sinkFields.add(DataTypes.createStructField(ROW_KIND_COLUMN, DataTypes.StringType, false));
+    List<String> names = new ArrayList<>();
+    for (StructField f : table.schema().fields()) {
+      Attribute key = given.get(f.name());
+      projection.add(alias(key != null ? key : Literal.create(null, f.dataType()), f.name()));
+      sinkFields.add(DataTypes.createStructField(f.name(), f.dataType(), true));
+      if (key != null) {
+        names.add(f.name());
+      }
+    }
+    String columns;
+    try {
+      columns = PythonBridge.JSON.writeValueAsString(names);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+    Project candidates =
+        new Project(CollectionConverters.asScala(projection).toSeq(), new Filter(notNull, keys));
+    ChangeSink sink = new ChangeSink(table, DataTypes.createStructType(sinkFields), columns);
+    return append(sink, relation, candidates);
+  }
+
+  private static StructField field(StructType schema, String name) {
+    for (StructField f : schema.fields()) {
+      if (f.name().equalsIgnoreCase(name)) {
+        return f;
+      }
+    }
+    return null;
+  }
+
+  private static boolean containsIgnoreCase(List<String> names, String name) {
+    return names.stream().anyMatch(n -> n.equalsIgnoreCase(name));
+  }
+
+  private static AppendData append(ChangeSink sink, DataSourceV2Relation relation, LogicalPlan query) {
+    DataSourceV2Relation sinkRelation = DataSourceV2Relation$.MODULE$.create(
+        sink, relation.catalog(), relation.identifier(), CaseInsensitiveStringMap.empty(),
+        Option.empty());
+    return new AppendData(
+        sinkRelation,
+        query,
+        scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
+        false,
+        false,
+        Option.empty(),
+        Option.empty());
   }
 
   private static LogicalPlan rewrite(
@@ -154,18 +270,8 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
       addRowId(projection, sinkFields, metadata.get(LakeTable.SNAPSHOT_COLUMN), LakeTable.SNAPSHOT_COLUMN, DataTypes.LongType);
     }
     Project changes = new Project(CollectionConverters.asScala(projection).toSeq(), query);
-    ChangeSink sink = new ChangeSink(table, DataTypes.createStructType(sinkFields));
-    DataSourceV2Relation sinkRelation = DataSourceV2Relation$.MODULE$.create(
-        sink, relation.catalog(), relation.identifier(), CaseInsensitiveStringMap.empty(),
-        Option.empty());
-    return new AppendData(
-        sinkRelation,
-        changes,
-        scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
-        false,
-        false,
-        Option.empty(),
-        Option.empty());
+    ChangeSink sink = new ChangeSink(table, DataTypes.createStructType(sinkFields), null);
+    return append(sink, relation, changes);
   }
 
   private static void addRowId(
@@ -233,10 +339,12 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
   static final class ChangeSink implements Table, SupportsWrite {
     private final LakeTable table;
     private final StructType schema;
+    private final String deleteKeys; // a DELETE by a key list: its key columns (JSON); else null
 
-    ChangeSink(LakeTable table, StructType schema) {
+    ChangeSink(LakeTable table, StructType schema, String deleteKeys) {
       this.table = table;
       this.schema = schema;
+      this.deleteKeys = deleteKeys;
     }
 
     @Override
@@ -259,6 +367,9 @@ public final class RowLevelRewrite extends Rule<LogicalPlan> {
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
       Map<String, String> options = new HashMap<>(info.options().asCaseSensitiveMap());
       options.put(StrataLakeWriteBuilder.ROW_KIND_OPTION, ROW_KIND_COLUMN);
+      if (deleteKeys != null) {
+        options.put(StrataLakeWriteBuilder.DELETE_KEYS_OPTION, deleteKeys);
+      }
       return new StrataLakeWriteBuilder(table, new StrataLakeWriteBuilder.WriteInfo(info, new CaseInsensitiveStringMap(options)));
     }
   }

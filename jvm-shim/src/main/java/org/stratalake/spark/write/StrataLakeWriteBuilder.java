@@ -57,6 +57,8 @@ public final class StrataLakeWriteBuilder
    * rewrite (sql.RowLevelRewrite), whose writes append change records.
    */
   public static final String ROW_KIND_OPTION = "stratalake.write.row-kind-column";
+  /** A DELETE by a key list: the key columns its rows carry (JSON list; spark/source.py). */
+  public static final String DELETE_KEYS_OPTION = "stratalake.write.delete-keys";
   static final String QUERY_ID = "stratalake.write.query-id";
   static final String DYNAMIC_ASSIGNERS = "stratalake.write.dynamic-assigners";
   static final String DYNAMIC_FOREIGN_LEVEL0 = "stratalake.write.dynamic-foreign-level0";
@@ -204,12 +206,23 @@ public final class StrataLakeWriteBuilder
         options.containsKey(ROW_KIND_OPTION)
             && java.util.Arrays.asList(info.schema().fieldNames()).contains(LakeTable.FILE_COLUMN);
     // A key table's first primary-key column is never null in its rows: a row of nulls then
-    // marks padding (ArrowBatchBound). Not for a DELETE's positions, whose rows carry no key.
-    int marker = table.isAppendTable() || positionsOnly ? -1 : firstKey(info.schema());
+    // marks padding (ArrowBatchBound). Not for a DELETE's positions, whose rows carry no key,
+    // nor a key list's, which may leave partition columns null.
+    int marker =
+        table.isAppendTable() || positionsOnly || options.containsKey(DELETE_KEYS_OPTION)
+            ? -1
+            : firstKey(info.schema());
+    // A key list's candidates are few bytes per key, so Spark's adaptive execution would put them
+    // in one task; each bucket's check reads that bucket's keys, so the buckets' tasks stay apart.
+    int tasks = 0;
+    if (options.containsKey(DELETE_KEYS_OPTION) && spec.numBuckets() != null && spec.numBuckets() > 0) {
+      tasks = Math.min(SQLConf.get().numShufflePartitions(), spec.numBuckets());
+    }
     return new ClusteredWrite(
         python.build(),
         info.schema(),
         marker,
+        tasks,
         table.name(),
         clustering(spec, assigners),
         afterCommit,
@@ -350,6 +363,7 @@ public final class StrataLakeWriteBuilder
     private final Write delegate;
     private final StructType schema; // the rows Python's writer takes
     private final int marker; // its never-null column (ArrowBatchBound's padding), -1: none
+    private final int tasks; // the number of write tasks required; 0: Spark decides
     private final String tableName;
     private final Expression[] clustering;
     private final Runnable afterCommit; // null: nothing
@@ -363,6 +377,7 @@ public final class StrataLakeWriteBuilder
         Write delegate,
         StructType schema,
         int marker,
+        int tasks,
         String tableName,
         Expression[] clustering,
         Runnable afterCommit,
@@ -375,6 +390,7 @@ public final class StrataLakeWriteBuilder
       this.delegate = delegate;
       this.schema = schema;
       this.marker = marker;
+      this.tasks = tasks;
       this.tableName = tableName;
       this.clustering = clustering;
       this.afterCommit = afterCommit;
@@ -387,6 +403,11 @@ public final class StrataLakeWriteBuilder
       return clustering.length == 0
           ? Distributions.unspecified()
           : Distributions.clustered(clustering);
+    }
+
+    @Override
+    public int requiredNumPartitions() {
+      return clustering.length == 0 ? 0 : tasks;
     }
 
     @Override

@@ -65,9 +65,8 @@ def _changes(spark: Any, t: str, before: int, after: int) -> list[tuple[Any, ...
     [
         "'changelog-producer' = 'lookup', 'deletion-vectors.enabled' = 'true'",
         "'changelog-producer' = 'input'",
-        "'deletion-vectors.enabled' = 'true'",
     ],
-    ids=["lookup-dv", "input", "dv"],
+    ids=["lookup-dv", "input"],
 )
 def test_a_key_list_deletes_the_live_listed_keys_in_every_partition(
     spark: Any, db: str, warehouse: Path, options: str

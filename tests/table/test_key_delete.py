@@ -62,5 +62,5 @@ def test_live_listed_keys_match_a_model(
 
 def test_a_key_list_without_the_bucket_key_is_refused(tmp_path: Path) -> None:
     t = make_table(tmp_path, "t")
-    with pytest.raises(ValueError, match="db.t: a key list needs the columns \\['id'\\]"):
+    with pytest.raises(ValueError, match=r"db\.t: a key list needs the columns \['id'\]"):
         live_listed_keys(t, pa.table({"dt": ["d1"]}))

@@ -328,15 +328,34 @@ def _deleted_positions(table: Table, iterator: Iterator[pa.RecordBatch], row_kin
     return deletes.compact()
 
 
+LISTED_CHUNK_ROWS = 4 << 20
+"""Listed keys a writer task checks at once (32 MiB of a BIGINT key): a longer share of a key list
+is checked chunk by chunk, each chunk reading its buckets' keys again."""
+
+
 def _listed_deletes(
-    table: Table, batches: Iterator[pa.RecordBatch], columns: list[str], row_kind: str
+    table: Table,
+    batches: Iterator[pa.RecordBatch],
+    columns: list[str],
+    row_kind: str,
+    chunk_rows: int = LISTED_CHUNK_ROWS,
 ) -> Iterator[pa.Table]:
     """The ``-D`` records of a task's share of a DELETE by a key list: of the listed keys Spark
     sent (the shim's rewrite, clustered by bucket), those live in the latest snapshot
-    (``table/key_delete.py``). Holds the task's listed keys, their key columns only."""
-    listed = [b.select(columns) for b in batches]
-    if not listed:
-        return
+    (``table/key_delete.py``). Holds up to ``chunk_rows`` listed keys, their key columns only."""
+    chunk: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in batches:
+        chunk.append(batch.select(columns))
+        rows += batch.num_rows
+        if rows >= chunk_rows:
+            yield from _live_deletes(table, chunk, row_kind)
+            chunk, rows = [], 0
+    if chunk:
+        yield from _live_deletes(table, chunk, row_kind)
+
+
+def _live_deletes(table: Table, listed: list[pa.RecordBatch], row_kind: str) -> Iterator[pa.Table]:
     found = live_listed_keys(table, pa.Table.from_batches(listed))
     n = found.num_rows
     if n == 0:

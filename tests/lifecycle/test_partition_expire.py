@@ -14,7 +14,9 @@ from stratalake.operation.commit.partition_expire import partition_time
 from tests.lifecycle.helpers import batch, make_table
 
 OLD = ("2020-01-01", "2020-01-02", "2020-01-03")
-TODAY = dt.date.today().isoformat()
+# Tomorrow's partition: never older than a day, even when the module is imported before midnight
+# and the tests run after it (today's date taken at import expired in a run crossing midnight).
+TODAY = (dt.date.today() + dt.timedelta(days=1)).isoformat()
 
 
 def partitions(t: object) -> list[str]:

@@ -342,14 +342,19 @@ def _delete_keys(table: Table, keys: Sequence[tuple[Any, ...]]) -> int | None:
             return None
         records = stored.append_column(ROW_KIND_COLUMN, pa.array(["-D"] * stored.num_rows))
         return table.write(records, row_kind=ROW_KIND_COLUMN)
-    columns: dict[str, pa.Array] = {}
-    for f in arrow_schema:
-        if f.name in key_names:
-            columns[f.name] = key_table.column(f.name)
-        else:
-            columns[f.name] = pa.nulls(len(keys), f.type)
-    columns[ROW_KIND_COLUMN] = pa.array(["-D"] * len(keys))
-    return table.write(pa.table(columns), row_kind=ROW_KIND_COLUMN)
+    return table.write(key_only_deletes(table, key_table, ROW_KIND_COLUMN), row_kind=ROW_KIND_COLUMN)
+
+
+def key_only_deletes(table: Table, keys: pa.Table, row_kind: str) -> pa.Table:
+    """The ``-D`` change records of ``keys`` (the primary-key columns, in the table's types): the
+    other columns null, the kind in column ``row_kind``."""
+    n = keys.num_rows
+    columns = {
+        f.name: keys.column(f.name) if f.name in keys.column_names else pa.nulls(n, f.type)
+        for f in table.arrow_schema()
+    }
+    columns[row_kind] = pa.repeat(pa.scalar("-D"), n)
+    return pa.table(columns)
 
 
 # ---- retractions carrying the stored row ------------------------------------------------------

@@ -357,15 +357,8 @@ def _listed_deletes(
 
 def _live_deletes(table: Table, listed: list[pa.RecordBatch], row_kind: str) -> Iterator[pa.Table]:
     found = live_listed_keys(table, pa.Table.from_batches(listed))
-    n = found.num_rows
-    if n == 0:
-        return
-    records = {
-        f.name: found.column(f.name) if f.name in found.column_names else pa.nulls(n, f.type)
-        for f in table.arrow_schema()
-    }
-    records[row_kind] = pa.repeat(pa.scalar("-D"), n)
-    yield pa.table(records)
+    if found.num_rows:
+        yield dml.key_only_deletes(table, found, row_kind)
 
 
 def _static_partition(spec_json: str) -> dict[str, Any]:

@@ -56,6 +56,7 @@ from stratalake.operation.commit import CommitMessage, delete_uncommitted
 from stratalake.spark import job_attempts
 from stratalake.spark.dml import parse_predicates
 from stratalake.spark.source import load_table
+from stratalake.spark.worker_memory import use_worker_allocator
 from stratalake.table.row_delete import (
     commit_positions,
     delete_units,
@@ -146,6 +147,7 @@ class StagedUnitsReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # no unit: Spark still runs one empty task
             return
+        use_worker_allocator()
         table = load_table(self.options)
         staging, unit = self.options[STAGING], str(partition.value)
         item: Staged = pickle.loads(table.file_io.read_bytes(unit))

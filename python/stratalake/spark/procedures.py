@@ -56,6 +56,7 @@ from stratalake.spark import job_attempts
 from stratalake.spark.partition_filter import parse_partition_filter
 from stratalake.spark.read_options import parse_timestamp_ms
 from stratalake.spark.source import load_table
+from stratalake.spark.worker_memory import use_worker_allocator
 from stratalake.store.tag_manager import check_tag_name
 from stratalake.table.compaction import run_task
 
@@ -982,6 +983,7 @@ class CompactJobReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:
             return
+        use_worker_allocator()
         task = pickle.loads(partition.value)
         full = self.options.get(JOB_FULL, "true") == "true"
         table = self._table()

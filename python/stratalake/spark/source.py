@@ -59,6 +59,7 @@ from stratalake.spark.native_write import NativeFiles
 from stratalake.spark.planning import SplitPartition
 from stratalake.spark.types import paimon_to_spark_field
 from stratalake.spark.worker_gc import freeze_imports
+from stratalake.spark.worker_memory import use_worker_allocator
 from stratalake.spark.write_options import check_write_options
 from stratalake.table.key_delete import live_listed_keys
 from stratalake.table.row_delete import commit_positions, rows_with_positions
@@ -248,6 +249,7 @@ class StrataLakeReader(DataSourceReader):
         split = planning.partition_unit(partition)
         if split is None:  # Spark's placeholder when there is nothing to read
             return
+        use_worker_allocator()
         table = planning.read_table(load_table(self.options), self.options)
         freeze_imports()  # keeps the daemon's gc.collect() after this task short
         schema = StructType.fromJson(json.loads(self.schema_json))
@@ -454,6 +456,7 @@ class StrataLakeWriter(DataSourceArrowWriter):
         self.by_position = self.options.get(keys.ROW_KIND_COLUMN) is not None and FILE_COLUMN in schema.names
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
+        use_worker_allocator()
         table = load_table(self.options)
         iterator = without_padding(iterator)
         freeze_imports()  # keeps the daemon's gc.collect() after this task short

@@ -82,6 +82,7 @@ from stratalake.spark.source import (
     load_table,
     set_dynamic_assigners,
 )
+from stratalake.spark.worker_memory import use_worker_allocator
 from stratalake.spark.write_options import COMMIT_USER, check_write_options
 from stratalake.store.consumer_manager import check_consumer_id
 from stratalake.store.index_manifest import live_index_entries
@@ -500,6 +501,7 @@ class StrataLakeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     # -- task side --------------------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        use_worker_allocator()
         work: list[Split | ManifestEntry] = pickle.loads(partition.value)
         table = load_base_table(self.options)
         target = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)), timezone="UTC")
@@ -564,6 +566,7 @@ class StrataLakeStreamWriter(DataSourceStreamArrowWriter):
         self.commit_user = stream_commit_user(self.options, table)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StrataLakeCommitMessage:
+        use_worker_allocator()
         table = load_table(self.options)
         writer = table.new_write(self.commit_user)
         set_dynamic_assigners(writer, self.options)

@@ -89,8 +89,9 @@ def _kind(pid: int, comm: str) -> str:
 class TreeSampler:
     """Peak RSS (MiB, summed per kind) and CPU seconds per kind of this process and its descendants:
     ``jvm`` (Spark's driver, which runs the tasks in local mode), ``driver_python`` (this process) and
-    ``python_workers`` (Spark's Python daemon and the workers it forks). CPU of a process that ends
-    between two samples is counted up to its last sample."""
+    ``python_workers`` (Spark's Python daemon and the workers it forks); ``all``, the peak of the
+    three kinds' sum. CPU of a process that ends between two samples is counted up to its last
+    sample."""
 
     KINDS = ("jvm", "driver_python", "python_workers")
 
@@ -152,6 +153,9 @@ class TreeSampler:
                 self.peak.pop("python_workers_pss", None)
         for k, v in rss.items():
             self.peak[k] = max(self.peak[k], v)
+        # Every process at once: the peak of the sum, not the sum of each kind's peak (the JVM and
+        # the workers need not peak together). RSS: shared pages counted once per process.
+        self.peak["all"] = max(self.peak.get("all", 0.0), sum(rss.values()))
 
     def cpu(self) -> dict[str, float]:
         out = dict.fromkeys(self.KINDS, 0.0)

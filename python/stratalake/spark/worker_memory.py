@@ -18,12 +18,14 @@ def use_worker_allocator() -> None:
 
     Called where a Spark task enters stratalake (reads, writes, compactions, DML jobs), never in
     the user's own process. Why: a write task buffers up to ``write-buffer-size`` of rows, then a
-    flush sorts and folds them, allocating and freeing about twice that from the pool's threads.
-    pyarrow's default pool, mimalloc, keeps much of what those threads freed (a worker's RSS stayed
-    at twice the pool's peak allocation), and Spark keeps the worker alive between tasks. Arrow
-    configures jemalloc to return freed pages to the system within about a second. Measured on the
-    bench's 20M-row load (BENCHMARKS.md, 2026-11-30): the Python workers' peak RSS fell by a fifth
-    on the load and by a third on the upsert, with no loss of speed.
+    flush sorts and folds them, allocating and freeing about twice that. pyarrow's default pool,
+    mimalloc, kept much of what was freed (a worker's RSS reached twice the pool's peak
+    allocation), and Spark keeps the worker alive between tasks. Arrow configures jemalloc to
+    return freed pages to the system after a second. Measured on the bench's 20M-row load and
+    upsert (BENCHMARKS.md, 2026-11-30): the Python workers' peak RSS fell by a fifth on the load
+    and by a third on the upsert; the returned pages are faulted in again by the next flush, which
+    made the load ~8% slower (medians of 7), the upsert no slower. Memory that Spark's workers
+    keep is what fails executors (their memory overhead), so memory wins here.
     """
     global _chosen
     if _chosen:

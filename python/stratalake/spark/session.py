@@ -114,6 +114,9 @@ def spark_conf(warehouse: str, catalog: str = "lake", local: bool = True) -> dic
                 "spark.default.parallelism": "4",
                 "spark.ui.enabled": "false",
                 "spark.sql.session.timeZone": "UTC",
+                # Python workers forked with stratalake's task modules already imported: the
+                # first statement after Spark stopped idle workers does not wait for imports.
+                "spark.python.daemon.module": "stratalake.spark.daemon",
             }
         )
     return conf

@@ -49,6 +49,27 @@ def test_cache_is_bounded_in_bytes() -> None:
     assert cache.hits == 1 and cache.misses == 3
 
 
+def test_files_put_and_not_read_hold_a_quarter_of_the_cache() -> None:
+    cache = LookupCache(max_bytes=8000)  # 2000 B for files put and not read since
+    table = lambda: pa.table({"x": np.arange(100, dtype=np.int64)})  # noqa: E731 - 800 B each
+    loaded = table()
+    assert cache.get_or_load("loaded", lambda: loaded) is loaded
+    for name in ("w1", "w2", "w3"):
+        cache.put(name, table())
+    # w1 went (the oldest unread), the loaded file stayed although it is older still.
+    assert cache.get_or_load("loaded", lambda: pa.table({})) is loaded
+    assert cache.nbytes == 3 * 800
+    kept = cache.get_or_load("w2", lambda: pa.table({}))  # read: from now on an ordinary entry
+    assert kept.num_rows == 100 and cache.hits == 2 and cache.misses == 1
+    for name in ("w4", "w5", "w6"):
+        cache.put(name, table())
+    assert cache.get_or_load("w2", lambda: pa.table({})) is kept
+    assert cache.nbytes == 4 * 800  # loaded, w2, w5, w6
+    assert cache.get_or_load("w3", lambda: pa.table({})).num_rows == 0  # w3 and w4 went
+    cache.put("big", pa.table({"x": np.arange(300, dtype=np.int64)}))  # over the quarter: not kept
+    assert cache.get_or_load("big", lambda: pa.table({})).num_rows == 0
+
+
 def test_lookup_on_a_remote_filesystem_reads_local_copies(tmp_path: Path) -> None:
     cat = stratalake.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")

@@ -112,12 +112,22 @@ class LookupMergeFunction:
 # -- caches ---------------------------------------------------------------------------------------
 class LookupCache:
     """Decoded data files by path, least recently used evicted beyond ``max_bytes``; also, per
-    file, its key column as a sorted numpy array when the key is a single integer column."""
+    file, its key column as a sorted numpy array when the key is a single integer column.
+
+    Files put here as they are written (:meth:`put`) hold at most a quarter of ``max_bytes``
+    until a lookup reads them: a new run is read again only if a later flush of its bucket has
+    keys in its key range, which a load of new keys never has (measured on a 10M-row load and a
+    2.5M-row upsert, one writer: 1 hit in 43 lookups of files). Unbounded, the written runs
+    filled the whole cache, which each Spark worker keeps between tasks.
+    """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._data: OrderedDict[str, pa.Table] = OrderedDict()
         self._keys: dict[str, npt.NDArray[Any] | None] = {}
+        # Entries put and not read since, oldest first, with their size.
+        self._unread: OrderedDict[str, int] = OrderedDict()
+        self._unread_bytes = 0
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -128,6 +138,7 @@ class LookupCache:
             table = self._data.get(key)
             if table is not None:
                 self._data.move_to_end(key)
+                self._unread_bytes -= self._unread.pop(key, 0)
                 self.hits += 1
                 return table
             self.misses += 1
@@ -140,12 +151,23 @@ class LookupCache:
         return table
 
     def put(self, key: str, table: pa.Table) -> None:
-        """Cache ``table`` (e.g. a file just written, read soon by the next lookup)."""
+        """Cache ``table``, a file just written that the next lookup may read; the oldest such
+        files not read since go first beyond :attr:`unread_budget`."""
         with self._lock:
-            if key not in self._data and table.nbytes <= self.max_bytes:
-                self._data[key] = table
-                self._bytes += table.nbytes
-                self._evict()
+            if key in self._data or table.nbytes > self.unread_budget:
+                return
+            while self._unread and self._unread_bytes + table.nbytes > self.unread_budget:
+                self._drop(next(iter(self._unread)))
+            self._data[key] = table
+            self._bytes += table.nbytes
+            self._unread[key] = table.nbytes
+            self._unread_bytes += table.nbytes
+            self._evict()
+
+    @property
+    def unread_budget(self) -> int:
+        """Bytes that files put and not read since may hold: a quarter of the cache."""
+        return self.max_bytes // 4
 
     def sorted_keys(self, key: str, table: pa.Table, name: str) -> npt.NDArray[Any] | None:
         """``table``'s column ``name`` as numpy if strictly increasing (a file of a level >= 1
@@ -164,9 +186,13 @@ class LookupCache:
 
     def _evict(self) -> None:
         while self._bytes > self.max_bytes and self._data:
-            old_key, old = self._data.popitem(last=False)
-            keys = self._keys.pop(old_key, None)
-            self._bytes -= old.nbytes + (keys.nbytes if keys is not None else 0)
+            self._drop(next(iter(self._data)))
+
+    def _drop(self, key: str) -> None:
+        old = self._data.pop(key)
+        keys = self._keys.pop(key, None)
+        self._bytes -= old.nbytes + (keys.nbytes if keys is not None else 0)
+        self._unread_bytes -= self._unread.pop(key, 0)
 
     @property
     def nbytes(self) -> int:
@@ -288,7 +314,7 @@ class LookupLevels:
 
     def remember_budget(self) -> int:
         """Bytes of just-written rows worth keeping for :meth:`remember` (0: no cache)."""
-        return 0 if self._cache is None else self._cache.max_bytes // 4
+        return 0 if self._cache is None else self._cache.unread_budget
 
     def _cache_key(self, f: DataFileMeta) -> str:
         return f"{self._prefix}/{f.file_name}"

@@ -45,8 +45,9 @@ def spark_sql_command(
     import pyspark
 
     spark_home = Path(pyspark.__file__).parent
-    cmd = [str(spark_home / "bin" / "spark-sql"), "--master", "local[2]"]
-    conf = spark_conf(warehouse, catalog)
+    master = "local[2]"
+    cmd = [str(spark_home / "bin" / "spark-sql"), "--master", master]
+    conf = spark_conf(warehouse, catalog, master=master)
     conf["spark.sql.defaultCatalog"] = catalog
     # The shell's own (Hive) session catalog is not used: keep its files out of the cwd, in a
     # directory of this user's (a shared one could be created first by another user, with a link

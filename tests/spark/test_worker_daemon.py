@@ -10,9 +10,10 @@ import sys
 from typing import Any
 
 import pyarrow as pa
+from pyspark.sql import SparkSession
 
 from stratalake.spark.daemon import PRELOAD, PRELOADED_ENV
-from stratalake.spark.session import spark_conf
+from stratalake.spark.session import configure, spark_conf
 
 DAEMON = "stratalake.spark.daemon"
 
@@ -24,9 +25,20 @@ def _run(code: str) -> str:
     return out.stdout
 
 
-def test_local_sessions_name_the_daemon_clusters_keep_sparks(tmp_path: Any) -> None:
-    assert spark_conf(str(tmp_path))["spark.python.daemon.module"] == DAEMON
-    assert "spark.python.daemon.module" not in spark_conf(str(tmp_path), local=False)
+def test_in_process_masters_name_the_daemon_others_keep_sparks(tmp_path: Any) -> None:
+    wh = str(tmp_path)
+    for master in ("local", "local[2]", "local[*]", "local[4,2]"):
+        assert spark_conf(wh, master=master)["spark.python.daemon.module"] == DAEMON, master
+    # Executors with their own Python (which may lack stratalake), or a master not known here.
+    for master in ("local-cluster[2,1,1024]", "spark://host:7077", "yarn", None):
+        assert "spark.python.daemon.module" not in spark_conf(wh, master=master), master
+    assert "spark.python.daemon.module" not in spark_conf(wh, local=False, master="local[2]")
+    builder = SparkSession.builder.master("local[2]")
+    assert configure(builder, wh)._options["spark.python.daemon.module"] == DAEMON
+    assert (
+        "spark.python.daemon.module"
+        not in configure(SparkSession.builder.master("yarn"), wh, local=False)._options
+    )
 
 
 def test_a_module_that_fails_to_import_is_skipped() -> None:

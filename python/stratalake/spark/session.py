@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import ipaddress
 import os
+import re
 import secrets
 import sys
 import tempfile
@@ -88,9 +89,12 @@ def python_path() -> str:
     return str(Path(str(resources.files("stratalake"))).parent)
 
 
-def spark_conf(warehouse: str, catalog: str = "lake", local: bool = True) -> dict[str, str]:
+def spark_conf(
+    warehouse: str, catalog: str = "lake", local: bool = True, master: str | None = None
+) -> dict[str, str]:
     """Every Spark setting stratalake needs, as a dict (also used by ``stratalake sql``); refuses
-    an unsupported Spark (:func:`check_spark_version`).
+    an unsupported Spark (:func:`check_spark_version`). ``master``, where known, lets a local
+    master fork its Python workers from :data:`WORKER_DAEMON`.
 
     ``catalog="spark_catalog"`` makes stratalake Spark's session catalog: stratalake tables
     (``USING stratalake``) beside Spark's own (Hive or in-memory) in one catalog."""
@@ -114,12 +118,26 @@ def spark_conf(warehouse: str, catalog: str = "lake", local: bool = True) -> dic
                 "spark.default.parallelism": "4",
                 "spark.ui.enabled": "false",
                 "spark.sql.session.timeZone": "UTC",
-                # Python workers forked with stratalake's task modules already imported: the
-                # first statement after Spark stopped idle workers does not wait for imports.
-                "spark.python.daemon.module": "stratalake.spark.daemon",
             }
         )
+    if local and master is not None and in_process_master(master):
+        # Python workers forked with stratalake's task modules already imported: the first
+        # statement after Spark stopped idle workers does not wait for imports. Only where the
+        # workers surely run this interpreter, whose stratalake the daemon imports: a daemon that
+        # cannot start fails every Python task of the session.
+        conf["spark.python.daemon.module"] = WORKER_DAEMON
     return conf
+
+
+#: The daemon module of local sessions' Python task workers (see :mod:`stratalake.spark.daemon`).
+WORKER_DAEMON = "stratalake.spark.daemon"
+
+
+def in_process_master(master: str) -> bool:
+    """Whether ``master`` runs the executors in the driver's JVM (``local``, ``local[N]``,
+    ``local[*]``, ``local[N,F]``), whose Python workers run ``spark.pyspark.python`` with the
+    driver's environment; not ``local-cluster``, whose executors have their own."""
+    return re.fullmatch(r"local(\[[^\]]*\])?", master.strip()) is not None
 
 
 def _export_python_env() -> None:
@@ -225,7 +243,10 @@ def configure(
     their Python needs only pyspark's own dependencies (pyarrow, numpy).
     """
     _export_python_env()
-    conf = spark_conf(warehouse, catalog, local)
+    # The builder's master, if it was given one (``SparkSession.Builder`` keeps its settings in
+    # ``_options``; unknown -> Spark's own worker daemon).
+    master = getattr(builder, "_options", {}).get("spark.master")
+    conf = spark_conf(warehouse, catalog, local, master if isinstance(master, str) else None)
     if not local:
         # On a cluster the executors' Python is theirs (spark.pyspark.python or PYSPARK_PYTHON
         # there); the driver's interpreter path means nothing on other machines.
@@ -273,6 +294,10 @@ def session(
         extra.setdefault("spark.ui.showConsoleProgress", "false")
     if remote is not None:
         master = remote
+    if "spark.pyspark.python" in extra:
+        # Another interpreter for the workers may lack stratalake: Spark's own daemon, unless
+        # the caller names one.
+        extra.setdefault("spark.python.daemon.module", "pyspark.daemon")
     builder = SparkSession.builder.master(master).appName("stratalake")
     builder = configure(
         builder, warehouse, catalog, local=master.startswith("local"), ship_packages=ship_packages

@@ -13,9 +13,9 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from stratalake.spark.daemon import PRELOAD, PRELOADED_ENV
-from stratalake.spark.session import configure, spark_conf
+from stratalake.spark.session import WORKER_DAEMON, configure, spark_conf
 
-DAEMON = "stratalake.spark.daemon"
+DAEMON = WORKER_DAEMON
 
 
 def _run(code: str) -> str:
